@@ -1,0 +1,18 @@
+# Finds OpenBLAS and LAPACKE and defines the imported targets sbm::blas and sbm::lapacke.
+if(TARGET sbm::lapacke)
+  return()
+endif()
+find_library(SBM_OPENBLAS_LIBRARY NAMES openblas PATH_SUFFIXES openblas-pthread openblas-openmp openblas-serial)
+if(NOT SBM_OPENBLAS_LIBRARY)
+  message(FATAL_ERROR "OpenBLAS not found: install the Debian package libopenblas-dev")
+endif()
+find_path(SBM_LAPACKE_INCLUDE_DIR NAMES lapacke.h PATH_SUFFIXES openblas)
+find_library(SBM_LAPACKE_LIBRARY NAMES lapacke)
+if(NOT SBM_LAPACKE_INCLUDE_DIR OR NOT SBM_LAPACKE_LIBRARY)
+  message(FATAL_ERROR "LAPACKE not found: install the Debian package liblapacke-dev")
+endif()
+add_library(sbm::blas UNKNOWN IMPORTED)
+set_target_properties(sbm::blas PROPERTIES IMPORTED_LOCATION "${SBM_OPENBLAS_LIBRARY}")
+add_library(sbm::lapacke UNKNOWN IMPORTED)
+set_target_properties(sbm::lapacke PROPERTIES IMPORTED_LOCATION "${SBM_LAPACKE_LIBRARY}"
+  INTERFACE_INCLUDE_DIRECTORIES "${SBM_LAPACKE_INCLUDE_DIR}")

@@ -1,0 +1,22 @@
+# Dependencies come from Debian packages; a missing one stops configuration with the package name.
+
+# OpenBLAS (BLAS) and LAPACKE
+include(FindSbmLapacke)
+
+# CUDA: auto-detected unless SBM_CUDA is ON or OFF.
+set(SBM_WITH_CUDA OFF)
+if(NOT SBM_CUDA STREQUAL "OFF")
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    enable_language(CUDA)
+    enable_language(CXX)
+    find_package(CUDAToolkit REQUIRED)
+    set(SBM_WITH_CUDA ON)
+  elseif(SBM_CUDA STREQUAL "ON")
+    message(FATAL_ERROR "SBM_CUDA=ON but no CUDA compiler (nvcc) was found: install the CUDA toolkit "
+                        "(Debian package nvidia-cuda-toolkit) or configure with -DSBM_CUDA=OFF")
+  else()
+    message(STATUS "sbm: nvcc not found, building without the CUDA backend")
+  endif()
+endif()

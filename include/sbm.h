@@ -1,0 +1,343 @@
+/* sbm: sparse block matrices on CPU and GPU.
+ *
+ * The whole public C API. Plain C11; no CUDA header is needed to use it.
+ *
+ * Conventions
+ *   - Every call that can fail returns sbm_status (0 = success, negative = error) and, on failure,
+ *     leaves a message in the context (sbm_ctx_last_error) naming the call, the argument and the
+ *     offending values.
+ *   - Output handles are set to NULL on entry; on failure nothing is allocated and inputs are
+ *     unchanged.
+ *   - Destroy functions accept NULL.
+ *   - Every matrix lives in the memory of one backend (host for CPU, device for CUDA). Arrays
+ *     passed to *_wrap, spmv, spmm and the BSR conversions live in that memory too; arrays passed to
+ *     *_create and *_from_triplets are host arrays, copied into the context's memory.
+ *   - Values are double. Blocks are stored column-major (LAPACK-compatible).
+ */
+#ifndef SBM_H
+#define SBM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct CUstream_st; /* cudaStream_t without the CUDA headers */
+
+#define SBM_VERSION_MAJOR 0
+#define SBM_VERSION_MINOR 1
+#define SBM_VERSION_PATCH 0
+
+/* Largest block dimension accepted anywhere (rows or columns of one block). */
+#define SBM_MAX_BLOCK_DIM 32
+
+/* ======================================================================================== */
+/* Status codes                                                                             */
+/* ======================================================================================== */
+
+/* One table: X(name, value, description). */
+#define SBM_STATUS_LIST(X)                                                                    \
+    X(SBM_SUCCESS, 0, "success")                                                              \
+    X(SBM_ERR_NULL_ARGUMENT, -1, "a required pointer argument is NULL")                      \
+    X(SBM_ERR_INVALID_ARGUMENT, -2, "an argument has an invalid value")                      \
+    X(SBM_ERR_DIMENSION_MISMATCH, -3, "operand dimensions do not agree")                     \
+    X(SBM_ERR_BLOCK_SHAPE, -4, "block shapes do not agree or are not supported")             \
+    X(SBM_ERR_INVALID_POINTERS, -5, "column/row pointers are not a valid offset array")      \
+    X(SBM_ERR_INDEX_OUT_OF_RANGE, -6, "an index is outside the matrix")                      \
+    X(SBM_ERR_UNSORTED_INDICES, -7, "indices within a column/row are not increasing")        \
+    X(SBM_ERR_DUPLICATE_INDICES, -8, "an index appears twice within a column/row")           \
+    X(SBM_ERR_NOT_FINITE, -9, "a value is NaN or infinite where that is forbidden")          \
+    X(SBM_ERR_OVERFLOW, -10, "a size or count does not fit the index types")                 \
+    X(SBM_ERR_OUT_OF_MEMORY, -11, "an allocation failed")                                    \
+    X(SBM_ERR_NOT_POSITIVE_DEFINITE, -12, "a diagonal block is not symmetric positive definite") \
+    X(SBM_ERR_BACKEND_MISMATCH, -13, "an object belongs to another backend or device")       \
+    X(SBM_ERR_PLAN_MISMATCH, -14, "operands do not match the plan they are executed with")   \
+    X(SBM_ERR_ALIASING, -15, "an output aliases an input where that is not allowed")         \
+    X(SBM_ERR_NOT_SUPPORTED, -16, "the operation or backend is not available in this build") \
+    X(SBM_ERR_NO_DEVICE, -17, "no usable CUDA device")                                       \
+    X(SBM_ERR_CUDA, -18, "a CUDA runtime or library call failed")                            \
+    X(SBM_ERR_IO, -19, "a file could not be opened, read or written")                        \
+    X(SBM_ERR_PARSE, -20, "a file is malformed")
+
+typedef enum sbm_status {
+#define SBM_X_(name, value, desc) name = value,
+    SBM_STATUS_LIST(SBM_X_)
+#undef SBM_X_
+} sbm_status;
+
+/* @return the enum name ("SBM_ERR_PARSE"), or "SBM_UNKNOWN_STATUS" for a value not in the table. */
+const char *sbm_status_name(sbm_status status);
+/* @return a one-line description of the status code. */
+const char *sbm_status_description(sbm_status status);
+
+/* ======================================================================================== */
+/* Context                                                                                  */
+/* ======================================================================================== */
+
+typedef struct sbm_ctx sbm_ctx;
+
+typedef enum sbm_backend {
+    SBM_BACKEND_CPU = 0,  /* host memory, the reference implementation */
+    SBM_BACKEND_CUDA = 1  /* device memory, CUDA kernels */
+} sbm_backend;
+
+/* Allocator hook for the memory the library allocates in the context's memory space (host for
+ * CPU, device for CUDA). alloc returns NULL on failure; free accepts NULL. */
+typedef struct sbm_allocator {
+    void *(*alloc)(void *user, size_t bytes); /* allocate bytes; NULL on failure */
+    void (*free)(void *user, void *ptr);      /* release what alloc returned */
+    void *user;                               /* passed to both */
+} sbm_allocator;
+
+/* @return 1 if this build has the CUDA backend, 0 otherwise. */
+int sbm_has_cuda(void);
+/* @return the number of usable CUDA devices (0 without CUDA support or without a GPU). */
+int sbm_cuda_device_count(void);
+
+/* Create a context for a backend. device is the CUDA device ordinal (ignored for CPU).
+ * @return SBM_ERR_NOT_SUPPORTED if CUDA is not built in, SBM_ERR_NO_DEVICE if the device
+ *         does not exist. *ctx is NULL on failure; there is then no context to hold a message,
+ *         so sbm_ctx_last_error(NULL) returns the message of the last failed create on this thread. */
+sbm_status sbm_ctx_create(sbm_ctx **ctx, sbm_backend backend, int device);
+void sbm_ctx_destroy(sbm_ctx *ctx);
+
+/* @return the context's backend. */
+sbm_backend sbm_ctx_backend(const sbm_ctx *ctx);
+/* Stream for all work of a CUDA context (NULL = the legacy default stream). CPU contexts store it
+ * and ignore it. */
+sbm_status sbm_ctx_set_stream(sbm_ctx *ctx, struct CUstream_st *stream);
+struct CUstream_st *sbm_ctx_stream(const sbm_ctx *ctx);
+/* Memory budget in bytes for temporary workspace (0 = default: unlimited on CPU, a safe fraction
+ * of free device memory on CUDA). Operations whose workspace would exceed it work in slices or
+ * fail with SBM_ERR_OUT_OF_MEMORY. */
+sbm_status sbm_ctx_set_memory_budget(sbm_ctx *ctx, size_t bytes);
+size_t sbm_ctx_memory_budget(const sbm_ctx *ctx);
+/* Install an allocator hook (NULL restores the default). Matrices remember the allocator that
+ * made them. */
+sbm_status sbm_ctx_set_allocator(sbm_ctx *ctx, const sbm_allocator *allocator);
+/* @return the message of the last failure in this context ("" if none). With ctx == NULL, the
+ * message of the last failed sbm_ctx_create on this thread. Valid until the next call. */
+const char *sbm_ctx_last_error(const sbm_ctx *ctx);
+/* @return the status of the last failure in this context (SBM_SUCCESS if none). */
+sbm_status sbm_ctx_last_status(const sbm_ctx *ctx);
+/* Forget the last error. */
+void sbm_ctx_clear_error(sbm_ctx *ctx);
+/* Wait for all work queued on the context's stream (no-op on CPU). */
+sbm_status sbm_ctx_synchronize(sbm_ctx *ctx);
+
+/* ======================================================================================== */
+/* CBC: constant-block-size compressed sparse column matrices                               */
+/* ======================================================================================== */
+
+/* nbr x nbc blocks, each r x c dense column-major; scalar size (nbr*r) x (nbc*c). Block k of
+ * column j has block row rowind[k] (strictly increasing within a column), values at
+ * values + k*r*c. */
+typedef struct sbm_cbc sbm_cbc;
+
+/* A view of a matrix's arrays (in the memory of its backend). values may be written to update a
+ * matrix in place; the pattern (colptr, rowind) must not be changed through the view. */
+typedef struct sbm_cbc_info {
+    int64_t nbr;           /* block rows */
+    int64_t nbc;           /* block columns */
+    int r;                 /* rows per block */
+    int c;                 /* columns per block */
+    int64_t nnzb;          /* stored blocks */
+    const int64_t *colptr; /* column pointers (size nbc+1) */
+    const int32_t *rowind; /* block-row indices (size nnzb) */
+    double *values;        /* block values (size nnzb*r*c) */
+    sbm_backend backend;   /* where the arrays live */
+    int device;            /* CUDA device ordinal (0 for CPU) */
+} sbm_cbc_info;
+
+/* Create a matrix from host arrays (copied and fully validated). values may be NULL: zeros. */
+sbm_status sbm_cbc_create(sbm_ctx *ctx, sbm_cbc **A, int64_t nbr, int64_t nbc, int r, int c,
+                          const int64_t *h_colptr, const int32_t *h_rowind, const double *h_values);
+/* Wrap (borrow) arrays already in the context's memory space; validated, not copied. The arrays
+ * must outlive the matrix; destroy does not free them. nnzb is read from colptr[nbc]. */
+sbm_status sbm_cbc_wrap(sbm_ctx *ctx, sbm_cbc **A, int64_t nbr, int64_t nbc, int r, int c,
+                        int64_t *colptr, int32_t *rowind, double *values);
+/* Build from block triplets (host arrays), summing duplicates. Block t is at
+ * h_values + t*r*c, block row h_brow[t], block column h_bcol[t]. */
+sbm_status sbm_cbc_from_triplets(sbm_ctx *ctx, sbm_cbc **A, int64_t nbr, int64_t nbc, int r, int c,
+                                 int64_t ntriplets, const int32_t *h_brow, const int32_t *h_bcol,
+                                 const double *h_values);
+void sbm_cbc_destroy(sbm_cbc *A);
+/* @return the view of A's arrays (a zeroed struct for A == NULL). */
+sbm_cbc_info sbm_cbc_get_info(const sbm_cbc *A);
+/* Full validation of A (pointers, ranges, sorted unique rows; with check_finite also NaN/Inf). */
+sbm_status sbm_cbc_check(sbm_ctx *ctx, const sbm_cbc *A, int check_finite);
+/* Deep copy of src into the memory of ctx (host <-> device copies go through this). */
+sbm_status sbm_cbc_copy(sbm_ctx *ctx, const sbm_cbc *src, sbm_cbc **dst);
+/* B = A^T (blocks become c x r). */
+sbm_status sbm_cbc_transpose(sbm_ctx *ctx, const sbm_cbc *A, sbm_cbc **AT);
+/* View the same scalar matrix with another block shape (r x c); a block is stored if any of its
+ * scalars is stored in A. Scalar dimensions must be divisible by r and c. (r = c = 1 gives the
+ * scalar CSC form.) */
+sbm_status sbm_cbc_reblock(sbm_ctx *ctx, const sbm_cbc *A, int r, int c, sbm_cbc **B);
+/* C = alpha*A + beta*B (union pattern, structural zeros kept). */
+sbm_status sbm_cbc_add(sbm_ctx *ctx, double alpha, const sbm_cbc *A, double beta, const sbm_cbc *B,
+                       sbm_cbc **C);
+
+/* ======================================================================================== */
+/* CSR: scalar compressed sparse row matrices                                               */
+/* ======================================================================================== */
+
+typedef struct sbm_csr sbm_csr;
+
+typedef struct sbm_csr_info {
+    int64_t m;             /* rows */
+    int64_t n;             /* columns */
+    int64_t nnz;           /* stored entries */
+    const int64_t *rowptr; /* row pointers (size m+1) */
+    const int32_t *colind; /* column indices (size nnz), strictly increasing within a row */
+    double *values;        /* values (size nnz) */
+    sbm_backend backend;   /* where the arrays live */
+    int device;            /* CUDA device ordinal (0 for CPU) */
+} sbm_csr_info;
+
+sbm_status sbm_csr_create(sbm_ctx *ctx, sbm_csr **A, int64_t m, int64_t n, const int64_t *h_rowptr,
+                          const int32_t *h_colind, const double *h_values);
+sbm_status sbm_csr_wrap(sbm_ctx *ctx, sbm_csr **A, int64_t m, int64_t n, int64_t *rowptr,
+                        int32_t *colind, double *values);
+/* Scalar triplets (host arrays, 0-based), duplicates summed. */
+sbm_status sbm_csr_from_triplets(sbm_ctx *ctx, sbm_csr **A, int64_t m, int64_t n, int64_t nnz,
+                                 const int32_t *h_row, const int32_t *h_col, const double *h_values);
+void sbm_csr_destroy(sbm_csr *A);
+sbm_csr_info sbm_csr_get_info(const sbm_csr *A);
+sbm_status sbm_csr_check(sbm_ctx *ctx, const sbm_csr *A, int check_finite);
+sbm_status sbm_csr_copy(sbm_ctx *ctx, const sbm_csr *src, sbm_csr **dst);
+sbm_status sbm_csr_transpose(sbm_ctx *ctx, const sbm_csr *A, sbm_csr **AT);
+
+/* ======================================================================================== */
+/* Conversions                                                                              */
+/* ======================================================================================== */
+
+typedef enum sbm_layout {
+    SBM_LAYOUT_ROW_MAJOR = 0, /* element (i,j) at i*ld + j */
+    SBM_LAYOUT_COL_MAJOR = 1  /* element (i,j) at j*ld + i */
+} sbm_layout;
+
+/* Scalar CSR of a CBC matrix (every stored block contributes all r*c entries). */
+sbm_status sbm_cbc_to_csr(sbm_ctx *ctx, const sbm_cbc *A, sbm_csr **B);
+/* CBC view of a scalar CSR matrix with r x c blocks (dimensions must be divisible). */
+sbm_status sbm_csr_to_cbc(sbm_ctx *ctx, const sbm_csr *A, int r, int c, sbm_cbc **B);
+/* BSR (block CSR, cuSPARSE's layout) arrays of A, written into caller arrays in the context's
+ * memory: rowptr[nbr+1], colind[nnzb], values[nnzb*r*c] with each block in block_layout. */
+sbm_status sbm_cbc_to_bsr(sbm_ctx *ctx, const sbm_cbc *A, sbm_layout block_layout, int64_t *rowptr,
+                          int32_t *colind, double *values);
+/* CBC from BSR arrays in the context's memory (copied and validated). */
+sbm_status sbm_cbc_from_bsr(sbm_ctx *ctx, sbm_cbc **A, int64_t nbr, int64_t nbc, int r, int c,
+                            sbm_layout block_layout, const int64_t *rowptr, const int32_t *colind,
+                            const double *values);
+
+/* ======================================================================================== */
+/* Block SpGEMM: C = U + alpha * op(A) * op(B)                                              */
+/* ======================================================================================== */
+
+typedef enum sbm_op {
+    SBM_OP_N = 0, /* the matrix as stored */
+    SBM_OP_T = 1  /* its transpose (blocks transposed too) */
+} sbm_op;
+
+/* Flags for the block SpGEMM. */
+#define SBM_GEMM_UPPER 1u /* keep only blocks with block row <= block column (C must be square) */
+
+typedef struct sbm_gemm_plan sbm_gemm_plan;
+
+/* Symbolic phase. Computes the pattern of C = U + op(A)*op(B) (U may be NULL) and creates C with
+ * that pattern (values zero). The plan keeps everything the numeric phase needs. */
+sbm_status sbm_cbc_gemm_plan(sbm_ctx *ctx, sbm_op op_a, const sbm_cbc *A, sbm_op op_b,
+                             const sbm_cbc *B, const sbm_cbc *U, unsigned flags,
+                             sbm_gemm_plan **plan, sbm_cbc **C);
+/* Numeric phase: C = U + alpha*op(A)*op(B) (U NULL: C = alpha*op(A)*op(B)). A, B, U must have the
+ * patterns the plan was made with (new values are the point); C must be the matrix the plan made.
+ * @return SBM_ERR_PLAN_MISMATCH if a pattern differs. */
+sbm_status sbm_cbc_gemm_execute(sbm_ctx *ctx, const sbm_gemm_plan *plan, double alpha,
+                                const sbm_cbc *A, const sbm_cbc *B, const sbm_cbc *U, sbm_cbc *C);
+/* Plan + execute + destroy plan. */
+sbm_status sbm_cbc_gemm(sbm_ctx *ctx, double alpha, sbm_op op_a, const sbm_cbc *A, sbm_op op_b,
+                        const sbm_cbc *B, const sbm_cbc *U, unsigned flags, sbm_cbc **C);
+void sbm_gemm_plan_destroy(sbm_gemm_plan *plan);
+
+/* Statistics of a plan, for benchmarks and tuning. */
+typedef struct sbm_gemm_plan_info {
+    int64_t products;  /* block products op(A)_ik * op(B)_kj computed per execute */
+    int64_t nnzb_c;    /* blocks in C */
+    int64_t slices;    /* column slices of B the plan was split into (1 = no slicing) */
+    size_t plan_bytes; /* memory the plan holds */
+    int fast_path;     /* 1 if the block shape triple has a compiled fast path, 0 if generic */
+} sbm_gemm_plan_info;
+sbm_gemm_plan_info sbm_gemm_plan_get_info(const sbm_gemm_plan *plan);
+
+/* ======================================================================================== */
+/* Block-diagonal operations                                                                */
+/* ======================================================================================== */
+
+/* A block-diagonal matrix D is a CBC matrix with square blocks, nbr == nbc, and blocks only on
+ * the diagonal. */
+
+typedef enum sbm_side {
+    SBM_SIDE_LEFT = 0, /* B = D * A */
+    SBM_SIDE_RIGHT = 1 /* B = A * D */
+} sbm_side;
+
+/* Dinv = D^{-1} for a block-diagonal D whose every diagonal block is symmetric positive definite
+ * (Cholesky). Dinv must already exist with D's pattern (e.g. from sbm_cbc_copy); Dinv == D inverts
+ * in place. Only the lower triangle of each block is read. */
+sbm_status sbm_bdiag_inverse(sbm_ctx *ctx, const sbm_cbc *D, sbm_cbc *Dinv);
+/* B = D*A (left) or A*D (right) with D block-diagonal; B must have A's pattern and shape
+ * (B == A scales in place). A missing diagonal block of D counts as zero. */
+sbm_status sbm_bdiag_scale(sbm_ctx *ctx, sbm_side side, const sbm_cbc *D, const sbm_cbc *A,
+                           sbm_cbc *B);
+
+/* ======================================================================================== */
+/* SpMV and SpMM                                                                            */
+/* ======================================================================================== */
+
+/* y = alpha*op(A)*x + beta*y for CBC A; x and y in the context's memory. beta == 0 ignores y's
+ * old contents (NaN included). */
+sbm_status sbm_cbc_spmv(sbm_ctx *ctx, sbm_op op, double alpha, const sbm_cbc *A, const double *x,
+                        double beta, double *y);
+/* y = alpha*A*x + beta*y for CSR A. */
+sbm_status sbm_csr_spmv(sbm_ctx *ctx, double alpha, const sbm_csr *A, const double *x, double beta,
+                        double *y);
+/* C = alpha*A*B + beta*C with dense B (n x ncols) and C (m x ncols) in layout, leading dimensions
+ * ldb and ldc (elements). */
+sbm_status sbm_csr_spmm(sbm_ctx *ctx, double alpha, const sbm_csr *A, int64_t ncols,
+                        sbm_layout layout, const double *B, int64_t ldb, double beta, double *C,
+                        int64_t ldc);
+
+/* ======================================================================================== */
+/* Scalar CSR SpGEMM: C = A * B                                                             */
+/* ======================================================================================== */
+
+typedef struct sbm_csr_plan sbm_csr_plan;
+
+sbm_status sbm_csr_gemm_plan(sbm_ctx *ctx, const sbm_csr *A, const sbm_csr *B,
+                             sbm_csr_plan **plan, sbm_csr **C);
+sbm_status sbm_csr_gemm_execute(sbm_ctx *ctx, const sbm_csr_plan *plan, const sbm_csr *A,
+                                const sbm_csr *B, sbm_csr *C);
+sbm_status sbm_csr_gemm(sbm_ctx *ctx, const sbm_csr *A, const sbm_csr *B, sbm_csr **C);
+void sbm_csr_gemm_plan_destroy(sbm_csr_plan *plan);
+
+/* ======================================================================================== */
+/* Matrix Market I/O                                                                        */
+/* ======================================================================================== */
+
+/* Read a coordinate Matrix Market file (real, integer or pattern; general, symmetric or
+ * skew-symmetric) into a scalar CSR matrix: symmetric storage is expanded, pattern entries are
+ * 1.0, duplicates are summed. Errors name the file, the line and the reason. */
+sbm_status sbm_csr_read_mtx(sbm_ctx *ctx, const char *path, sbm_csr **A);
+/* Write as coordinate real general, 1-based, full precision. Written to a temporary file and
+ * renamed, so a failed write leaves no file behind. */
+sbm_status sbm_csr_write_mtx(sbm_ctx *ctx, const char *path, const sbm_csr *A);
+/* Scalar Matrix Market form of a CBC matrix (every stored block's r*c entries). */
+sbm_status sbm_cbc_write_mtx(sbm_ctx *ctx, const char *path, const sbm_cbc *A);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SBM_H */

@@ -1,0 +1,65 @@
+/* The CPU backend's operations table: host memory and the reference kernels. */
+#include "cpu_backend.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void *sbm__cpu_alloc(void *user, size_t bytes)
+{
+    (void)user;
+    return malloc(bytes);
+}
+
+static void sbm__cpu_free(void *user, void *ptr)
+{
+    (void)user;
+    free(ptr);
+}
+
+static sbm_status sbm__cpu_copy(sbm_ctx *ctx, void *dst, const void *src, size_t bytes, int kind)
+{
+    (void)ctx;
+    (void)kind;
+    if (bytes) memmove(dst, src, bytes);
+    return SBM_SUCCESS;
+}
+
+static sbm_status sbm__cpu_memset0(sbm_ctx *ctx, void *dst, size_t bytes)
+{
+    (void)ctx;
+    if (bytes) memset(dst, 0, bytes);
+    return SBM_SUCCESS;
+}
+
+const sbm__backend_ops sbm__cpu_ops = {
+    .name = "CPU",
+    .default_alloc = sbm__cpu_alloc,
+    .default_free = sbm__cpu_free,
+    .copy = sbm__cpu_copy,
+    .memset0 = sbm__cpu_memset0,
+    .synchronize = NULL,
+    .ctx_init = NULL,
+    .ctx_destroy = NULL,
+    .set_stream = NULL,
+    .cbc_validate = sbm__cpu_cbc_validate,
+    .csr_validate = sbm__cpu_csr_validate,
+    .cbc_transpose = sbm__cpu_cbc_transpose,
+    .csr_transpose = sbm__cpu_csr_transpose,
+    .cbc_to_csr = sbm__cpu_cbc_to_csr,
+    .csr_to_cbc = sbm__cpu_csr_to_cbc,
+    .cbc_to_bsr = sbm__cpu_cbc_to_bsr,
+    .cbc_add = sbm__cpu_cbc_add,
+    .gemm_plan = sbm__cpu_gemm_plan,
+    .gemm_execute = sbm__cpu_gemm_execute,
+    .gemm_plan_destroy = sbm__cpu_gemm_plan_destroy,
+    .bdiag_inverse = sbm__cpu_bdiag_inverse,
+    .bdiag_scale = sbm__cpu_bdiag_scale,
+    .cbc_spmv = sbm__cpu_cbc_spmv,
+    .csr_spmv = sbm__cpu_csr_spmv,
+    .csr_spmm = sbm__cpu_csr_spmm,
+    .csr_gemm_plan = sbm__cpu_csr_gemm_plan,
+    .csr_gemm_execute = sbm__cpu_csr_gemm_execute,
+    .csr_gemm_plan_destroy = sbm__cpu_csr_gemm_plan_destroy,
+    .cbc_pattern_hash = sbm__cpu_cbc_pattern_hash,
+    .csr_pattern_hash = sbm__cpu_csr_pattern_hash,
+};

@@ -1,0 +1,221 @@
+/* Building matrices from host data: uploads, triplets (duplicates summed), BSR transposition. */
+#include "sbm_internal.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+/* New matrix in ctx with the given (already validated) host arrays. */
+sbm_status sbm__cbc_upload(sbm_ctx *ctx, int64_t nbr, int64_t nbc, int r, int c,
+                           const int64_t *h_colptr, const int32_t *h_rowind,
+                           const double *h_values, sbm_cbc **A)
+{
+    *A = NULL;
+    int64_t nnzb = h_colptr[nbc];
+    sbm_cbc *M;
+    SBM__TRY(sbm__cbc_alloc(ctx, nbr, nbc, r, c, nnzb, &M));
+    size_t nval = (size_t)nnzb * r * c;
+    sbm_status st = ctx->ops->copy(ctx, M->colptr, h_colptr, (size_t)(nbc + 1) * sizeof(int64_t), 0);
+    if (st == SBM_SUCCESS && nnzb > 0)
+        st = ctx->ops->copy(ctx, M->rowind, h_rowind, (size_t)nnzb * sizeof(int32_t), 0);
+    if (st == SBM_SUCCESS && nval > 0)
+        st = h_values ? ctx->ops->copy(ctx, M->values, h_values, nval * sizeof(double), 0)
+                      : ctx->ops->memset0(ctx, M->values, nval * sizeof(double));
+    if (st != SBM_SUCCESS) {
+        sbm_cbc_destroy(M);
+        return st;
+    }
+    *A = M;
+    return SBM_SUCCESS;
+}
+
+sbm_status sbm__csr_upload(sbm_ctx *ctx, int64_t m, int64_t n, const int64_t *h_rowptr,
+                           const int32_t *h_colind, const double *h_values, sbm_csr **A)
+{
+    *A = NULL;
+    int64_t nnz = h_rowptr[m];
+    sbm_csr *M;
+    SBM__TRY(sbm__csr_alloc(ctx, m, n, nnz, &M));
+    sbm_status st = ctx->ops->copy(ctx, M->rowptr, h_rowptr, (size_t)(m + 1) * sizeof(int64_t), 0);
+    if (st == SBM_SUCCESS && nnz > 0)
+        st = ctx->ops->copy(ctx, M->colind, h_colind, (size_t)nnz * sizeof(int32_t), 0);
+    if (st == SBM_SUCCESS && nnz > 0)
+        st = h_values ? ctx->ops->copy(ctx, M->values, h_values, (size_t)nnz * sizeof(double), 0)
+                      : ctx->ops->memset0(ctx, M->values, (size_t)nnz * sizeof(double));
+    if (st != SBM_SUCCESS) {
+        sbm_csr_destroy(M);
+        return st;
+    }
+    *A = M;
+    return SBM_SUCCESS;
+}
+
+sbm_status sbm__cbc_from_host_transposed(sbm_ctx *ctx, int64_t nbr, int64_t nbc, int r, int c,
+                                         const int64_t *tptr, const int32_t *tind,
+                                         const double *tval, sbm_cbc **A)
+{
+    *A = NULL;
+    int64_t nnzb = tptr[nbr];
+    size_t rc = (size_t)r * c;
+    int64_t *colptr = sbm__host_alloc(ctx, (size_t)(nbc + 1) * sizeof(int64_t), "column pointers");
+    int32_t *rowind = colptr ? sbm__host_alloc(ctx, (size_t)nnzb * sizeof(int32_t), "indices") : NULL;
+    double *values = rowind ? sbm__host_alloc(ctx, (size_t)nnzb * rc * sizeof(double), "values") : NULL;
+    sbm_status st = values ? SBM_SUCCESS : SBM_ERR_OUT_OF_MEMORY;
+    if (st == SBM_SUCCESS) {
+        memset(colptr, 0, (size_t)(nbc + 1) * sizeof(int64_t));
+        for (int64_t p = 0; p < nnzb; p++) colptr[tind[p] + 1]++;
+        for (int64_t j = 0; j < nbc; j++) colptr[j + 1] += colptr[j];
+        /* colptr[j] is used as the next free slot of column j, then shifted back */
+        for (int64_t i = 0; i < nbr; i++) {
+            for (int64_t p = tptr[i]; p < tptr[i + 1]; p++) {
+                int64_t q = colptr[tind[p]]++;
+                rowind[q] = (int32_t)i;
+                const double *src = tval + (size_t)p * rc; /* c x r column-major */
+                double *dst = values + (size_t)q * rc;     /* r x c column-major */
+                for (int jj = 0; jj < c; jj++)
+                    for (int ii = 0; ii < r; ii++) dst[ii + jj * r] = src[jj + ii * c];
+            }
+        }
+        for (int64_t j = nbc; j > 0; j--) colptr[j] = colptr[j - 1];
+        colptr[0] = 0;
+        st = sbm__cbc_upload(ctx, nbr, nbc, r, c, colptr, rowind, values, A);
+    }
+    sbm__host_free(ctx, values);
+    sbm__host_free(ctx, rowind);
+    sbm__host_free(ctx, colptr);
+    return st;
+}
+
+/* Compress triplets (segment, index, bs values each) into sorted, duplicate-free segments on the
+ * host: two stable counting sorts (by index, then by segment), then duplicates summed in input
+ * order, so the result is deterministic. */
+static sbm_status sbm__compress_triplets(sbm_ctx *ctx, int64_t nseg, int64_t nind, int64_t nt,
+                                         const int32_t *seg, const int32_t *ind, const double *val,
+                                         size_t bs, int64_t **ptr_out, int32_t **ind_out,
+                                         double **val_out)
+{
+    *ptr_out = NULL;
+    *ind_out = NULL;
+    *val_out = NULL;
+    int64_t *cnt = sbm__host_alloc(ctx, (size_t)((nind > nseg ? nind : nseg) + 1) * sizeof(int64_t), "counts");
+    int64_t *order1 = cnt ? sbm__host_alloc(ctx, (size_t)nt * sizeof(int64_t), "permutation") : NULL;
+    int64_t *order2 = order1 ? sbm__host_alloc(ctx, (size_t)nt * sizeof(int64_t), "permutation") : NULL;
+    int64_t *ptr = order2 ? sbm__host_alloc(ctx, (size_t)(nseg + 1) * sizeof(int64_t), "pointers") : NULL;
+    int32_t *oind = ptr ? sbm__host_alloc(ctx, (size_t)nt * sizeof(int32_t), "indices") : NULL;
+    double *oval = oind ? sbm__host_alloc(ctx, (size_t)nt * bs * sizeof(double), "values") : NULL;
+    if (!oval) {
+        sbm__host_free(ctx, oind);
+        sbm__host_free(ctx, ptr);
+        sbm__host_free(ctx, order2);
+        sbm__host_free(ctx, order1);
+        sbm__host_free(ctx, cnt);
+        return SBM_ERR_OUT_OF_MEMORY;
+    }
+    /* pass 1: stable by index */
+    memset(cnt, 0, (size_t)(nind + 1) * sizeof(int64_t));
+    for (int64_t t = 0; t < nt; t++) cnt[ind[t] + 1]++;
+    for (int64_t i = 0; i < nind; i++) cnt[i + 1] += cnt[i];
+    for (int64_t t = 0; t < nt; t++) order1[cnt[ind[t]]++] = t;
+    /* pass 2: stable by segment */
+    memset(cnt, 0, (size_t)(nseg + 1) * sizeof(int64_t));
+    for (int64_t t = 0; t < nt; t++) cnt[seg[t] + 1]++;
+    for (int64_t j = 0; j < nseg; j++) cnt[j + 1] += cnt[j];
+    for (int64_t u = 0; u < nt; u++) {
+        int64_t t = order1[u];
+        order2[cnt[seg[t]]++] = t;
+    }
+    /* merge duplicates; cnt[j] now ends segment j */
+    int64_t q = 0, u = 0;
+    ptr[0] = 0;
+    for (int64_t j = 0; j < nseg; j++) {
+        int64_t end = cnt[j];
+        while (u < end) {
+            int64_t t = order2[u];
+            int32_t i = ind[t];
+            double *dst = oval + (size_t)q * bs;
+            memcpy(dst, val + (size_t)t * bs, bs * sizeof(double));
+            oind[q] = i;
+            for (u++; u < end && ind[order2[u]] == i; u++) {
+                const double *src = val + (size_t)order2[u] * bs;
+                for (size_t e = 0; e < bs; e++) dst[e] += src[e];
+            }
+            q++;
+        }
+        ptr[j + 1] = q;
+    }
+    sbm__host_free(ctx, order2);
+    sbm__host_free(ctx, order1);
+    sbm__host_free(ctx, cnt);
+    *ptr_out = ptr;
+    *ind_out = oind;
+    *val_out = oval;
+    return SBM_SUCCESS;
+}
+
+static sbm_status sbm__check_triplets(sbm_ctx *ctx, int64_t nt, const int32_t *row,
+                                      const int32_t *col, const double *val, int64_t m, int64_t n,
+                                      const char *rname, const char *cname)
+{
+    if (nt < 0)
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT, "argument ntriplets: %" PRId64 " is negative", nt);
+    if (nt > 0 && (!row || !col || !val))
+        return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument %s is NULL but there are %" PRId64
+                          " triplets", !row ? rname : !col ? cname : "h_values", nt);
+    for (int64_t t = 0; t < nt; t++) {
+        if (row[t] < 0 || row[t] >= m)
+            return sbm__error(ctx, SBM_ERR_INDEX_OUT_OF_RANGE,
+                              "argument %s: triplet %" PRId64 " has row %d outside [0, %" PRId64 ")",
+                              rname, t, row[t], m);
+        if (col[t] < 0 || col[t] >= n)
+            return sbm__error(ctx, SBM_ERR_INDEX_OUT_OF_RANGE,
+                              "argument %s: triplet %" PRId64 " has column %d outside [0, %" PRId64 ")",
+                              cname, t, col[t], n);
+    }
+    return SBM_SUCCESS;
+}
+
+sbm_status sbm_cbc_from_triplets(sbm_ctx *ctx, sbm_cbc **A, int64_t nbr, int64_t nbc, int r, int c,
+                                 int64_t ntriplets, const int32_t *h_brow, const int32_t *h_bcol,
+                                 const double *h_values)
+{
+    SBM__ENTER(ctx, "sbm_cbc_from_triplets");
+    if (!A) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument A (output handle) is NULL");
+    *A = NULL;
+    SBM__TRY(sbm__check_cbc_dims(ctx, nbr, nbc, r, c));
+    if (nbc > INT32_MAX)
+        return sbm__error(ctx, SBM_ERR_OVERFLOW, "argument nbc: %" PRId64 " exceeds the int32 range", nbc);
+    SBM__TRY(sbm__check_triplets(ctx, ntriplets, h_brow, h_bcol, h_values, nbr, nbc, "h_brow", "h_bcol"));
+    int ok;
+    sbm__mul_size(ctx, (size_t)ntriplets, (size_t)r * c * sizeof(double), "triplet values", &ok);
+    if (!ok) return SBM_ERR_OVERFLOW;
+    int64_t *ptr;
+    int32_t *ind;
+    double *val;
+    SBM__TRY(sbm__compress_triplets(ctx, nbc, nbr, ntriplets, h_bcol, h_brow, h_values,
+                                    (size_t)r * c, &ptr, &ind, &val));
+    sbm_status st = sbm__cbc_upload(ctx, nbr, nbc, r, c, ptr, ind, val, A);
+    sbm__host_free(ctx, val);
+    sbm__host_free(ctx, ind);
+    sbm__host_free(ctx, ptr);
+    return st;
+}
+
+sbm_status sbm_csr_from_triplets(sbm_ctx *ctx, sbm_csr **A, int64_t m, int64_t n, int64_t nnz,
+                                 const int32_t *h_row, const int32_t *h_col, const double *h_values)
+{
+    SBM__ENTER(ctx, "sbm_csr_from_triplets");
+    if (!A) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument A (output handle) is NULL");
+    *A = NULL;
+    SBM__TRY(sbm__check_csr_dims(ctx, m, n));
+    if (m > INT32_MAX)
+        return sbm__error(ctx, SBM_ERR_OVERFLOW, "argument m: %" PRId64 " exceeds the int32 range", m);
+    SBM__TRY(sbm__check_triplets(ctx, nnz, h_row, h_col, h_values, m, n, "h_row", "h_col"));
+    int64_t *ptr;
+    int32_t *ind;
+    double *val;
+    SBM__TRY(sbm__compress_triplets(ctx, m, n, nnz, h_row, h_col, h_values, 1, &ptr, &ind, &val));
+    sbm_status st = sbm__csr_upload(ctx, m, n, ptr, ind, val, A);
+    sbm__host_free(ctx, val);
+    sbm__host_free(ctx, ind);
+    sbm__host_free(ctx, ptr);
+    return st;
+}

@@ -1,0 +1,257 @@
+/* Internal declarations shared by the front end (src/), the CPU backend (src/cpu_*.c) and the
+ * CUDA backend (kernels/). Plain C; kernels/ includes it from C++ through extern "C". */
+#ifndef SBM_INTERNAL_H
+#define SBM_INTERNAL_H
+
+#include "sbm.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------- */
+/* Objects                                                                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+#define SBM__MSG_SIZE 1024
+
+struct sbm__backend_ops;
+
+struct sbm_ctx {
+    sbm_backend backend;                 /* CPU or CUDA */
+    int device;                          /* CUDA device ordinal */
+    const struct sbm__backend_ops *ops;  /* the backend's kernels */
+    struct CUstream_st *stream;          /* CUDA stream (NULL = default stream) */
+    size_t memory_budget;                /* 0 = backend default */
+    sbm_allocator allocator;             /* allocator for the backend's memory space */
+    int custom_allocator;                /* 1 if the user installed a hook */
+    const char *fn;                      /* public call in progress, for messages */
+    sbm_status last_status;              /* status of the last failure */
+    char message[SBM__MSG_SIZE];         /* message of the last failure */
+    void *backend_data;                  /* backend state (CUDA: workspace pool, properties) */
+};
+
+struct sbm_cbc {
+    int64_t nbr;           /* block rows */
+    int64_t nbc;           /* block columns */
+    int r;                 /* rows per block */
+    int c;                 /* columns per block */
+    int64_t nnzb;          /* stored blocks */
+    int64_t *colptr;       /* column pointers (size nbc+1) */
+    int32_t *rowind;       /* block-row indices (size nnzb) */
+    double *values;        /* block values, column-major blocks (size nnzb*r*c) */
+    sbm_backend backend;   /* memory space of the arrays */
+    int device;            /* CUDA device ordinal */
+    int owns;              /* 1: arrays allocated by the library and freed by destroy */
+    sbm_allocator allocator; /* how the arrays were allocated (owns == 1) */
+    const struct sbm__backend_ops *ops; /* backend that frees the struct's arrays */
+    uint64_t pattern_id;   /* unique per pattern instance; equal ids mean equal patterns */
+};
+
+struct sbm_csr {
+    int64_t m;             /* rows */
+    int64_t n;             /* columns */
+    int64_t nnz;           /* stored entries */
+    int64_t *rowptr;       /* row pointers (size m+1) */
+    int32_t *colind;       /* column indices (size nnz) */
+    double *values;        /* values (size nnz) */
+    sbm_backend backend;   /* memory space of the arrays */
+    int device;            /* CUDA device ordinal */
+    int owns;              /* 1: arrays allocated by the library and freed by destroy */
+    sbm_allocator allocator; /* how the arrays were allocated (owns == 1) */
+    const struct sbm__backend_ops *ops; /* backend that frees the struct's arrays */
+    uint64_t pattern_id;   /* unique per pattern instance */
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* Errors (src/status.c)                                                                    */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Record a failure: the message becomes "<ctx->fn>: <formatted text>". @return status. */
+sbm_status sbm__error(sbm_ctx *ctx, sbm_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+sbm_status sbm__verror(sbm_ctx *ctx, sbm_status status, const char *fmt, va_list ap);
+
+/* Every public entry point that takes a context starts with this. */
+#define SBM__ENTER(ctx, name)                                              \
+    do {                                                                   \
+        if ((ctx) == NULL) return sbm__null_ctx_error(name);               \
+        (ctx)->fn = (name);                                                \
+    } while (0)
+sbm_status sbm__null_ctx_error(const char *fn);
+
+/* Propagate a failure. */
+#define SBM__TRY(expr)                                  \
+    do {                                                \
+        sbm_status sbm__st_ = (expr);                   \
+        if (sbm__st_ != SBM_SUCCESS) return sbm__st_;   \
+    } while (0)
+
+/* ---------------------------------------------------------------------------------------- */
+/* Memory (src/memory.c)                                                                    */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Allocate bytes in the context's memory space through its allocator; on failure records
+ * SBM_ERR_OUT_OF_MEMORY naming what and the size and returns NULL. bytes == 0 allocates 1 byte
+ * so that a valid pointer is returned. */
+void *sbm__alloc(sbm_ctx *ctx, size_t bytes, const char *what);
+void sbm__free(sbm_ctx *ctx, void *ptr);
+/* Host memory in a CPU context goes through the context allocator; in other contexts through
+ * malloc (host scratch of device backends). Same error behaviour as sbm__alloc. */
+void *sbm__host_alloc(sbm_ctx *ctx, size_t bytes, const char *what);
+void sbm__host_free(sbm_ctx *ctx, void *ptr);
+/* n*size with overflow check; on overflow records SBM_ERR_OVERFLOW and returns 0 with *ok = 0. */
+size_t sbm__mul_size(sbm_ctx *ctx, size_t n, size_t size, const char *what, int *ok);
+/* Copy bytes from memory of src_backend (ops src_ops) into ctx's memory space. A device-to-host
+ * copy is done by the source backend's copy with ctx (a CPU context): device backends must accept
+ * that (kind 1, the default stream, synchronous). */
+sbm_status sbm__copy_between(sbm_ctx *ctx, const struct sbm__backend_ops *src_ops,
+                             sbm_backend src_backend, void *dst, const void *src, size_t bytes);
+/* The default host allocator (malloc/free). */
+extern const sbm_allocator sbm__malloc_allocator;
+
+/* ---------------------------------------------------------------------------------------- */
+/* Matrices (src/cbc.c, src/csr.c)                                                          */
+/* ---------------------------------------------------------------------------------------- */
+
+uint64_t sbm__new_pattern_id(void);
+
+/* Allocate a CBC struct with owned arrays for nnzb blocks in ctx's memory space (arrays
+ * uninitialised; colptr allocated with nbc+1 entries). */
+sbm_status sbm__cbc_alloc(sbm_ctx *ctx, int64_t nbr, int64_t nbc, int r, int c, int64_t nnzb,
+                          sbm_cbc **A);
+sbm_status sbm__csr_alloc(sbm_ctx *ctx, int64_t m, int64_t n, int64_t nnz, sbm_csr **A);
+
+/* New matrix in ctx from validated host arrays (src/host_build.c). */
+sbm_status sbm__cbc_upload(sbm_ctx *ctx, int64_t nbr, int64_t nbc, int r, int c,
+                           const int64_t *h_colptr, const int32_t *h_rowind,
+                           const double *h_values, sbm_cbc **A);
+sbm_status sbm__csr_upload(sbm_ctx *ctx, int64_t m, int64_t n, const int64_t *h_rowptr,
+                           const int32_t *h_colind, const double *h_values, sbm_csr **A);
+/* A (nbr x nbc blocks of r x c) in ctx from the host CBC arrays of A^T (c x r blocks). */
+sbm_status sbm__cbc_from_host_transposed(sbm_ctx *ctx, int64_t nbr, int64_t nbc, int r, int c,
+                                         const int64_t *tptr, const int32_t *tind,
+                                         const double *tval, sbm_cbc **A);
+
+/* Argument checks for the front end. Each records the error with the argument name. */
+sbm_status sbm__check_block_shape(sbm_ctx *ctx, const char *arg, int r, int c);
+sbm_status sbm__check_cbc_dims(sbm_ctx *ctx, int64_t nbr, int64_t nbc, int r, int c);
+sbm_status sbm__check_csr_dims(sbm_ctx *ctx, int64_t m, int64_t n);
+sbm_status sbm__check_cbc_arg(sbm_ctx *ctx, const char *arg, const sbm_cbc *A);  /* non-NULL, backend */
+sbm_status sbm__check_csr_arg(sbm_ctx *ctx, const char *arg, const sbm_csr *A);
+
+/* Full validation of host arrays (arg names the matrix argument in messages). */
+sbm_status sbm__validate_cbc_host(sbm_ctx *ctx, const char *arg, int64_t nbr, int64_t nbc,
+                                  int r, int c, const int64_t *colptr, const int32_t *rowind,
+                                  const double *values, int check_finite);
+sbm_status sbm__validate_csr_host(sbm_ctx *ctx, const char *arg, int64_t m, int64_t n,
+                                  const int64_t *rowptr, const int32_t *colind,
+                                  const double *values, int check_finite);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Backends                                                                                 */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Each backend fills one table; the front end checks arguments and dispatches through it.
+ * Operands are already checked (non-NULL, right backend, shapes agree) when these are called. */
+typedef struct sbm__backend_ops {
+    const char *name;
+    /* memory space */
+    void *(*default_alloc)(void *user, size_t bytes);
+    void (*default_free)(void *user, void *ptr);
+    /* copies within or across the host and the backend's memory (kind: 0 h2b, 1 b2h, 2 b2b) */
+    sbm_status (*copy)(sbm_ctx *ctx, void *dst, const void *src, size_t bytes, int kind);
+    sbm_status (*memset0)(sbm_ctx *ctx, void *dst, size_t bytes);
+    sbm_status (*synchronize)(sbm_ctx *ctx);
+    sbm_status (*ctx_init)(sbm_ctx *ctx, int device); /* select/check the device, set backend_data */
+    void (*ctx_destroy)(sbm_ctx *ctx);                /* release backend_data */
+    sbm_status (*set_stream)(sbm_ctx *ctx, struct CUstream_st *stream); /* may be NULL */
+
+    /* matrices */
+    sbm_status (*cbc_validate)(sbm_ctx *ctx, const char *arg, const sbm_cbc *A, int check_finite);
+    sbm_status (*csr_validate)(sbm_ctx *ctx, const char *arg, const sbm_csr *A, int check_finite);
+    sbm_status (*cbc_transpose)(sbm_ctx *ctx, const sbm_cbc *A, sbm_cbc **AT);
+    sbm_status (*csr_transpose)(sbm_ctx *ctx, const sbm_csr *A, sbm_csr **AT);
+    sbm_status (*cbc_to_csr)(sbm_ctx *ctx, const sbm_cbc *A, sbm_csr **B);
+    sbm_status (*csr_to_cbc)(sbm_ctx *ctx, const sbm_csr *A, int r, int c, sbm_cbc **B);
+    sbm_status (*cbc_to_bsr)(sbm_ctx *ctx, const sbm_cbc *A, sbm_layout layout, int64_t *rowptr,
+                             int32_t *colind, double *values);
+    sbm_status (*cbc_add)(sbm_ctx *ctx, double alpha, const sbm_cbc *A, double beta,
+                          const sbm_cbc *B, sbm_cbc **C);
+
+    /* block SpGEMM */
+    sbm_status (*gemm_plan)(sbm_ctx *ctx, sbm_op op_a, const sbm_cbc *A, sbm_op op_b,
+                            const sbm_cbc *B, const sbm_cbc *U, unsigned flags,
+                            sbm_gemm_plan **plan, sbm_cbc **C);
+    sbm_status (*gemm_execute)(sbm_ctx *ctx, const sbm_gemm_plan *plan, double alpha,
+                               const sbm_cbc *A, const sbm_cbc *B, const sbm_cbc *U, sbm_cbc *C);
+    void (*gemm_plan_destroy)(sbm_gemm_plan *plan);
+
+    /* block-diagonal, SpMV, SpMM */
+    sbm_status (*bdiag_inverse)(sbm_ctx *ctx, const sbm_cbc *D, sbm_cbc *Dinv);
+    sbm_status (*bdiag_scale)(sbm_ctx *ctx, sbm_side side, const sbm_cbc *D, const sbm_cbc *A,
+                              sbm_cbc *B);
+    sbm_status (*cbc_spmv)(sbm_ctx *ctx, sbm_op op, double alpha, const sbm_cbc *A,
+                           const double *x, double beta, double *y);
+    sbm_status (*csr_spmv)(sbm_ctx *ctx, double alpha, const sbm_csr *A, const double *x,
+                           double beta, double *y);
+    sbm_status (*csr_spmm)(sbm_ctx *ctx, double alpha, const sbm_csr *A, int64_t ncols,
+                           sbm_layout layout, const double *B, int64_t ldb, double beta, double *C,
+                           int64_t ldc);
+
+    /* scalar SpGEMM */
+    sbm_status (*csr_gemm_plan)(sbm_ctx *ctx, const sbm_csr *A, const sbm_csr *B,
+                                sbm_csr_plan **plan, sbm_csr **C);
+    sbm_status (*csr_gemm_execute)(sbm_ctx *ctx, const sbm_csr_plan *plan, const sbm_csr *A,
+                                   const sbm_csr *B, sbm_csr *C);
+    void (*csr_gemm_plan_destroy)(sbm_csr_plan *plan);
+
+    /* pattern fingerprints (see sbm__hash_*_pattern_host), for plan checks */
+    sbm_status (*cbc_pattern_hash)(sbm_ctx *ctx, const sbm_cbc *A, uint64_t *hash);
+    sbm_status (*csr_pattern_hash)(sbm_ctx *ctx, const sbm_csr *A, uint64_t *hash);
+} sbm__backend_ops;
+
+/* Plans start with this header so the front end can check and dispatch them. */
+typedef struct sbm__plan_header {
+    sbm_backend backend;         /* backend that made the plan */
+    int device;                  /* its device */
+    const sbm__backend_ops *ops; /* for destroy */
+    uint64_t pattern_a;          /* pattern ids of the operands the plan was made with */
+    uint64_t pattern_b;
+    uint64_t pattern_u;          /* 0 if U was NULL */
+    uint64_t pattern_c;          /* the C the plan created */
+    uint64_t hash_a;             /* pattern fingerprints, to accept equal patterns in new objects */
+    uint64_t hash_b;
+    uint64_t hash_u;
+    sbm_gemm_plan_info info;     /* block SpGEMM plans: statistics, filled by the backend */
+} sbm__plan_header;
+
+extern const sbm__backend_ops sbm__cpu_ops;
+/* NULL when the library is built without CUDA (defined in kernels/ with CUDA, src/context.c without). */
+const sbm__backend_ops *sbm__cuda_ops(void);
+/* Number of CUDA devices (0 without CUDA); same split as sbm__cuda_ops. */
+int sbm__cuda_device_count(void);
+
+/* Host view of a CBC pattern for front-end checks (src/gemm.c): on the CPU backend the matrix's
+ * own arrays, otherwise host copies; release with sbm__cbc_pattern_release. */
+sbm_status sbm__cbc_pattern_to_host(sbm_ctx *ctx, const sbm_cbc *A, const int64_t **colptr,
+                                    const int32_t **rowind);
+void sbm__cbc_pattern_release(sbm_ctx *ctx, const sbm_cbc *A, const int64_t *colptr,
+                              const int32_t *rowind);
+
+/* Pattern fingerprints of host arrays (FNV-1a over dims and indices). */
+uint64_t sbm__hash_cbc_pattern_host(const sbm_cbc *A);
+uint64_t sbm__hash_csr_pattern_host(const sbm_csr *A);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SBM_INTERNAL_H */
