@@ -1,6 +1,7 @@
 /* CBC and CSR matrices: create, wrap, check, copy, transpose, conversions, triplets, add. */
 #include "test_util.h"
 #include "sbm_blocks.h"
+#include "sbm_internal.h" /* white-box backend test */
 
 #include <math.h>
 #include <stdlib.h>
@@ -515,7 +516,27 @@ static void test_csr_basics(void **state)
 static void test_backend_mismatch(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
-    if (e->backend == SBM_BACKEND_CPU) skip(); /* needs two backends */
+    if (e->backend == SBM_BACKEND_CPU) {
+        /* white box: a matrix that claims to live on a GPU must be refused before any access */
+        sbm_cbc *A = sbm_test_random_cbc(e->ctx, 1, 3, 3, 2, 2, 0.5);
+        struct sbm_cbc fake = *A;
+        fake.backend = SBM_BACKEND_CUDA;
+        fake.colptr = NULL; /* would crash if touched */
+        sbm_cbc *T = (sbm_cbc *)0x1;
+        SBM_ASSERT_FAILS(e->ctx, sbm_cbc_transpose(e->ctx, &fake, &T), SBM_ERR_BACKEND_MISMATCH,
+                         "argument A lives on the CUDA backend (device 0) but the context is CPU");
+        assert_null(T);
+        SBM_ASSERT_FAILS(e->ctx, sbm_cbc_add(e->ctx, 1, A, 1, &fake, &T), SBM_ERR_BACKEND_MISMATCH,
+                         "argument B lives on the CUDA backend");
+        struct sbm_csr fs = {0};
+        fs.backend = SBM_BACKEND_CUDA;
+        fs.device = 1;
+        sbm_cbc *B = NULL;
+        SBM_ASSERT_FAILS(e->ctx, sbm_csr_to_cbc(e->ctx, &fs, 1, 1, &B), SBM_ERR_BACKEND_MISMATCH,
+                         "argument A lives on the CUDA backend (device 1)");
+        sbm_cbc_destroy(A);
+        return;
+    }
     sbm_cbc *H = sbm_test_random_cbc(e->host, 1, 3, 3, 2, 2, 0.5);
     sbm_cbc *T = NULL;
     SBM_ASSERT_FAILS(e->ctx, sbm_cbc_transpose(e->ctx, H, &T), SBM_ERR_BACKEND_MISMATCH,
