@@ -1,0 +1,873 @@
+/* Matrix Market I/O: coordinate files <-> scalar CSR (and CBC, written through its scalar form).
+ *
+ * Decisions recorded here:
+ *   - Reader: coordinate format; field real (alias "double"), integer or pattern (entries 1.0);
+ *     symmetry general, symmetric or skew-symmetric. Symmetric storage is expanded by mirroring
+ *     every off-diagonal entry, whichever triangle it is in (the standard stores the lower one;
+ *     some writers use the upper one); skew-symmetric mirrors negated, and a diagonal entry there
+ *     is an error. Duplicates are summed in file order, so the result is deterministic.
+ *   - Banner keywords are case-insensitive and "%MatrixMarket" (one percent sign, as some
+ *     collections write it) is accepted. Without a banner, a file whose first non-comment line
+ *     is a size line "rows columns entries" is read as coordinate real general.
+ *   - '%' comment lines and blank lines may appear anywhere after the banner; CRLF line ends and
+ *     a missing final newline are fine. Values must be finite (NaN/Inf are refused by name).
+ *   - Sizes: rows and columns must fit the int32 indices (SBM_ERR_OVERFLOW otherwise); an entry
+ *     count that the file cannot possibly hold (fewer than 4 bytes per entry) is refused before
+ *     anything is allocated, so a corrupt size line cannot ask for terabytes.
+ *   - Numbers are parsed and printed in the "C" numeric locale whatever the caller's locale is
+ *     (POSIX newlocale/uselocale, per thread), so a German locale cannot turn "0.5" into 0.
+ *   - Writer: "%.17g" round-trips every finite double exactly. Non-finite values are refused
+ *     (SBM_ERR_NOT_FINITE): the reader would reject the file, and a file sbm cannot read back is
+ *     worse than an error. The file is written to path.tmp.XXXXXX and renamed, so readers never
+ *     see a half-written file and a failure leaves nothing behind; an existing file's permission
+ *     bits are kept, a new file gets 0644 (mkstemp's 0600 would surprise); a symbolic link at
+ *     path is replaced by the file, not followed. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "sbm_internal.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <locale.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------------------------------- */
+/* Locale                                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+typedef struct mtx_locale {
+    locale_t c;   /* the "C" numeric locale, (locale_t)0 if it could not be made */
+    locale_t old; /* the thread's locale before */
+} mtx_locale;
+
+static void mtx_locale_begin(mtx_locale *l)
+{
+    /* If newlocale fails (no memory) we fall back to the caller's locale, which is "C" unless
+     * the program called setlocale: degraded only for such programs, never wrong for others. */
+    l->c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    l->old = l->c ? uselocale(l->c) : (locale_t)0;
+}
+
+static void mtx_locale_end(mtx_locale *l)
+{
+    if (l->c) {
+        uselocale(l->old);
+        freelocale(l->c);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Buffered line reader                                                                     */
+/* ---------------------------------------------------------------------------------------- */
+
+#define MTX_BUFFER_BYTES ((size_t)1 << 20)
+#define MTX_TOKEN_SHOWN 40 /* longest token quoted in a message */
+
+typedef struct mtx_reader {
+    sbm_ctx *ctx;
+    const char *path;
+    FILE *f;
+    char *buf;    /* host scratch, cap + 1 bytes (room for a terminating NUL) */
+    size_t cap;   /* capacity for file data */
+    size_t begin; /* first unread byte */
+    size_t end;   /* end of the data read so far */
+    int eof;      /* fread reported end of file */
+    int64_t line; /* number of the line last returned (1-based) */
+    char *text;   /* that line, NUL-terminated in place (newline removed) */
+    size_t len;   /* its length in bytes */
+} mtx_reader;
+
+static sbm_status mtx_error(mtx_reader *rd, sbm_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* "path:line: reason"; the call name is prefixed by sbm__error. */
+static sbm_status mtx_error(mtx_reader *rd, sbm_status status, const char *fmt, ...)
+{
+    char reason[SBM__MSG_SIZE];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    return sbm__error(rd->ctx, status, "%s:%" PRId64 ": %s", rd->path,
+                      rd->line > 0 ? rd->line : 1, reason);
+}
+
+/* Next line into rd->text / rd->len; rd->text is NULL at the end of the file. One buffer for
+ * the whole file: it grows (doubling) only for a line longer than it. */
+static sbm_status mtx_next_line(mtx_reader *rd)
+{
+    for (;;) {
+        char *start = rd->buf + rd->begin;
+        const size_t avail = rd->end - rd->begin;
+        char *nl = avail ? memchr(start, '\n', avail) : NULL;
+        if (nl) {
+            *nl = '\0';
+            rd->text = start;
+            rd->len = (size_t)(nl - start);
+            rd->begin += rd->len + 1;
+            rd->line++;
+            return SBM_SUCCESS;
+        }
+        if (rd->eof) {
+            if (avail == 0) {
+                rd->text = NULL;
+                rd->len = 0;
+                return SBM_SUCCESS;
+            }
+            start[avail] = '\0'; /* last line without a newline; buf has one spare byte */
+            rd->text = start;
+            rd->len = avail;
+            rd->begin = rd->end;
+            rd->line++;
+            return SBM_SUCCESS;
+        }
+        if (rd->begin > 0) { /* keep the partial line, make room behind it */
+            memmove(rd->buf, start, avail);
+            rd->begin = 0;
+            rd->end = avail;
+        }
+        if (rd->end == rd->cap) { /* one line fills the whole buffer */
+            int ok;
+            const size_t ncap =
+                sbm__mul_size(rd->ctx, rd->cap, 2, "Matrix Market line buffer", &ok);
+            if (!ok) return SBM_ERR_OVERFLOW;
+            char *nbuf = sbm__host_alloc(rd->ctx, ncap + 1, "Matrix Market line buffer");
+            if (!nbuf) return SBM_ERR_OUT_OF_MEMORY;
+            memcpy(nbuf, rd->buf, rd->end);
+            sbm__host_free(rd->ctx, rd->buf);
+            rd->buf = nbuf;
+            rd->cap = ncap;
+        }
+        const size_t got = fread(rd->buf + rd->end, 1, rd->cap - rd->end, rd->f);
+        rd->end += got;
+        if (got == 0) {
+            if (ferror(rd->f)) {
+                const int err = errno;
+                return sbm__error(rd->ctx, SBM_ERR_IO, "%s: read error after line %" PRId64 ": %s",
+                                  rd->path, rd->line, strerror(err));
+            }
+            rd->eof = 1;
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Tokens                                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+static int mtx_is_space(char ch)
+{
+    return ch == ' ' || ch == '\t' || ch == '\r' || ch == '\v' || ch == '\f';
+}
+
+static char *mtx_skip_space(char *p)
+{
+    while (mtx_is_space(*p)) p++;
+    return p;
+}
+
+static size_t mtx_token_len(const char *p)
+{
+    size_t k = 0;
+    while (p[k] != '\0' && !mtx_is_space(p[k])) k++;
+    return k;
+}
+
+/* Length to print of the token at p (messages quote at most MTX_TOKEN_SHOWN bytes). */
+static int mtx_shown(const char *p)
+{
+    const size_t k = mtx_token_len(p);
+    return (int)(k < MTX_TOKEN_SHOWN ? k : MTX_TOKEN_SHOWN);
+}
+
+/* 1 if the token at p (length k) equals word, ignoring ASCII case. word is lowercase. */
+static int mtx_word_is(const char *p, size_t k, const char *word)
+{
+    if (strlen(word) != k) return 0;
+    for (size_t i = 0; i < k; i++) {
+        char ch = p[i];
+        if (ch >= 'A' && ch <= 'Z') ch = (char)(ch - 'A' + 'a');
+        if (ch != word[i]) return 0;
+    }
+    return 1;
+}
+
+/* 1 if the line holds only blanks or is a '%' comment. */
+static int mtx_is_skippable(char *line)
+{
+    const char *p = mtx_skip_space(line);
+    return *p == '\0' || *p == '%';
+}
+
+enum { MTX_TOK_OK, MTX_TOK_MISSING, MTX_TOK_BAD, MTX_TOK_RANGE };
+
+/* Integer token at *pp (decimal, optional sign). *tok points at the token either way; on
+ * success *pp moves past it. */
+static int mtx_parse_int(char **pp, char **tok, int64_t *v)
+{
+    char *p = mtx_skip_space(*pp), *end;
+    *tok = p;
+    if (*p == '\0') return MTX_TOK_MISSING;
+    errno = 0;
+    const long long x = strtoll(p, &end, 10);
+    if (end == p || !(*end == '\0' || mtx_is_space(*end))) return MTX_TOK_BAD;
+    if (errno == ERANGE) return MTX_TOK_RANGE;
+    *v = (int64_t)x;
+    *pp = end;
+    return MTX_TOK_OK;
+}
+
+/* Floating-point token at *pp. MTX_TOK_RANGE: parsed but not finite (NaN, Inf, overflow);
+ * gradual underflow to a subnormal or zero is accepted, as every reader does. */
+static int mtx_parse_double(char **pp, char **tok, double *v)
+{
+    char *p = mtx_skip_space(*pp), *end;
+    *tok = p;
+    if (*p == '\0') return MTX_TOK_MISSING;
+    const double x = strtod(p, &end);
+    if (end == p || !(*end == '\0' || mtx_is_space(*end))) return MTX_TOK_BAD;
+    if (!isfinite(x)) return MTX_TOK_RANGE;
+    *v = x;
+    *pp = end;
+    return MTX_TOK_OK;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Header                                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+typedef enum { MTX_REAL, MTX_INTEGER, MTX_PATTERN } mtx_field;
+typedef enum { MTX_GENERAL, MTX_SYMMETRIC, MTX_SKEW } mtx_symmetry;
+
+typedef struct mtx_header {
+    int banner;            /* 1 if the file has a MatrixMarket banner */
+    mtx_field field;       /* value type */
+    mtx_symmetry symmetry; /* storage scheme */
+    int64_t m, n, nnz;     /* size line */
+    int64_t size_line;     /* its line number, for messages */
+} mtx_header;
+
+/* If the line is a banner ("%%MatrixMarket" or "%MatrixMarket", any case) parse its four words
+ * into h and return SBM_SUCCESS with h->banner = 1; otherwise leave h->banner = 0. */
+static sbm_status mtx_parse_banner(mtx_reader *rd, mtx_header *h)
+{
+    char *p = mtx_skip_space(rd->text);
+    if (*p != '%') return SBM_SUCCESS;
+    while (*p == '%') p++;
+    if (!mtx_word_is(p, mtx_token_len(p), "matrixmarket")) return SBM_SUCCESS; /* a comment */
+    h->banner = 1;
+    p += mtx_token_len(p);
+
+    static const char *const role[4] = {"object", "format", "field", "symmetry"};
+    char *word[4];
+    size_t len[4];
+    for (int w = 0; w < 4; w++) {
+        p = mtx_skip_space(p);
+        if (*p == '\0')
+            return mtx_error(rd, SBM_ERR_PARSE,
+                             "the banner has %d word%s after MatrixMarket, expected 4 "
+                             "(object format field symmetry, e.g. 'matrix coordinate real "
+                             "general'); the %s is missing",
+                             w, w == 1 ? "" : "s", role[w]);
+        word[w] = p;
+        len[w] = mtx_token_len(p);
+        p += len[w];
+    }
+    p = mtx_skip_space(p);
+    if (*p != '\0')
+        return mtx_error(rd, SBM_ERR_PARSE,
+                         "unexpected word '%.*s' in the banner after the symmetry '%.*s'",
+                         mtx_shown(p), p, (int)len[3], word[3]);
+
+    if (!mtx_word_is(word[0], len[0], "matrix"))
+        return mtx_error(rd, SBM_ERR_PARSE,
+                         "unknown object '%.*s' in the banner (expected 'matrix')",
+                         mtx_shown(word[0]), word[0]);
+
+    if (mtx_word_is(word[1], len[1], "array"))
+        return mtx_error(rd, SBM_ERR_NOT_SUPPORTED,
+                         "the 'array' (dense) format is not supported; sbm reads the "
+                         "'coordinate' format");
+    if (!mtx_word_is(word[1], len[1], "coordinate"))
+        return mtx_error(rd, SBM_ERR_PARSE,
+                         "unknown format '%.*s' in the banner (expected 'coordinate')",
+                         mtx_shown(word[1]), word[1]);
+
+    if (mtx_word_is(word[2], len[2], "real") || mtx_word_is(word[2], len[2], "double"))
+        h->field = MTX_REAL;
+    else if (mtx_word_is(word[2], len[2], "integer"))
+        h->field = MTX_INTEGER;
+    else if (mtx_word_is(word[2], len[2], "pattern"))
+        h->field = MTX_PATTERN;
+    else if (mtx_word_is(word[2], len[2], "complex"))
+        return mtx_error(rd, SBM_ERR_NOT_SUPPORTED,
+                         "the 'complex' field is not supported; sbm reads real, integer and "
+                         "pattern matrices");
+    else
+        return mtx_error(rd, SBM_ERR_PARSE,
+                         "unknown field '%.*s' in the banner (expected real, integer, pattern or "
+                         "complex)",
+                         mtx_shown(word[2]), word[2]);
+
+    if (mtx_word_is(word[3], len[3], "general"))
+        h->symmetry = MTX_GENERAL;
+    else if (mtx_word_is(word[3], len[3], "symmetric"))
+        h->symmetry = MTX_SYMMETRIC;
+    else if (mtx_word_is(word[3], len[3], "skew-symmetric"))
+        h->symmetry = MTX_SKEW;
+    else if (mtx_word_is(word[3], len[3], "hermitian"))
+        return mtx_error(rd, SBM_ERR_NOT_SUPPORTED,
+                         "the 'hermitian' symmetry is not supported (it needs complex values)");
+    else
+        return mtx_error(rd, SBM_ERR_PARSE,
+                         "unknown symmetry '%.*s' in the banner (expected general, symmetric, "
+                         "skew-symmetric or hermitian)",
+                         mtx_shown(word[3]), word[3]);
+
+    if (h->field == MTX_PATTERN && h->symmetry == MTX_SKEW)
+        return mtx_error(rd, SBM_ERR_PARSE,
+                         "'pattern skew-symmetric' is not a valid combination (a pattern has no "
+                         "sign to negate)");
+    return SBM_SUCCESS;
+}
+
+/* Parse the size line (rd->text) into h. file_bytes < 0 when the size is unknown (a pipe). */
+static sbm_status mtx_parse_size_line(mtx_reader *rd, mtx_header *h, int64_t file_bytes)
+{
+    static const char *const what[3] = {"row count", "column count", "entry count"};
+    const char *nob = h->banner ? "" : " (the file has no %%MatrixMarket banner)";
+    int64_t v[3];
+    char *p = rd->text, *tok;
+    for (int k = 0; k < 3; k++) {
+        const int r = mtx_parse_int(&p, &tok, &v[k]);
+        if (r == MTX_TOK_MISSING)
+            return mtx_error(rd, SBM_ERR_PARSE,
+                             "size line has %d number%s, expected 3 'rows columns entries'%s", k,
+                             k == 1 ? "" : "s", nob);
+        if (r == MTX_TOK_BAD)
+            return mtx_error(rd, SBM_ERR_PARSE,
+                             "size line: %s '%.*s' is not an integer (expected 'rows columns "
+                             "entries')%s",
+                             what[k], mtx_shown(tok), tok, nob);
+        if (r == MTX_TOK_RANGE)
+            return mtx_error(rd, SBM_ERR_OVERFLOW, "size line: %s '%.*s' does not fit in 64 bits",
+                             what[k], mtx_shown(tok), tok);
+        if (v[k] < 0)
+            return mtx_error(rd, SBM_ERR_PARSE, "size line: %s %" PRId64 " is negative", what[k],
+                             v[k]);
+    }
+    p = mtx_skip_space(p);
+    if (*p != '\0')
+        return mtx_error(rd, SBM_ERR_PARSE,
+                         "size line: unexpected '%.*s' after 'rows columns entries'%s",
+                         mtx_shown(p), p, nob);
+    for (int k = 0; k < 2; k++)
+        if (v[k] > INT32_MAX)
+            return mtx_error(rd, SBM_ERR_OVERFLOW,
+                             "size line: %s %" PRId64 " exceeds the int32 index limit %" PRId32,
+                             what[k], v[k], INT32_MAX);
+    if (h->symmetry != MTX_GENERAL && v[0] != v[1])
+        return mtx_error(rd, SBM_ERR_PARSE,
+                         "size line: a %s matrix must be square, not %" PRId64 " x %" PRId64,
+                         h->symmetry == MTX_SYMMETRIC ? "symmetric" : "skew-symmetric", v[0], v[1]);
+    /* An entry is at least "i j\n" (4 bytes) or "i j v\n" (6); the last may lack its newline. */
+    const int64_t per = h->field == MTX_PATTERN ? 4 : 6;
+    if (file_bytes >= 0 && v[2] > (file_bytes + 1) / per)
+        return mtx_error(rd, SBM_ERR_PARSE,
+                         "size line announces %" PRId64 " entries, but the whole file has only "
+                         "%" PRId64 " bytes",
+                         v[2], file_bytes);
+    h->m = v[0];
+    h->n = v[1];
+    h->nnz = v[2];
+    h->size_line = rd->line;
+    return SBM_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Reader                                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Entries as they appear in the file (0-based). */
+typedef struct mtx_triplets {
+    int64_t count; /* entries read */
+    int64_t cap;   /* capacity of the arrays */
+    int32_t *row;  /* row indices */
+    int32_t *col;  /* column indices */
+    double *val;   /* values */
+} mtx_triplets;
+
+static sbm_status mtx_triplets_reserve(sbm_ctx *ctx, mtx_triplets *t, int64_t cap)
+{
+    int ok;
+    const size_t ib =
+        sbm__mul_size(ctx, (size_t)cap, sizeof(int32_t), "Matrix Market entries", &ok);
+    if (!ok) return SBM_ERR_OVERFLOW;
+    const size_t vb = sbm__mul_size(ctx, (size_t)cap, sizeof(double), "Matrix Market entries", &ok);
+    if (!ok) return SBM_ERR_OVERFLOW;
+    int32_t *row = sbm__host_alloc(ctx, ib, "Matrix Market row indices");
+    int32_t *col = row ? sbm__host_alloc(ctx, ib, "Matrix Market column indices") : NULL;
+    double *val = col ? sbm__host_alloc(ctx, vb, "Matrix Market values") : NULL;
+    if (!val) {
+        sbm__host_free(ctx, row);
+        sbm__host_free(ctx, col);
+        return SBM_ERR_OUT_OF_MEMORY;
+    }
+    if (t->count > 0) {
+        memcpy(row, t->row, (size_t)t->count * sizeof(int32_t));
+        memcpy(col, t->col, (size_t)t->count * sizeof(int32_t));
+        memcpy(val, t->val, (size_t)t->count * sizeof(double));
+    }
+    sbm__host_free(ctx, t->row);
+    sbm__host_free(ctx, t->col);
+    sbm__host_free(ctx, t->val);
+    t->row = row;
+    t->col = col;
+    t->val = val;
+    t->cap = cap;
+    return SBM_SUCCESS;
+}
+
+/* Parse one entry line (rd->text) into t. */
+static sbm_status mtx_parse_entry(mtx_reader *rd, const mtx_header *h, mtx_triplets *t)
+{
+    static const char *const idx_name[2] = {"row", "column"};
+    const int64_t lim[2] = {h->m, h->n};
+    const int want = h->field == MTX_PATTERN ? 2 : 3;
+    const char *shape = h->field == MTX_PATTERN ? "row column" : "row column value";
+    char *p = rd->text, *tok;
+    int64_t idx[2];
+    for (int k = 0; k < 2; k++) {
+        const int r = mtx_parse_int(&p, &tok, &idx[k]);
+        if (r == MTX_TOK_MISSING)
+            return mtx_error(rd, SBM_ERR_PARSE, "entry has %d number%s, expected %d (%s)", k,
+                             k == 1 ? "" : "s", want, shape);
+        if (r == MTX_TOK_BAD)
+            return mtx_error(rd, SBM_ERR_PARSE, "%s index '%.*s' is not an integer", idx_name[k],
+                             mtx_shown(tok), tok);
+        if (r == MTX_TOK_RANGE || idx[k] < 1 || idx[k] > lim[k]) {
+            if (lim[k] == 0)
+                return mtx_error(rd, SBM_ERR_PARSE,
+                                 "%s index %.*s is outside the matrix (it has 0 %ss)",
+                                 idx_name[k], mtx_shown(tok), tok, idx_name[k]);
+            return mtx_error(rd, SBM_ERR_PARSE, "%s index %.*s is outside 1..%" PRId64, idx_name[k],
+                             mtx_shown(tok), tok, lim[k]);
+        }
+    }
+    double v = 1.0;
+    if (h->field == MTX_REAL) {
+        const int r = mtx_parse_double(&p, &tok, &v);
+        if (r == MTX_TOK_MISSING)
+            return mtx_error(rd, SBM_ERR_PARSE, "entry has 2 numbers, expected 3 (%s)", shape);
+        if (r == MTX_TOK_BAD)
+            return mtx_error(rd, SBM_ERR_PARSE, "value '%.*s' is not a number", mtx_shown(tok),
+                             tok);
+        if (r == MTX_TOK_RANGE)
+            return mtx_error(rd, SBM_ERR_PARSE, "value '%.*s' is not finite", mtx_shown(tok), tok);
+    } else if (h->field == MTX_INTEGER) {
+        int64_t iv = 0;
+        const int r = mtx_parse_int(&p, &tok, &iv);
+        if (r == MTX_TOK_MISSING)
+            return mtx_error(rd, SBM_ERR_PARSE, "entry has 2 numbers, expected 3 (%s)", shape);
+        if (r == MTX_TOK_BAD)
+            return mtx_error(rd, SBM_ERR_PARSE, "value '%.*s' is not an integer (the field is "
+                             "'integer')", mtx_shown(tok), tok);
+        if (r == MTX_TOK_RANGE)
+            return mtx_error(rd, SBM_ERR_PARSE, "integer value '%.*s' does not fit in 64 bits",
+                             mtx_shown(tok), tok);
+        v = (double)iv;
+    }
+    p = mtx_skip_space(p);
+    if (p < rd->text + rd->len) {
+        if (*p == '\0') return mtx_error(rd, SBM_ERR_PARSE, "the line contains a NUL byte");
+        return mtx_error(rd, SBM_ERR_PARSE,
+                         "unexpected '%.*s' after the entry (expected %d numbers: %s)",
+                         mtx_shown(p), p, want, shape);
+    }
+    if (h->symmetry == MTX_SKEW && idx[0] == idx[1])
+        return mtx_error(rd, SBM_ERR_PARSE,
+                         "diagonal entry (%" PRId64 ",%" PRId64 ") in a skew-symmetric matrix "
+                         "(its diagonal is zero and must not be stored)",
+                         idx[0], idx[1]);
+
+    if (t->count == t->cap) { /* unknown file size: grow geometrically up to the announced count */
+        const int64_t ncap = t->cap > h->nnz / 2 ? h->nnz : (t->cap > 0 ? 2 * t->cap : 1);
+        SBM__TRY(mtx_triplets_reserve(rd->ctx, t, ncap));
+    }
+    t->row[t->count] = (int32_t)(idx[0] - 1);
+    t->col[t->count] = (int32_t)(idx[1] - 1);
+    t->val[t->count] = v;
+    t->count++;
+    return SBM_SUCCESS;
+}
+
+/* Header and entries of the file. */
+static sbm_status mtx_read_file(mtx_reader *rd, mtx_header *h, mtx_triplets *t)
+{
+    struct stat st;
+    int64_t file_bytes = -1;
+    if (fstat(fileno(rd->f), &st) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return sbm__error(rd->ctx, SBM_ERR_IO, "cannot read '%s': %s", rd->path,
+                              strerror(EISDIR));
+        if (S_ISREG(st.st_mode)) file_bytes = (int64_t)st.st_size;
+    }
+
+    /* Banner: the first non-blank line. */
+    do {
+        SBM__TRY(mtx_next_line(rd));
+    } while (rd->text && *mtx_skip_space(rd->text) == '\0');
+    if (!rd->text)
+        return mtx_error(rd, SBM_ERR_PARSE, "the file is empty (no banner, no size line)");
+    SBM__TRY(mtx_parse_banner(rd, h));
+    if (h->banner) SBM__TRY(mtx_next_line(rd));
+
+    /* Size line: the first line that is neither blank nor a comment. */
+    while (rd->text && mtx_is_skippable(rd->text)) SBM__TRY(mtx_next_line(rd));
+    if (!rd->text)
+        return mtx_error(rd, SBM_ERR_PARSE,
+                         "the file ends before the size line 'rows columns entries'");
+    SBM__TRY(mtx_parse_size_line(rd, h, file_bytes));
+
+    /* With a known file size the count is bounded by it, so reserve it exactly. */
+    const int64_t first = file_bytes >= 0 ? h->nnz : (h->nnz < 65536 ? h->nnz : 65536);
+    SBM__TRY(mtx_triplets_reserve(rd->ctx, t, first));
+
+    for (;;) {
+        SBM__TRY(mtx_next_line(rd));
+        if (!rd->text) break;
+        if (mtx_is_skippable(rd->text)) continue;
+        if (t->count == h->nnz)
+            return mtx_error(rd, SBM_ERR_PARSE,
+                             "more entries than the %" PRId64 " announced on line %" PRId64, h->nnz,
+                             h->size_line);
+        SBM__TRY(mtx_parse_entry(rd, h, t));
+    }
+    if (t->count < h->nnz)
+        return mtx_error(rd, SBM_ERR_PARSE,
+                         "the file ends after %" PRId64 " of the %" PRId64
+                         " entries announced on line %" PRId64,
+                         t->count, h->nnz, h->size_line);
+    return SBM_SUCCESS;
+}
+
+/* Host CSR arrays from the file entries: expand the symmetry, sort each row by column, sum
+ * duplicates in file order. Two stable bucket passes (by column, then by row) give sorted rows
+ * in O(nnz + m + n) without a comparison sort. Frees t's arrays once they are consumed. */
+static sbm_status mtx_build_csr(sbm_ctx *ctx, const mtx_header *h, mtx_triplets *t,
+                                int64_t **rowptr_out, int32_t **colind_out, double **values_out)
+{
+    const int64_t m = h->m, n = h->n, cnt = t->count;
+    const int mirror = h->symmetry != MTX_GENERAL;
+    const double sign = h->symmetry == MTX_SKEW ? -1.0 : 1.0;
+    sbm_status st = SBM_SUCCESS;
+    int64_t *colptr = NULL, *rowptr = NULL, *next = NULL;
+    int32_t *crow = NULL, *colind = NULL;
+    double *cval = NULL, *values = NULL;
+    int ok;
+
+    int64_t total = cnt; /* entries after expansion */
+    if (mirror)
+        for (int64_t k = 0; k < cnt; k++) total += t->row[k] != t->col[k];
+
+    const size_t ib = sbm__mul_size(ctx, (size_t)total, sizeof(int32_t), "expanded entries", &ok);
+    if (!ok) return SBM_ERR_OVERFLOW;
+    const size_t vb = sbm__mul_size(ctx, (size_t)total, sizeof(double), "expanded entries", &ok);
+    if (!ok) return SBM_ERR_OVERFLOW;
+
+    /* Pass 1: bucket by column (file order kept within a column). */
+    colptr = sbm__host_alloc(ctx, ((size_t)n + 1) * sizeof(int64_t), "column counts");
+    crow = colptr ? sbm__host_alloc(ctx, ib, "column-sorted row indices") : NULL;
+    cval = crow ? sbm__host_alloc(ctx, vb, "column-sorted values") : NULL;
+    if (!cval) {
+        st = SBM_ERR_OUT_OF_MEMORY;
+        goto done;
+    }
+    memset(colptr, 0, ((size_t)n + 1) * sizeof(int64_t));
+    for (int64_t k = 0; k < cnt; k++) {
+        colptr[t->col[k] + 1]++;
+        if (mirror && t->row[k] != t->col[k]) colptr[t->row[k] + 1]++;
+    }
+    for (int64_t j = 0; j < n; j++) colptr[j + 1] += colptr[j];
+    for (int64_t k = 0; k < cnt; k++) {
+        const int32_t i = t->row[k], j = t->col[k];
+        int64_t q = colptr[j]++;
+        crow[q] = i;
+        cval[q] = t->val[k];
+        if (mirror && i != j) {
+            q = colptr[i]++;
+            crow[q] = j;
+            cval[q] = sign * t->val[k];
+        }
+    }
+    for (int64_t j = n; j > 0; j--) colptr[j] = colptr[j - 1]; /* undo the shift of the fill */
+    colptr[0] = 0;
+    sbm__host_free(ctx, t->row);
+    sbm__host_free(ctx, t->col);
+    sbm__host_free(ctx, t->val);
+    t->row = t->col = NULL;
+    t->val = NULL;
+
+    /* Pass 2: bucket by row, visiting columns in order, so every row comes out sorted. */
+    rowptr = sbm__host_alloc(ctx, ((size_t)m + 1) * sizeof(int64_t), "row pointers");
+    next = rowptr ? sbm__host_alloc(ctx, ((size_t)m + 1) * sizeof(int64_t), "row cursors") : NULL;
+    colind = next ? sbm__host_alloc(ctx, ib, "column indices") : NULL;
+    values = colind ? sbm__host_alloc(ctx, vb, "values") : NULL;
+    if (!values) {
+        st = SBM_ERR_OUT_OF_MEMORY;
+        goto done;
+    }
+    memset(rowptr, 0, ((size_t)m + 1) * sizeof(int64_t));
+    for (int64_t q = 0; q < total; q++) rowptr[crow[q] + 1]++;
+    for (int64_t i = 0; i < m; i++) rowptr[i + 1] += rowptr[i];
+    memcpy(next, rowptr, ((size_t)m + 1) * sizeof(int64_t));
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t q = colptr[j]; q < colptr[j + 1]; q++) {
+            const int64_t d = next[crow[q]]++;
+            colind[d] = (int32_t)j;
+            values[d] = cval[q];
+        }
+
+    /* Pass 3: sum duplicates (adjacent now, in file order) and compact in place. */
+    int64_t w = 0;
+    for (int64_t i = 0; i < m; i++) {
+        const int64_t b = rowptr[i], e = rowptr[i + 1];
+        rowptr[i] = w;
+        for (int64_t q = b; q < e; q++) {
+            if (q > b && colind[q] == colind[w - 1]) {
+                values[w - 1] += values[q];
+            } else {
+                colind[w] = colind[q];
+                values[w] = values[q];
+                w++;
+            }
+        }
+    }
+    rowptr[m] = w;
+
+    *rowptr_out = rowptr;
+    *colind_out = colind;
+    *values_out = values;
+    rowptr = NULL;
+    colind = NULL;
+    values = NULL;
+done:
+    sbm__host_free(ctx, colptr);
+    sbm__host_free(ctx, crow);
+    sbm__host_free(ctx, cval);
+    sbm__host_free(ctx, next);
+    sbm__host_free(ctx, rowptr);
+    sbm__host_free(ctx, colind);
+    sbm__host_free(ctx, values);
+    return st;
+}
+
+sbm_status sbm_csr_read_mtx(sbm_ctx *ctx, const char *path, sbm_csr **A)
+{
+    SBM__ENTER(ctx, "sbm_csr_read_mtx");
+    if (A) *A = NULL;
+    if (!path) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument path is NULL");
+    if (!A) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument A (output handle) is NULL");
+
+    mtx_reader rd = {0};
+    mtx_header h = {0};
+    mtx_triplets t = {0};
+    int64_t *rowptr = NULL;
+    int32_t *colind = NULL;
+    double *values = NULL;
+    sbm_status st = SBM_SUCCESS;
+    mtx_locale loc;
+    mtx_locale_begin(&loc);
+
+    rd.ctx = ctx;
+    rd.path = path;
+    rd.f = fopen(path, "rb");
+    if (!rd.f) {
+        const int err = errno;
+        st = sbm__error(ctx, SBM_ERR_IO, "cannot open '%s' for reading: %s", path, strerror(err));
+        goto done;
+    }
+    rd.cap = MTX_BUFFER_BYTES;
+    rd.buf = sbm__host_alloc(ctx, rd.cap + 1, "Matrix Market read buffer");
+    if (!rd.buf) {
+        st = SBM_ERR_OUT_OF_MEMORY;
+        goto done;
+    }
+    st = mtx_read_file(&rd, &h, &t);
+    if (st != SBM_SUCCESS) goto done;
+    fclose(rd.f); /* read-only: nothing to flush, nothing to report */
+    rd.f = NULL;
+    sbm__host_free(ctx, rd.buf);
+    rd.buf = NULL;
+
+    st = mtx_build_csr(ctx, &h, &t, &rowptr, &colind, &values);
+    if (st != SBM_SUCCESS) goto done;
+    st = sbm__csr_upload(ctx, h.m, h.n, rowptr, colind, values, A);
+
+done:
+    if (rd.f) fclose(rd.f);
+    sbm__host_free(ctx, rd.buf);
+    sbm__host_free(ctx, t.row);
+    sbm__host_free(ctx, t.col);
+    sbm__host_free(ctx, t.val);
+    sbm__host_free(ctx, rowptr);
+    sbm__host_free(ctx, colind);
+    sbm__host_free(ctx, values);
+    mtx_locale_end(&loc);
+    return st;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Writer                                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Write host CSR arrays to path through a temporary file in the same directory. arg names the
+ * matrix argument in messages. */
+static sbm_status mtx_write_host(sbm_ctx *ctx, const char *path, const char *arg, int64_t m,
+                                 int64_t n, const int64_t *rowptr, const int32_t *colind,
+                                 const double *values)
+{
+    const int64_t nnz = rowptr[m];
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t q = rowptr[i]; q < rowptr[i + 1]; q++)
+            if (!isfinite(values[q]))
+                return sbm__error(ctx, SBM_ERR_NOT_FINITE,
+                                  "argument %s: entry (%" PRId64 ",%" PRId32 ") (1-based) is %g; "
+                                  "'%s' is not written because Matrix Market files read by sbm "
+                                  "hold finite values only",
+                                  arg, i + 1, colind[q] + 1, values[q], path);
+
+    static const char suffix[] = ".tmp.XXXXXX";
+    const size_t plen = strlen(path);
+    char *tmp = sbm__host_alloc(ctx, plen + sizeof suffix, "temporary file name");
+    if (!tmp) return SBM_ERR_OUT_OF_MEMORY;
+    memcpy(tmp, path, plen);
+    memcpy(tmp + plen, suffix, sizeof suffix);
+
+    sbm_status st = SBM_SUCCESS;
+    FILE *f = NULL;
+    int created = 0, err = 0;
+    const char *step = "";
+    mtx_locale loc;
+    mtx_locale_begin(&loc);
+
+    const int fd = mkstemp(tmp);
+    if (fd < 0) {
+        err = errno;
+        st = sbm__error(ctx, SBM_ERR_IO, "cannot create the temporary file '%s' for '%s': %s", tmp,
+                        path, strerror(err));
+        goto done;
+    }
+    created = 1;
+    struct stat old;
+    (void)fchmod(fd, stat(path, &old) == 0 ? (old.st_mode & 07777) : 0644); /* cosmetic only */
+    f = fdopen(fd, "w");
+    if (!f) {
+        err = errno;
+        close(fd);
+        step = "open";
+        goto io_error;
+    }
+    setvbuf(f, NULL, _IOFBF, (size_t)1 << 16);
+
+    step = "write";
+    if (fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n") < 0 ||
+        fprintf(f, "%" PRId64 " %" PRId64 " %" PRId64 "\n", m, n, nnz) < 0)
+        goto io_error_errno;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t q = rowptr[i]; q < rowptr[i + 1]; q++)
+            if (fprintf(f, "%" PRId64 " %" PRId32 " %.17g\n", i + 1, colind[q] + 1, values[q]) < 0)
+                goto io_error_errno;
+    if (fflush(f) != 0) goto io_error_errno;
+    step = "close";
+    {
+        const int rc = fclose(f);
+        f = NULL;
+        if (rc != 0) goto io_error_errno;
+    }
+    if (rename(tmp, path) != 0) {
+        err = errno;
+        st = sbm__error(ctx, SBM_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path,
+                        strerror(err));
+        goto done;
+    }
+    created = 0; /* it is path now */
+    goto done;
+
+io_error_errno:
+    err = errno;
+io_error:
+    st = sbm__error(ctx, SBM_ERR_IO, "cannot %s the temporary file '%s' for '%s': %s", step, tmp,
+                    path, strerror(err));
+done:
+    if (f) fclose(f);
+    if (created) unlink(tmp);
+    mtx_locale_end(&loc);
+    sbm__host_free(ctx, tmp);
+    return st;
+}
+
+/* Write A (in ctx's memory space) to path; device arrays are copied to the host first. */
+static sbm_status mtx_write_csr(sbm_ctx *ctx, const char *path, const char *arg, const sbm_csr *A)
+{
+    if (ctx->backend == SBM_BACKEND_CPU)
+        return mtx_write_host(ctx, path, arg, A->m, A->n, A->rowptr, A->colind, A->values);
+
+    sbm_status st = SBM_SUCCESS;
+    int64_t *rowptr =
+        sbm__host_alloc(ctx, ((size_t)A->m + 1) * sizeof(int64_t), "host row pointers");
+    int32_t *colind = rowptr ? sbm__host_alloc(ctx, (size_t)A->nnz * sizeof(int32_t),
+                                               "host column indices")
+                             : NULL;
+    double *values = colind ? sbm__host_alloc(ctx, (size_t)A->nnz * sizeof(double), "host values")
+                            : NULL;
+    if (!values) {
+        st = SBM_ERR_OUT_OF_MEMORY;
+        goto done;
+    }
+    st = ctx->ops->copy(ctx, rowptr, A->rowptr, ((size_t)A->m + 1) * sizeof(int64_t), 1);
+    if (st == SBM_SUCCESS && A->nnz > 0)
+        st = ctx->ops->copy(ctx, colind, A->colind, (size_t)A->nnz * sizeof(int32_t), 1);
+    if (st == SBM_SUCCESS && A->nnz > 0)
+        st = ctx->ops->copy(ctx, values, A->values, (size_t)A->nnz * sizeof(double), 1);
+    if (st == SBM_SUCCESS) st = ctx->ops->synchronize(ctx);
+    if (st == SBM_SUCCESS) st = mtx_write_host(ctx, path, arg, A->m, A->n, rowptr, colind, values);
+done:
+    sbm__host_free(ctx, rowptr);
+    sbm__host_free(ctx, colind);
+    sbm__host_free(ctx, values);
+    return st;
+}
+
+sbm_status sbm_csr_write_mtx(sbm_ctx *ctx, const char *path, const sbm_csr *A)
+{
+    SBM__ENTER(ctx, "sbm_csr_write_mtx");
+    if (!path) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument path is NULL");
+    SBM__TRY(sbm__check_csr_arg(ctx, "A", A));
+    return mtx_write_csr(ctx, path, "A", A);
+}
+
+sbm_status sbm_cbc_write_mtx(sbm_ctx *ctx, const char *path, const sbm_cbc *A)
+{
+    SBM__ENTER(ctx, "sbm_cbc_write_mtx");
+    if (!path) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument path is NULL");
+    SBM__TRY(sbm__check_cbc_arg(ctx, "A", A));
+    if (!ctx->ops->cbc_to_csr)
+        return sbm__error(ctx, SBM_ERR_NOT_SUPPORTED,
+                          "the CBC to CSR conversion is not available on the %s backend",
+                          ctx->ops->name);
+    sbm_csr *S = NULL; /* scalar form: rows sorted, columns sorted within a row */
+    SBM__TRY(ctx->ops->cbc_to_csr(ctx, A, &S));
+    const sbm_status st = mtx_write_csr(ctx, path, "A", S);
+    sbm_csr_destroy(S);
+    return st;
+}
