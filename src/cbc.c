@@ -188,10 +188,11 @@ sbm_status sbm_csr_to_cbc(sbm_ctx *ctx, const sbm_csr *A, int r, int c, sbm_cbc 
     if (A->m % r != 0 || A->n % c != 0)
         return sbm__error(ctx, SBM_ERR_BLOCK_SHAPE,
                           "argument r/c: a %" PRId64 " x %" PRId64 " matrix cannot be divided into "
-                          "%dx%d blocks (%s is not divisible)",
+                          "%dx%d blocks (%s)",
                           A->m, A->n, r, c,
-                          A->m % r != 0 ? (A->n % c != 0 ? "neither dimension" : "the row count")
-                                        : "the column count");
+                          A->m % r != 0 ? (A->n % c != 0 ? "neither dimension is divisible"
+                                                         : "the row count is not divisible")
+                                        : "the column count is not divisible");
     return ctx->ops->csr_to_cbc(ctx, A, r, c, B);
 }
 

@@ -1,0 +1,23 @@
+/* Seeded generators of the block matrices sbm-bench multiplies. Each builds host arrays and
+ * creates the matrix in ctx with sbm_cbc_create (validated); values are uniform in [-1, 1). */
+#ifndef SBM_BENCH_GENERATORS_H
+#define SBM_BENCH_GENERATORS_H
+
+#include <stdint.h>
+
+#include "sbm.h"
+
+/* 2D Poisson pattern (5-point stencil on a g x g grid), every stored block a dense b x b block. */
+sbm_status gen_poisson2d(sbm_ctx *ctx, int64_t g, int b, uint64_t seed, sbm_cbc **A);
+/* 3D Poisson pattern (7-point stencil on a g x g x g grid) with dense b x b blocks. */
+sbm_status gen_poisson3d(sbm_ctx *ctx, int64_t g, int b, uint64_t seed, sbm_cbc **A);
+/* BA camera-point matrix W (cameras x points blocks of p x 3): each point column holds obs
+ * distinct random cameras. pattern_seed fixes the pattern, value_seed the values, so two calls
+ * with the same pattern_seed give W and a Y = W V^-1 of the same pattern. */
+sbm_status gen_ba_w(sbm_ctx *ctx, int64_t cameras, int64_t points, int obs, int p,
+                    uint64_t pattern_seed, uint64_t value_seed, sbm_cbc **W);
+/* Random nbr x nbc blocks of r x c with per_col distinct random blocks in every column. */
+sbm_status gen_random_cbc(sbm_ctx *ctx, int64_t nbr, int64_t nbc, int r, int c, int per_col,
+                          uint64_t seed, sbm_cbc **A);
+
+#endif /* SBM_BENCH_GENERATORS_H */

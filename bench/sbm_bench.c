@@ -1,0 +1,656 @@
+/* sbm-bench: block SpGEMM benchmarks against peers measured in the same run.
+ *
+ *   sbm-bench [--case NAME|FAMILY|all] [--csv FILE] [--reps N] [--backend cpu|cuda|all]
+ *             [--size small|large] [--clock wall|cpu] [--list]
+ *
+ * Cases (products C = op(A) * op(B)):
+ *   poisson2d-bB   A*A, 2D Poisson 5-point pattern on a g x g grid, dense B x B blocks (B = 1..8)
+ *   poisson3d-bB   A*A, 3D Poisson 7-point pattern, dense B x B blocks
+ *   ba-9x3, ba-6x3 (W V^-1) * W^T, upper block triangle only (the BA reduced camera system)
+ *   random-RxKxC   random CBC matrices, R x K times K x C blocks (fast and generic shapes)
+ *
+ * Per case and backend: plan time (median), execute time (median of --reps after one warm-up),
+ * GFLOP/s (2*r*k*c flops per block product, products from sbm_gemm_plan_get_info), and for each
+ * peer its time and the ratio peer / sbm. Peers: CSparse cs_multiply on the same product expanded
+ * to scalars (when built with CSparse), timed as a user calls it (its symbolic work included).
+ * The sbm CPU backend is single-threaded (threads = 1 in the CSV).
+ *
+ * Adding a backend: a context kind in backend_names. Adding a peer: one run_<peer> function
+ * filling a peer_result, one column pair in the table and the CSV. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "generators.h"
+#include "sbm.h"
+
+#ifdef SBM_BENCH_HAVE_CSPARSE
+#include <limits.h>
+#include <suitesparse/cs.h>
+#endif
+
+/* ---------------------------------------------------------------------------------------- */
+/* Cases                                                                                    */
+/* ---------------------------------------------------------------------------------------- */
+
+typedef enum family { POISSON2D, POISSON3D, BA, RANDOM } family;
+static const char *const family_names[] = {"poisson2d", "poisson3d", "ba", "random"};
+
+typedef struct case_spec {
+    char name[48];
+    family fam;
+    int r, k, c;            /* block shape triple of the product */
+    int64_t g;              /* grid size (Poisson) */
+    int64_t cameras, points; /* BA */
+    int obs;                /* BA observations per point */
+    int64_t nb;             /* random: block rows = inner = block columns */
+    int per_col;            /* random: blocks per column */
+} case_spec;
+
+/* A generated case: the operands on the host, as the product sees them. */
+typedef struct bench_case {
+    const case_spec *spec;
+    sbm_op op_a, op_b;
+    unsigned flags;
+    sbm_cbc *A, *B;
+} bench_case;
+
+#define MAX_CASES 64
+
+static int build_specs(int large, case_spec *specs)
+{
+    int n = 0;
+    for (int b = 1; b <= 8; b++) {
+        case_spec s = {{0}, POISSON2D, b, b, b, large ? 300 : 100, 0, 0, 0, 0, 0};
+        snprintf(s.name, sizeof(s.name), "poisson2d-b%d", b);
+        specs[n++] = s;
+    }
+    for (int b = 1; b <= 8; b++) {
+        case_spec s = {{0}, POISSON3D, b, b, b, large ? 40 : 16, 0, 0, 0, 0, 0};
+        snprintf(s.name, sizeof(s.name), "poisson3d-b%d", b);
+        specs[n++] = s;
+    }
+    const int ps[2] = {9, 6};
+    for (int t = 0; t < 2; t++) {
+        case_spec s = {{0}, BA, ps[t], 3, ps[t], 0, large ? 1000 : 200, large ? 100000 : 20000,
+                       6, 0, 0};
+        snprintf(s.name, sizeof(s.name), "ba-%dx3", ps[t]);
+        specs[n++] = s;
+    }
+    /* scalar, a fast square shape, a generic rectangular triple and a large generic block */
+    const int shapes[4][3] = {{1, 1, 1}, {3, 3, 3}, {2, 5, 4}, {16, 16, 16}};
+    for (int t = 0; t < 4; t++) {
+        const int r = shapes[t][0], k = shapes[t][1], c = shapes[t][2];
+        const int64_t nb = (large ? 20000 : 4000) / (r > 4 ? 4 : 1);
+        case_spec s = {{0}, RANDOM, r, k, c, 0, 0, 0, 0, nb, 8};
+        snprintf(s.name, sizeof(s.name), "random-%dx%dx%d", r, k, c);
+        specs[n++] = s;
+    }
+    return n;
+}
+
+static int spec_selected(const case_spec *s, const char *sel)
+{
+    if (strcmp(sel, "all") == 0 || strcmp(sel, s->name) == 0) return 1;
+    return strcmp(sel, family_names[s->fam]) == 0;
+}
+
+static void case_free(bench_case *bc)
+{
+    sbm_cbc_destroy(bc->A);
+    sbm_cbc_destroy(bc->B);
+    bc->A = bc->B = NULL;
+}
+
+static sbm_status case_generate(sbm_ctx *host, const case_spec *s, bench_case *bc)
+{
+    const uint64_t seed = 20240611u;
+    sbm_status st = SBM_SUCCESS;
+    memset(bc, 0, sizeof(*bc));
+    bc->spec = s;
+    bc->op_a = SBM_OP_N;
+    bc->op_b = SBM_OP_N;
+    switch (s->fam) {
+    case POISSON2D:
+    case POISSON3D:
+        st = s->fam == POISSON2D ? gen_poisson2d(host, s->g, s->r, seed, &bc->A)
+                                 : gen_poisson3d(host, s->g, s->r, seed, &bc->A);
+        if (st == SBM_SUCCESS) st = sbm_cbc_copy(host, bc->A, &bc->B);
+        break;
+    case BA:
+        /* Y = W V^-1 has W's pattern: same pattern seed, other values. */
+        bc->op_b = SBM_OP_T;
+        bc->flags = SBM_GEMM_UPPER;
+        st = gen_ba_w(host, s->cameras, s->points, s->obs, s->r, seed, seed + 1, &bc->A);
+        if (st == SBM_SUCCESS)
+            st = gen_ba_w(host, s->cameras, s->points, s->obs, s->r, seed, seed + 2, &bc->B);
+        break;
+    case RANDOM:
+        st = gen_random_cbc(host, s->nb, s->nb, s->r, s->k, s->per_col, seed, &bc->A);
+        if (st == SBM_SUCCESS)
+            st = gen_random_cbc(host, s->nb, s->nb, s->k, s->c, s->per_col, seed + 7, &bc->B);
+        break;
+    }
+    if (st != SBM_SUCCESS) case_free(bc);
+    return st;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Timing                                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Wall clock by default. --clock cpu times the thread's CPU time instead: on a shared machine
+ * it leaves out the time other processes held the core (CPU backend and CSparse only; a CUDA
+ * wait does not show in it). */
+static clockid_t bench_clock = CLOCK_MONOTONIC;
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(bench_clock, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static double wall_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *t, int n)
+{
+    qsort(t, (size_t)n, sizeof(double), cmp_double);
+    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* sbm (any backend)                                                                        */
+/* ---------------------------------------------------------------------------------------- */
+
+typedef struct sbm_result {
+    int ok;              /* 1 measured; 0 failed or not available (note says why) */
+    sbm_status status;   /* why not */
+    char note[160];
+    double plan_ms;      /* median */
+    double exec_ms;      /* median */
+    int64_t products;
+    int64_t nnzb_c;
+    int64_t slices;
+    int fast_path;
+    int64_t rows_c, cols_c;
+    int rc_, cc_;        /* block shape of C */
+    double flops;        /* 2*r*k*c*products */
+    double sumsq;        /* of C's values, for the cross-check */
+} sbm_result;
+
+static void note_error(char *note, size_t size, const sbm_ctx *ctx, sbm_status st)
+{
+    const char *m = ctx != NULL ? sbm_ctx_last_error(ctx) : "";
+    snprintf(note, size, "%s%s%s", sbm_status_name(st), m[0] ? ": " : "", m);
+}
+
+static void run_sbm(sbm_ctx *ctx, sbm_ctx *host, const bench_case *bc, int reps, sbm_result *res)
+{
+    sbm_cbc *A = NULL, *B = NULL, *C = NULL, *Ch = NULL;
+    sbm_gemm_plan *plan = NULL;
+    double *t = malloc(sizeof(double) * (size_t)reps);
+    sbm_status st = SBM_SUCCESS;
+    const sbm_ctx *where = ctx;
+    memset(res, 0, sizeof(*res));
+    if (t == NULL) {
+        snprintf(res->note, sizeof(res->note), "out of memory");
+        return;
+    }
+    /* Operands in the backend's memory (a copy on CPU too, so every backend starts alike). */
+    if ((st = sbm_cbc_copy(ctx, bc->A, &A)) != SBM_SUCCESS) goto fail;
+    if ((st = sbm_cbc_copy(ctx, bc->B, &B)) != SBM_SUCCESS) goto fail;
+
+    for (int i = 0; i < reps; i++) {
+        sbm_gemm_plan_destroy(plan);
+        sbm_cbc_destroy(C);
+        plan = NULL;
+        C = NULL;
+        const double t0 = now_s();
+        st = sbm_cbc_gemm_plan(ctx, bc->op_a, A, bc->op_b, B, NULL, bc->flags, &plan, &C);
+        if (st == SBM_SUCCESS) st = sbm_ctx_synchronize(ctx);
+        if (st != SBM_SUCCESS) goto fail;
+        t[i] = 1e3 * (now_s() - t0);
+    }
+    res->plan_ms = median(t, reps);
+
+    if ((st = sbm_cbc_gemm_execute(ctx, plan, 1.0, A, B, NULL, C)) != SBM_SUCCESS) goto fail;
+    if ((st = sbm_ctx_synchronize(ctx)) != SBM_SUCCESS) goto fail; /* warm-up */
+    for (int i = 0; i < reps; i++) {
+        const double t0 = now_s();
+        st = sbm_cbc_gemm_execute(ctx, plan, 1.0, A, B, NULL, C);
+        if (st == SBM_SUCCESS) st = sbm_ctx_synchronize(ctx);
+        if (st != SBM_SUCCESS) goto fail;
+        t[i] = 1e3 * (now_s() - t0);
+    }
+    res->exec_ms = median(t, reps);
+
+    sbm_gemm_plan_info pi = sbm_gemm_plan_get_info(plan);
+    res->products = pi.products;
+    res->nnzb_c = pi.nnzb_c;
+    res->slices = pi.slices;
+    res->fast_path = pi.fast_path;
+    res->flops = 2.0 * bc->spec->r * bc->spec->k * bc->spec->c * (double)pi.products;
+
+    where = host;
+    if ((st = sbm_cbc_copy(host, C, &Ch)) != SBM_SUCCESS) goto fail;
+    sbm_cbc_info ci = sbm_cbc_get_info(Ch);
+    res->rc_ = ci.r;
+    res->cc_ = ci.c;
+    res->rows_c = ci.nbr * ci.r;
+    res->cols_c = ci.nbc * ci.c;
+    double s = 0.0;
+    for (int64_t k = 0; k < ci.nnzb * ci.r * ci.c; k++) s += ci.values[k] * ci.values[k];
+    res->sumsq = s;
+    res->ok = 1;
+    goto done;
+fail:
+    res->status = st;
+    note_error(res->note, sizeof(res->note), where, st);
+done:
+    sbm_gemm_plan_destroy(plan);
+    sbm_cbc_destroy(Ch);
+    sbm_cbc_destroy(C);
+    sbm_cbc_destroy(B);
+    sbm_cbc_destroy(A);
+    free(t);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Peers                                                                                    */
+/* ---------------------------------------------------------------------------------------- */
+
+typedef struct peer_result {
+    int ok;           /* 1 measured */
+    char note[160];   /* why not */
+    double ms;        /* median time of one full call */
+    double flops;     /* the peer's own multiply-add count x 2 (it may compute more than sbm) */
+    double sumsq;     /* of the part of its C that sbm computes */
+} peer_result;
+
+/* Scalar CSC arrays of op(X) on the host: CSC(X) = CSR(X^T), CSC(X^T) = CSR(X). */
+static sbm_status scalar_csc(sbm_ctx *host, const sbm_cbc *X, sbm_op op, sbm_csr **out)
+{
+    sbm_cbc *XT = NULL;
+    sbm_status st;
+    *out = NULL;
+    if (op == SBM_OP_T) return sbm_cbc_to_csr(host, X, out);
+    st = sbm_cbc_transpose(host, X, &XT);
+    if (st == SBM_SUCCESS) st = sbm_cbc_to_csr(host, XT, out);
+    sbm_cbc_destroy(XT);
+    return st;
+}
+
+#ifdef SBM_BENCH_HAVE_CSPARSE
+/* A cs_di view (int indices, as CSparse users use it) of CSC arrays held as CSR of the transpose.
+ * @return 0 if the matrix does not fit int. */
+static int to_cs(const sbm_csr *T, cs_di *out, int *p, int *i)
+{
+    sbm_csr_info ti = sbm_csr_get_info(T);
+    if (ti.nnz > INT_MAX || ti.m > INT_MAX || ti.n > INT_MAX) return 0;
+    for (int64_t k = 0; k <= ti.m; k++) p[k] = (int)ti.rowptr[k];
+    for (int64_t k = 0; k < ti.nnz; k++) i[k] = ti.colind[k];
+    out->nzmax = (int)ti.nnz;
+    out->m = (int)ti.n; /* CSR of X^T with n columns = CSC of X with n rows */
+    out->n = (int)ti.m;
+    out->p = p;
+    out->i = i;
+    out->x = ti.values;
+    out->nz = -1;
+    return 1;
+}
+
+static void run_csparse(sbm_ctx *host, const bench_case *bc, int reps, int r_c, int c_c,
+                        peer_result *res)
+{
+    sbm_csr *a = NULL, *b = NULL;
+    int *ap = NULL, *ai = NULL, *bp = NULL, *bi = NULL;
+    double *t = malloc(sizeof(double) * (size_t)reps);
+    cs_di A, B;
+    cs_di *C = NULL;
+    sbm_status st;
+    memset(res, 0, sizeof(*res));
+    if ((st = scalar_csc(host, bc->A, bc->op_a, &a)) != SBM_SUCCESS ||
+        (st = scalar_csc(host, bc->B, bc->op_b, &b)) != SBM_SUCCESS) {
+        note_error(res->note, sizeof(res->note), host, st);
+        goto done;
+    }
+    sbm_csr_info a_i = sbm_csr_get_info(a), b_i = sbm_csr_get_info(b);
+    ap = malloc(sizeof(int) * (size_t)(a_i.m + 1));
+    ai = malloc(sizeof(int) * (size_t)a_i.nnz + 1);
+    bp = malloc(sizeof(int) * (size_t)(b_i.m + 1));
+    bi = malloc(sizeof(int) * (size_t)b_i.nnz + 1);
+    if (!t || !ap || !ai || !bp || !bi) {
+        snprintf(res->note, sizeof(res->note), "out of memory");
+        goto done;
+    }
+    if (!to_cs(a, &A, ap, ai) || !to_cs(b, &B, bp, bi)) {
+        snprintf(res->note, sizeof(res->note), "too large for int indices");
+        goto done;
+    }
+    /* flops of the scalar product: every A(:,k) scaled once per entry B(k,j) */
+    double f = 0.0;
+    for (int j = 0; j < B.n; j++)
+        for (int q = B.p[j]; q < B.p[j + 1]; q++) f += A.p[B.i[q] + 1] - A.p[B.i[q]];
+    res->flops = 2.0 * f;
+
+    C = cs_di_multiply(&A, &B); /* warm-up, and the result for the cross-check */
+    for (int rep = 0; rep < reps && C != NULL; rep++) {
+        cs_di_spfree(C);
+        const double t0 = now_s();
+        C = cs_di_multiply(&A, &B);
+        t[rep] = 1e3 * (now_s() - t0);
+    }
+    if (C == NULL) {
+        snprintf(res->note, sizeof(res->note), "cs_multiply failed (out of memory)");
+        goto done;
+    }
+    res->ms = median(t, reps);
+    {
+        /* CSparse leaves row indices unsorted; the sum of squares does not care. */
+        double s = 0.0;
+        const int upper = (bc->flags & SBM_GEMM_UPPER) != 0;
+        for (int j = 0; j < C->n; j++)
+            for (int q = C->p[j]; q < C->p[j + 1]; q++)
+                if (!upper || C->i[q] / r_c <= j / c_c) s += C->x[q] * C->x[q];
+        res->sumsq = s;
+    }
+    res->ok = 1;
+done:
+    if (C != NULL) cs_di_spfree(C);
+    free(ap);
+    free(ai);
+    free(bp);
+    free(bi);
+    free(t);
+    sbm_csr_destroy(a);
+    sbm_csr_destroy(b);
+}
+#else
+static void run_csparse(sbm_ctx *host, const bench_case *bc, int reps, int r_c, int c_c,
+                        peer_result *res)
+{
+    (void)host;
+    (void)bc;
+    (void)reps;
+    (void)r_c;
+    (void)c_c;
+    memset(res, 0, sizeof(*res));
+    snprintf(res->note, sizeof(res->note), "built without CSparse");
+}
+#endif
+
+/* ---------------------------------------------------------------------------------------- */
+/* Output                                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+static void print_header(void)
+{
+    printf("%-16s %-4s %-8s %-4s %9s %10s %11s %9s %9s %8s %10s %8s %7s %7s %s\n", "case",
+           "bknd", "rxkxc", "path", "C dim", "nnzb(C)", "products", "plan ms", "exec ms",
+           "GFLOP/s", "CSparse ms", "cs GF/s", "x exec", "x p+e", "check");
+}
+
+static void csv_header(FILE *f)
+{
+    fprintf(f, "case,family,backend,block_a,block_b,block_c,op_a,op_b,upper,path,threads,rows_c,"
+               "cols_c,nnzb_a,nnzb_b,nnzb_c,products,slices,gflop,plan_ms,exec_ms,gflops_exec,"
+               "csparse_ms,csparse_gflops,speedup_exec_vs_csparse,speedup_total_vs_csparse,check,"
+               "note\n");
+}
+
+/* "ok" when sbm and the peer agree on C (sum of squares, relative 1e-10), else "MISMATCH". */
+static const char *cross_check(const sbm_result *s, const peer_result *p)
+{
+    if (!s->ok || !p->ok) return "-";
+    const double d = fabs(s->sumsq - p->sumsq), scale = fabs(p->sumsq);
+    return d <= 1e-10 * scale || (scale == 0.0 && d == 0.0) ? "ok" : "MISMATCH";
+}
+
+static void report(FILE *csv, const bench_case *bc, const char *backend, const sbm_result *s,
+                   const peer_result *cs)
+{
+    const case_spec *sp = bc->spec;
+    char shape[32], cdim[32];
+    snprintf(shape, sizeof(shape), "%dx%dx%d", sp->r, sp->k, sp->c);
+    const char *check = cross_check(s, cs);
+    sbm_cbc_info ai = sbm_cbc_get_info(bc->A), bi = sbm_cbc_get_info(bc->B);
+    if (!s->ok) {
+        printf("%-16s %-4s %-8s  %s\n", sp->name, backend, shape, s->note);
+    } else {
+        snprintf(cdim, sizeof(cdim), "%lld", (long long)s->rows_c);
+        const double gf = s->exec_ms > 0 ? s->flops / (s->exec_ms * 1e6) : 0.0;
+        printf("%-16s %-4s %-8s %-4s %9s %10lld %11lld %9.3f %9.3f %8.2f", sp->name, backend,
+               shape, s->fast_path ? "fast" : "gen", cdim, (long long)s->nnzb_c,
+               (long long)s->products, s->plan_ms, s->exec_ms, gf);
+        if (cs->ok)
+            printf(" %10.3f %8.2f %7.2f %7.2f %s\n", cs->ms, cs->flops / (cs->ms * 1e6),
+                   cs->ms / s->exec_ms, cs->ms / (s->plan_ms + s->exec_ms), check);
+        else
+            printf(" %10s %8s %7s %7s %s\n", "-", "-", "-", "-", check);
+    }
+    if (csv == NULL) return;
+    fprintf(csv, "%s,%s,%s,%dx%d,%dx%d,%dx%d,%s,%s,%d,", sp->name, family_names[sp->fam], backend,
+            ai.r, ai.c, bi.r, bi.c, sp->r, sp->c, bc->op_a == SBM_OP_T ? "T" : "N",
+            bc->op_b == SBM_OP_T ? "T" : "N", (bc->flags & SBM_GEMM_UPPER) ? 1 : 0);
+    if (s->ok) {
+        fprintf(csv, "%s,1,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%.6f,%.6f,%.6f,%.4f,",
+                s->fast_path ? "fast" : "generic", (long long)s->rows_c, (long long)s->cols_c,
+                (long long)ai.nnzb, (long long)bi.nnzb, (long long)s->nnzb_c,
+                (long long)s->products, (long long)s->slices, s->flops * 1e-9, s->plan_ms,
+                s->exec_ms, s->exec_ms > 0 ? s->flops / (s->exec_ms * 1e6) : 0.0);
+    } else {
+        fprintf(csv, ",1,,,%lld,%lld,,,,,,,,", (long long)ai.nnzb, (long long)bi.nnzb);
+    }
+    if (cs->ok) {
+        fprintf(csv, "%.6f,%.4f,", cs->ms, cs->flops / (cs->ms * 1e6));
+        if (s->ok)
+            fprintf(csv, "%.4f,%.4f,", cs->ms / s->exec_ms, cs->ms / (s->plan_ms + s->exec_ms));
+        else
+            fprintf(csv, ",,");
+    } else {
+        fprintf(csv, ",,,,");
+    }
+    /* notes may contain commas: quote them */
+    const char *note = !s->ok ? s->note : cs->note;
+    fprintf(csv, "%s,\"", check);
+    for (const char *q = note; *q; q++) fputc(*q == '"' ? '\'' : *q, csv);
+    fprintf(csv, "\"\n");
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* main                                                                                     */
+/* ---------------------------------------------------------------------------------------- */
+
+static const char *const usage =
+    "usage: sbm-bench [--case NAME|FAMILY|all] [--csv FILE] [--reps N] [--backend cpu|cuda|all]\n"
+    "                 [--size small|large] [--clock wall|cpu] [--list]\n"
+    "\n"
+    "  --case      a case name (see --list), a family (poisson2d, poisson3d, ba, random) or all\n"
+    "  --csv       also write one CSV row per case and backend to FILE\n"
+    "  --reps      timed repetitions; the median is reported (default 5)\n"
+    "  --backend   cpu, cuda, or all (default: cpu, plus cuda when a device is present)\n"
+    "  --clock     wall (default) or cpu: the thread's CPU time, for a loaded machine (CPU only)\n"
+    "  --size      small (default, a minute or two on a small CPU) or large (2D Poisson 300x300,\n"
+    "              BA 1000 cameras, 100k points, 6 observations per point)\n";
+
+int main(int argc, char **argv)
+{
+    const char *sel = "all", *csv_path = NULL, *backend_sel = "all";
+    int reps = 5, large = 0, list = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const int has_v = i + 1 < argc;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(usage, stdout);
+            return 0;
+        } else if (strcmp(a, "--list") == 0) {
+            list = 1;
+        } else if (strcmp(a, "--case") == 0 && has_v) {
+            sel = argv[++i];
+        } else if (strcmp(a, "--csv") == 0 && has_v) {
+            csv_path = argv[++i];
+        } else if (strcmp(a, "--backend") == 0 && has_v) {
+            backend_sel = argv[++i];
+            if (strcmp(backend_sel, "cpu") && strcmp(backend_sel, "cuda") &&
+                strcmp(backend_sel, "all")) {
+                fprintf(stderr, "sbm-bench: unknown backend '%s'\n%s", backend_sel, usage);
+                return 2;
+            }
+        } else if (strcmp(a, "--size") == 0 && has_v) {
+            const char *v = argv[++i];
+            if (strcmp(v, "small") == 0) large = 0;
+            else if (strcmp(v, "large") == 0) large = 1;
+            else {
+                fprintf(stderr, "sbm-bench: unknown size '%s'\n%s", v, usage);
+                return 2;
+            }
+        } else if (strcmp(a, "--clock") == 0 && has_v) {
+            const char *v = argv[++i];
+            if (strcmp(v, "wall") == 0) bench_clock = CLOCK_MONOTONIC;
+            else if (strcmp(v, "cpu") == 0) bench_clock = CLOCK_THREAD_CPUTIME_ID;
+            else {
+                fprintf(stderr, "sbm-bench: unknown clock '%s'\n%s", v, usage);
+                return 2;
+            }
+        } else if (strcmp(a, "--reps") == 0 && has_v) {
+            char *e = NULL;
+            errno = 0;
+            long v = strtol(argv[++i], &e, 10);
+            if (*e != '\0' || errno != 0 || v < 1 || v > 100000) {
+                fprintf(stderr, "sbm-bench: invalid --reps '%s'\n%s", argv[i], usage);
+                return 2;
+            }
+            reps = (int)v;
+        } else {
+            fprintf(stderr, "sbm-bench: %s '%s'\n%s",
+                    a[0] == '-' && !has_v ? "missing value or unknown option" : "unknown argument",
+                    a, usage);
+            return 2;
+        }
+    }
+
+    case_spec specs[MAX_CASES];
+    const int nspecs = build_specs(large, specs);
+    int nsel = 0;
+    for (int i = 0; i < nspecs; i++) {
+        if (list) printf("%s\n", specs[i].name);
+        nsel += spec_selected(&specs[i], sel);
+    }
+    if (list) return 0;
+    if (nsel == 0) {
+        fprintf(stderr, "sbm-bench: no case named '%s' (see --list)\n", sel);
+        return 2;
+    }
+
+    /* Backends: CPU always available; CUDA when built in and a device is present. */
+    int use_cpu = strcmp(backend_sel, "cuda") != 0;
+    int use_cuda = strcmp(backend_sel, "cpu") != 0;
+    if (use_cuda && sbm_cuda_device_count() == 0) {
+        if (strcmp(backend_sel, "cuda") == 0) {
+            fprintf(stderr, "sbm-bench: --backend cuda: %s\n",
+                    sbm_has_cuda() ? "no CUDA device" : "this build has no CUDA backend");
+            return 1;
+        }
+        printf("sbm-bench: no CUDA backend/device: CPU only\n");
+        use_cuda = 0;
+    }
+
+    sbm_ctx *host = NULL, *cuda = NULL;
+    if (sbm_ctx_create(&host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS ||
+        (use_cuda && sbm_ctx_create(&cuda, SBM_BACKEND_CUDA, 0) != SBM_SUCCESS)) {
+        fprintf(stderr, "sbm-bench: %s\n", sbm_ctx_last_error(NULL));
+        sbm_ctx_destroy(host);
+        return 1;
+    }
+    FILE *csv = NULL;
+    if (csv_path != NULL) {
+        csv = fopen(csv_path, "w");
+        if (csv == NULL) {
+            fprintf(stderr, "sbm-bench: cannot write %s: %s\n", csv_path, strerror(errno));
+            sbm_ctx_destroy(cuda);
+            sbm_ctx_destroy(host);
+            return 1;
+        }
+        csv_header(csv);
+    }
+#ifndef SBM_BENCH_HAVE_CSPARSE
+    printf("sbm-bench: built without CSparse (libsuitesparse-dev): no CSparse column\n");
+#endif
+    if (use_cuda && bench_clock != CLOCK_MONOTONIC) {
+        fprintf(stderr, "sbm-bench: --clock cpu cannot time the CUDA backend; use --backend cpu\n");
+        sbm_ctx_destroy(cuda);
+        sbm_ctx_destroy(host);
+        if (csv != NULL) fclose(csv);
+        return 2;
+    }
+    printf("sbm-bench %d.%d.%d: %s sizes, median of %d, %s clock, CPU single-threaded; "
+           "x = CSparse time / sbm time (exec: plan reused; p+e: plan + execute)\n",
+           SBM_VERSION_MAJOR, SBM_VERSION_MINOR, SBM_VERSION_PATCH, large ? "large" : "small",
+           reps, bench_clock == CLOCK_MONOTONIC ? "wall" : "thread CPU");
+    print_header();
+
+    int failures = 0;
+    const double t_start = wall_s();
+    for (int i = 0; i < nspecs; i++) {
+        if (!spec_selected(&specs[i], sel)) continue;
+        bench_case bc;
+        sbm_status st = case_generate(host, &specs[i], &bc);
+        if (st != SBM_SUCCESS) {
+            char note[160];
+            note_error(note, sizeof(note), host, st);
+            printf("%-16s generation failed: %s\n", specs[i].name, note);
+            failures++;
+            continue;
+        }
+        sbm_result sr[2];
+        peer_result cs;
+        int have_cs = 0;
+        const char *names[2] = {"cpu", "cuda"};
+        sbm_ctx *ctxs[2] = {use_cpu ? host : NULL, use_cuda ? cuda : NULL};
+        for (int b = 0; b < 2; b++) {
+            if (ctxs[b] == NULL) continue;
+            run_sbm(ctxs[b], host, &bc, reps, &sr[b]);
+            /* The peer runs once per case, after sbm told the C block shape. */
+            if (!have_cs && sr[b].ok) {
+                run_csparse(host, &bc, reps, sr[b].rc_, sr[b].cc_, &cs);
+                have_cs = 1;
+            }
+            if (!have_cs) {
+                memset(&cs, 0, sizeof(cs));
+                snprintf(cs.note, sizeof(cs.note), "not run");
+            }
+            report(csv, &bc, names[b], &sr[b], &cs);
+            fflush(stdout);
+            /* an operation a backend does not have yet is reported, not counted as a failure */
+            if ((!sr[b].ok && sr[b].status != SBM_ERR_NOT_SUPPORTED) ||
+                strcmp(cross_check(&sr[b], &cs), "MISMATCH") == 0)
+                failures++;
+        }
+        case_free(&bc);
+    }
+    printf("total %.1f s (wall)%s\n", wall_s() - t_start, failures ? "; some cases failed" : "");
+    if (csv != NULL && fclose(csv) != 0) {
+        fprintf(stderr, "sbm-bench: error writing %s\n", csv_path);
+        failures++;
+    }
+    sbm_ctx_destroy(cuda);
+    sbm_ctx_destroy(host);
+    return failures ? 1 : 0;
+}

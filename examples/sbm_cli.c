@@ -1,0 +1,436 @@
+/* sbm: command-line front end to the library.
+ *
+ *   sbm gemm [--backend cpu|cuda] [--block-a RxK] [--block-b KxC] [--block B] [--ta] [--tb]
+ *            [--upper] A.mtx B.mtx -o C.mtx
+ *   sbm info [--block B | --block RxC] A.mtx
+ *   sbm --help | --version
+ *
+ * Exit status: 0 success, 1 the library (or a file) failed, 2 the command line is wrong. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sbm.h"
+
+#define EXIT_USAGE 2
+
+static const char *const usage_main =
+    "usage: sbm <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  gemm   multiply two Matrix Market matrices viewed as sparse block matrices\n"
+    "  info   describe a Matrix Market matrix viewed with a block shape\n"
+    "\n"
+    "options:\n"
+    "  --help      show this help (sbm <command> --help: help on a command)\n"
+    "  --version   show the library version and whether the CUDA backend is available\n";
+
+static const char *const usage_gemm =
+    "usage: sbm gemm [--backend cpu|cuda] [--block-a RxK] [--block-b KxC] [--block B]\n"
+    "                [--ta] [--tb] [--upper] A.mtx B.mtx -o C.mtx\n"
+    "\n"
+    "Computes C = op(A) * op(B) and writes it as a scalar Matrix Market file (real general).\n"
+    "\n"
+    "  --backend cpu|cuda  where to compute (default cpu)\n"
+    "  --block-a RxK       block shape of A as stored in its file (default 1x1)\n"
+    "  --block-b KxC       block shape of B as stored in its file (default 1x1)\n"
+    "  --block B           B x B blocks for both A and B (RxC also accepted)\n"
+    "  --ta, --tb          use the transpose of A, of B (blocks transposed too)\n"
+    "  --upper             keep only the upper block triangle of C (C must be square in blocks)\n"
+    "  -o, --output FILE   the result; written only when everything succeeded\n"
+    "\n"
+    "Every stored block of C is written in full (r*c entries, explicit zeros included).\n";
+
+static const char *const usage_info =
+    "usage: sbm info [--block B | --block RxC] A.mtx\n"
+    "\n"
+    "Prints the dimensions, stored entries, block dimensions, stored blocks, fill ratio\n"
+    "(scalars stored in blocks / stored entries), blocks per block column and symmetry.\n";
+
+/* ---------------------------------------------------------------------------------------- */
+/* Command-line helpers                                                                     */
+/* ---------------------------------------------------------------------------------------- */
+
+static int usage_error(const char *usage, const char *fmt, const char *arg)
+{
+    fprintf(stderr, "sbm: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n%s", usage);
+    return EXIT_USAGE;
+}
+
+/* Report the library's message for a failed call. context may be NULL. */
+static int lib_error(const sbm_ctx *ctx, const char *context)
+{
+    const char *msg = sbm_ctx_last_error(ctx);
+    if (msg == NULL || msg[0] == '\0') msg = "unknown error";
+    if (context != NULL)
+        fprintf(stderr, "sbm: %s: %s\n", context, msg);
+    else
+        fprintf(stderr, "sbm: %s\n", msg);
+    return EXIT_FAILURE;
+}
+
+/* A positive int. @return 1 on success. */
+static int parse_positive(const char *s, const char **end, int *out)
+{
+    char *e = NULL;
+    errno = 0;
+    long v = strtol(s, &e, 10);
+    if (e == s || errno != 0 || v < 1 || v > INT_MAX || *s == '+' || *s == '-') return 0;
+    *out = (int)v;
+    *end = e;
+    return 1;
+}
+
+/* "B" (B x B) or "RxC". @return 1 on success. */
+static int parse_shape(const char *s, int *r, int *c)
+{
+    const char *e = NULL;
+    if (!parse_positive(s, &e, r)) return 0;
+    if (*e == '\0') {
+        *c = *r;
+        return 1;
+    }
+    if (*e != 'x' && *e != 'X') return 0;
+    if (!parse_positive(e + 1, &e, c)) return 0;
+    return *e == '\0';
+}
+
+/* Matches "--name" and "--name=value". For options with a value, *value is set from the
+ * "=value" part or the next argument (advancing *i); a missing value returns -1. */
+static int match_option(int argc, char **argv, int *i, const char *name, int has_value,
+                        const char **value)
+{
+    const char *a = argv[*i];
+    size_t n = strlen(name);
+    if (strncmp(a, name, n) != 0) return 0;
+    if (a[n] == '\0') {
+        if (!has_value) return 1;
+        if (*i + 1 >= argc) return -1;
+        *value = argv[++*i];
+        return 1;
+    }
+    if (a[n] == '=' && has_value) {
+        *value = a + n + 1;
+        return 1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* sbm gemm                                                                                 */
+/* ---------------------------------------------------------------------------------------- */
+
+typedef struct gemm_args {
+    sbm_backend backend;
+    int ra, ka; /* A's blocks as stored */
+    int kb, cb; /* B's blocks as stored */
+    int ta, tb, upper;
+    const char *a_path;
+    const char *b_path;
+    const char *out_path;
+} gemm_args;
+
+static int parse_gemm(int argc, char **argv, gemm_args *g, int *help)
+{
+    int block_set = 0, block_r = 1, block_c = 1;
+    int a_set = 0, b_set = 0;
+    int npos = 0, only_positional = 0;
+    const char *pos[2] = {NULL, NULL};
+    memset(g, 0, sizeof(*g));
+    g->backend = SBM_BACKEND_CPU;
+    *help = 0;
+
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = NULL;
+        int m;
+        if (only_positional || a[0] != '-' || a[1] == '\0') {
+            if (npos == 2) return usage_error(usage_gemm, "gemm: unexpected argument '%s'", a);
+            pos[npos++] = a;
+            continue;
+        }
+        if (strcmp(a, "--") == 0) {
+            only_positional = 1;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            *help = 1;
+            return 0;
+        } else if (strcmp(a, "--ta") == 0) {
+            g->ta = 1;
+        } else if (strcmp(a, "--tb") == 0) {
+            g->tb = 1;
+        } else if (strcmp(a, "--upper") == 0) {
+            g->upper = 1;
+        } else if ((m = match_option(argc, argv, &i, "--backend", 1, &v)) != 0) {
+            if (m < 0) return usage_error(usage_gemm, "gemm: option %s needs a value", a);
+            if (strcmp(v, "cpu") == 0)
+                g->backend = SBM_BACKEND_CPU;
+            else if (strcmp(v, "cuda") == 0)
+                g->backend = SBM_BACKEND_CUDA;
+            else
+                return usage_error(usage_gemm, "gemm: unknown backend '%s' (cpu or cuda)", v);
+        } else if ((m = match_option(argc, argv, &i, "--block-a", 1, &v)) != 0) {
+            if (m < 0) return usage_error(usage_gemm, "gemm: option %s needs a value", a);
+            if (!parse_shape(v, &g->ra, &g->ka))
+                return usage_error(usage_gemm, "gemm: invalid block shape '%s' (RxC or B)", v);
+            a_set = 1;
+        } else if ((m = match_option(argc, argv, &i, "--block-b", 1, &v)) != 0) {
+            if (m < 0) return usage_error(usage_gemm, "gemm: option %s needs a value", a);
+            if (!parse_shape(v, &g->kb, &g->cb))
+                return usage_error(usage_gemm, "gemm: invalid block shape '%s' (RxC or B)", v);
+            b_set = 1;
+        } else if ((m = match_option(argc, argv, &i, "--block", 1, &v)) != 0) {
+            if (m < 0) return usage_error(usage_gemm, "gemm: option %s needs a value", a);
+            if (!parse_shape(v, &block_r, &block_c))
+                return usage_error(usage_gemm, "gemm: invalid block shape '%s' (RxC or B)", v);
+            block_set = 1;
+        } else if ((m = match_option(argc, argv, &i, "--output", 1, &v)) != 0 ||
+                   (m = match_option(argc, argv, &i, "-o", 1, &v)) != 0) {
+            if (m < 0) return usage_error(usage_gemm, "gemm: option %s needs a value", a);
+            g->out_path = v;
+        } else {
+            return usage_error(usage_gemm, "gemm: unknown option '%s'", a);
+        }
+    }
+    /* --block-a / --block-b win over --block whatever their order. */
+    if (!a_set) {
+        g->ra = block_set ? block_r : 1;
+        g->ka = block_set ? block_c : 1;
+    }
+    if (!b_set) {
+        g->kb = block_set ? block_r : 1;
+        g->cb = block_set ? block_c : 1;
+    }
+    if (npos < 2) return usage_error(usage_gemm, "gemm: %s", "needs two input files A.mtx B.mtx");
+    if (g->out_path == NULL || g->out_path[0] == '\0')
+        return usage_error(usage_gemm, "gemm: %s", "needs an output file: -o C.mtx");
+    g->a_path = pos[0];
+    g->b_path = pos[1];
+    return 0;
+}
+
+/* Read a Matrix Market file into a CBC matrix with r x c blocks (host). */
+static int read_cbc(sbm_ctx *host, const char *path, int r, int c, sbm_cbc **out)
+{
+    sbm_csr *csr = NULL;
+    char context[512];
+    *out = NULL;
+    if (sbm_csr_read_mtx(host, path, &csr) != SBM_SUCCESS) return lib_error(host, NULL);
+    sbm_status st = sbm_csr_to_cbc(host, csr, r, c, out);
+    sbm_csr_destroy(csr);
+    if (st != SBM_SUCCESS) {
+        snprintf(context, sizeof(context), "%s with %dx%d blocks", path, r, c);
+        return lib_error(host, context);
+    }
+    return 0;
+}
+
+static int cmd_gemm(int argc, char **argv)
+{
+    gemm_args g;
+    int help = 0;
+    int rc = parse_gemm(argc, argv, &g, &help);
+    if (rc != 0) return rc;
+    if (help) {
+        fputs(usage_gemm, stdout);
+        return 0;
+    }
+
+    sbm_ctx *host = NULL, *dev = NULL;
+    sbm_cbc *A = NULL, *B = NULL, *dA = NULL, *dB = NULL, *dC = NULL, *C = NULL;
+    const sbm_ctx *failed = NULL;
+    rc = EXIT_FAILURE;
+
+    if (sbm_ctx_create(&host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS) {
+        lib_error(NULL, NULL);
+        goto done;
+    }
+    if (read_cbc(host, g.a_path, g.ra, g.ka, &A) != 0) goto done;
+    if (read_cbc(host, g.b_path, g.kb, g.cb, &B) != 0) goto done;
+
+    const sbm_op op_a = g.ta ? SBM_OP_T : SBM_OP_N;
+    const sbm_op op_b = g.tb ? SBM_OP_T : SBM_OP_N;
+    const unsigned flags = g.upper ? SBM_GEMM_UPPER : 0u;
+
+    if (g.backend == SBM_BACKEND_CPU) {
+        if (sbm_cbc_gemm(host, 1.0, op_a, A, op_b, B, NULL, flags, &C) != SBM_SUCCESS) {
+            failed = host;
+            goto fail;
+        }
+    } else {
+        if (sbm_ctx_create(&dev, SBM_BACKEND_CUDA, 0) != SBM_SUCCESS) {
+            lib_error(NULL, "--backend cuda");
+            goto done;
+        }
+        failed = dev;
+        if (sbm_cbc_copy(dev, A, &dA) != SBM_SUCCESS) goto fail;
+        if (sbm_cbc_copy(dev, B, &dB) != SBM_SUCCESS) goto fail;
+        if (sbm_cbc_gemm(dev, 1.0, op_a, dA, op_b, dB, NULL, flags, &dC) != SBM_SUCCESS) goto fail;
+        failed = host;
+        if (sbm_cbc_copy(host, dC, &C) != SBM_SUCCESS) goto fail;
+    }
+    failed = host;
+    /* The library writes to a temporary file and renames it: C.mtx appears only complete. */
+    if (sbm_cbc_write_mtx(host, g.out_path, C) != SBM_SUCCESS) goto fail;
+
+    sbm_cbc_info ci = sbm_cbc_get_info(C);
+    printf("C = %s%s * %s%s: %lld x %lld, %lld x %lld blocks of %dx%d, %lld blocks%s -> %s\n",
+           g.a_path, g.ta ? "^T" : "", g.b_path, g.tb ? "^T" : "", (long long)(ci.nbr * ci.r),
+           (long long)(ci.nbc * ci.c), (long long)ci.nbr, (long long)ci.nbc, ci.r, ci.c,
+           (long long)ci.nnzb, g.upper ? " (upper block triangle)" : "", g.out_path);
+    rc = 0;
+    goto done;
+
+fail:
+    lib_error(failed, NULL);
+done:
+    sbm_cbc_destroy(C);
+    sbm_cbc_destroy(dC);
+    sbm_cbc_destroy(dB);
+    sbm_cbc_destroy(dA);
+    sbm_cbc_destroy(B);
+    sbm_cbc_destroy(A);
+    sbm_ctx_destroy(dev);
+    sbm_ctx_destroy(host);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* sbm info                                                                                 */
+/* ---------------------------------------------------------------------------------------- */
+
+/* 1 if the patterns (and, with values, the values) of A and AT agree exactly. */
+static int same_csr(const sbm_csr_info *a, const sbm_csr_info *b, int values)
+{
+    if (a->m != b->m || a->n != b->n || a->nnz != b->nnz) return 0;
+    if (memcmp(a->rowptr, b->rowptr, (size_t)(a->m + 1) * sizeof(int64_t)) != 0) return 0;
+    if (a->nnz == 0) return 1;
+    if (memcmp(a->colind, b->colind, (size_t)a->nnz * sizeof(int32_t)) != 0) return 0;
+    if (!values) return 1;
+    for (int64_t k = 0; k < a->nnz; k++)
+        if (a->values[k] != b->values[k]) return 0;
+    return 1;
+}
+
+static int cmd_info(int argc, char **argv)
+{
+    int r = 1, c = 1;
+    const char *path = NULL;
+    int only_positional = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = NULL;
+        int m;
+        if (only_positional || a[0] != '-' || a[1] == '\0') {
+            if (path != NULL) return usage_error(usage_info, "info: unexpected argument '%s'", a);
+            path = a;
+        } else if (strcmp(a, "--") == 0) {
+            only_positional = 1;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(usage_info, stdout);
+            return 0;
+        } else if ((m = match_option(argc, argv, &i, "--block", 1, &v)) != 0) {
+            if (m < 0) return usage_error(usage_info, "info: option %s needs a value", a);
+            if (!parse_shape(v, &r, &c))
+                return usage_error(usage_info, "info: invalid block shape '%s' (RxC or B)", v);
+        } else {
+            return usage_error(usage_info, "info: unknown option '%s'", a);
+        }
+    }
+    if (path == NULL) return usage_error(usage_info, "info: %s", "needs an input file A.mtx");
+
+    sbm_ctx *host = NULL;
+    sbm_csr *A = NULL, *AT = NULL;
+    sbm_cbc *Ab = NULL;
+    int rc = EXIT_FAILURE;
+    char context[512];
+    if (sbm_ctx_create(&host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS) {
+        lib_error(NULL, NULL);
+        goto done;
+    }
+    if (sbm_csr_read_mtx(host, path, &A) != SBM_SUCCESS) {
+        lib_error(host, NULL);
+        goto done;
+    }
+    if (sbm_csr_to_cbc(host, A, r, c, &Ab) != SBM_SUCCESS) {
+        snprintf(context, sizeof(context), "%s with %dx%d blocks", path, r, c);
+        lib_error(host, context);
+        goto done;
+    }
+    sbm_csr_info ai = sbm_csr_get_info(A);
+    sbm_cbc_info bi = sbm_cbc_get_info(Ab);
+
+    int symmetric = 0, pattern_symmetric = 0;
+    if (ai.m == ai.n) {
+        if (sbm_csr_transpose(host, A, &AT) != SBM_SUCCESS) {
+            lib_error(host, NULL);
+            goto done;
+        }
+        sbm_csr_info ti = sbm_csr_get_info(AT);
+        pattern_symmetric = same_csr(&ai, &ti, 0);
+        symmetric = pattern_symmetric && same_csr(&ai, &ti, 1);
+    }
+
+    int64_t cmin = 0, cmax = 0;
+    for (int64_t j = 0; j < bi.nbc; j++) {
+        int64_t n = bi.colptr[j + 1] - bi.colptr[j];
+        if (j == 0 || n < cmin) cmin = n;
+        if (j == 0 || n > cmax) cmax = n;
+    }
+    const double cmean = bi.nbc > 0 ? (double)bi.nnzb / (double)bi.nbc : 0.0;
+
+    printf("file: %s\n", path);
+    printf("rows: %lld\n", (long long)ai.m);
+    printf("columns: %lld\n", (long long)ai.n);
+    printf("nnz: %lld\n", (long long)ai.nnz);
+    printf("block: %dx%d\n", bi.r, bi.c);
+    printf("block rows: %lld\n", (long long)bi.nbr);
+    printf("block columns: %lld\n", (long long)bi.nbc);
+    printf("nnzb: %lld\n", (long long)bi.nnzb);
+    if (ai.nnz > 0)
+        printf("fill ratio: %.4f\n", (double)bi.nnzb * bi.r * bi.c / (double)ai.nnz);
+    else
+        printf("fill ratio: -\n");
+    printf("blocks per column: min %lld, mean %.2f, max %lld\n", (long long)cmin, cmean,
+           (long long)cmax);
+    printf("symmetric: %s\n", symmetric ? "yes" : "no");
+    printf("pattern symmetric: %s\n", pattern_symmetric ? "yes" : "no");
+    rc = 0;
+
+done:
+    sbm_csr_destroy(AT);
+    sbm_cbc_destroy(Ab);
+    sbm_csr_destroy(A);
+    sbm_ctx_destroy(host);
+    return rc;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* main                                                                                     */
+/* ---------------------------------------------------------------------------------------- */
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage_main, stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        fputs(usage_main, stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("sbm %d.%d.%d\n", SBM_VERSION_MAJOR, SBM_VERSION_MINOR, SBM_VERSION_PATCH);
+        printf("cuda backend: %s (%d device%s)\n", sbm_has_cuda() ? "yes" : "no",
+               sbm_cuda_device_count(), sbm_cuda_device_count() == 1 ? "" : "s");
+        return 0;
+    }
+    if (strcmp(cmd, "gemm") == 0) return cmd_gemm(argc - 2, argv + 2);
+    if (strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
+    if (cmd[0] == '-') return usage_error(usage_main, "unknown option '%s'", cmd);
+    return usage_error(usage_main, "unknown command '%s'", cmd);
+}
