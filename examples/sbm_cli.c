@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "sbm.h"
+#include "sbm_cli_ba.h"
 
 #define EXIT_USAGE 2
 
@@ -22,6 +23,7 @@ static const char *const usage_main =
     "commands:\n"
     "  gemm   multiply two Matrix Market matrices viewed as sparse block matrices\n"
     "  info   describe a Matrix Market matrix viewed with a block shape\n"
+    SBM_CLI_BA_COMMANDS
     "\n"
     "options:\n"
     "  --help      show this help (sbm <command> --help: help on a command)\n"
@@ -431,6 +433,11 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "gemm") == 0) return cmd_gemm(argc - 2, argv + 2);
     if (strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
+    if (strcmp(cmd, "ba-schur") == 0) return sbm_cli_ba_schur(argc - 2, argv + 2);
+    if (strcmp(cmd, "ba-solve") == 0) return sbm_cli_ba_solve(argc - 2, argv + 2);
+    if (strcmp(cmd, "slam-info") == 0) return sbm_cli_slam_info(argc - 2, argv + 2);
+    if (strcmp(cmd, "slam-solve") == 0) return sbm_cli_slam_solve(argc - 2, argv + 2);
+    if (strcmp(cmd, "bal-generate") == 0) return sbm_cli_bal_generate(argc - 2, argv + 2);
     if (cmd[0] == '-') return usage_error(usage_main, "unknown option '%s'", cmd);
     return usage_error(usage_main, "unknown command '%s'", cmd);
 }

@@ -336,6 +336,290 @@ sbm_status sbm_csr_write_mtx(sbm_ctx *ctx, const char *path, const sbm_csr *A);
 /* Scalar Matrix Market form of a CBC matrix (every stored block's r*c entries). */
 sbm_status sbm_cbc_write_mtx(sbm_ctx *ctx, const char *path, const sbm_cbc *A);
 
+/* ======================================================================================== */
+/* Bundle adjustment and SLAM                                                               */
+/* ======================================================================================== */
+
+/* Problems (BAL files, g2o pose graphs) live in host memory; the linear systems built from them
+ * (U, V, W, S; J, Omega, Lambda) and their vectors live in the context's memory, so the block
+ * operations above run on the context's backend. Residuals and Jacobians are evaluated on the
+ * host (one small closed-form expression per observation or edge) and uploaded. */
+
+/* ---- BAL problems ------------------------------------------------------------------------ */
+
+/* Cameras have 9 parameters: angle-axis rotation w (3), translation t (3), focal length f, radial
+ * distortion k1, k2; points have 3. For an observation (x, y) of point X by a camera:
+ *     P = R(w)*X + t,  p = -P.xy / P.z,  r = 1 + k1*|p|^2 + k2*|p|^4,
+ *     residual = f*r*p - (x, y).
+ * The cost is 0.5 * sum of squared residuals. */
+#define SBM_BAL_CAMERA_PARAMS 9
+#define SBM_BAL_POINT_PARAMS 3
+
+typedef struct sbm_bal_problem sbm_bal_problem;
+
+/* A view of a problem (host arrays). The parameter arrays may be written (the estimate). */
+typedef struct sbm_bal_info {
+    int64_t cameras;           /* number of cameras */
+    int64_t points;            /* number of points */
+    int64_t observations;      /* number of observations */
+    const int32_t *obs_camera; /* camera of each observation (size observations) */
+    const int32_t *obs_point;  /* point of each observation (size observations) */
+    const double *obs_xy;      /* measured x, y of each observation (size 2*observations) */
+    double *camera_params;     /* 9 per camera, BAL order (size 9*cameras) */
+    double *point_params;      /* 3 per point (size 3*points) */
+} sbm_bal_info;
+
+/* Read a BAL file ("ncam npts nobs", nobs lines "cam pt x y", then 9*ncam camera and 3*npts point
+ * parameters, one value per line or several). A name ending in ".bz2" is read through libbz2.
+ * Errors name the file, the line and the reason (SBM_ERR_PARSE); SBM_ERR_IO if it cannot be
+ * opened or read. */
+sbm_status sbm_bal_read(sbm_ctx *ctx, const char *path, sbm_bal_problem **problem);
+/* Write in BAL format ("%.17g", so it reads back bitwise); through a temporary file and a
+ * rename, so a failure leaves no file behind. A name ending in ".bz2" is compressed. */
+sbm_status sbm_bal_write(sbm_ctx *ctx, const char *path, const sbm_bal_problem *problem);
+
+/* A seeded synthetic problem: cameras on a sphere around a cloud of points, each looking at its
+ * centre; every point seen by obs_per_point distinct cameras; observations are exact
+ * projections plus Gaussian pixel noise; the stored parameters are the true ones perturbed. */
+typedef struct sbm_bal_generate_options {
+    int64_t cameras;       /* >= 2 */
+    int64_t points;        /* >= 1 */
+    int obs_per_point;     /* distinct cameras per point, 2 <= obs_per_point <= cameras */
+    double pixel_noise;    /* standard deviation of the observation noise, pixels (>= 0) */
+    double perturbation;   /* scale of the parameter perturbation (>= 0; 1 is a typical start) */
+    uint64_t seed;         /* the same seed gives the same problem on every platform */
+} sbm_bal_generate_options;
+/* Options for a dubrovnik-like problem of the given size (noise 0.5 px, perturbation 1). */
+sbm_bal_generate_options sbm_bal_generate_defaults(int64_t cameras, int64_t points,
+                                                   int obs_per_point, uint64_t seed);
+sbm_status sbm_bal_generate(sbm_ctx *ctx, const sbm_bal_generate_options *options,
+                            sbm_bal_problem **problem);
+void sbm_bal_destroy(sbm_bal_problem *problem);
+/* @return the view of the problem (a zeroed struct for NULL). */
+sbm_bal_info sbm_bal_get_info(const sbm_bal_problem *problem);
+/* Residuals at the current parameters into h_residuals (host, 2*observations; may be NULL) and
+ * the cost 0.5*|r|^2 into *cost (may be NULL). A point on a camera's image plane (P.z == 0)
+ * gives non-finite residuals, not an error. */
+sbm_status sbm_bal_evaluate(sbm_ctx *ctx, const sbm_bal_problem *problem, double *h_residuals,
+                            double *cost);
+
+/* ---- BA normal equations and the Schur complement ------------------------------------------ */
+
+/* The Gauss-Newton normal equations of a BAL problem at its current parameters,
+ *     [U   W] [dc]   [gc]    U = Jc^T Jc (cameras x cameras, 9x9 blocks, block diagonal)
+ *     [W^T V] [dp] = [gp]    V = Jp^T Jp (points x points, 3x3 blocks, block diagonal)
+ *                            W = Jc^T Jp (cameras x points, 9x3 blocks)
+ *                            gc = -Jc^T r, gp = -Jp^T r   (so [dc; dp] is the step)
+ * with Levenberg-Marquardt damping: every diagonal entry d of U and V is replaced by
+ * d + lambda*min(max(d, 1e-6), 1e32). Matrices and vectors are in the context's memory. */
+typedef struct sbm_ba_system sbm_ba_system;
+
+typedef struct sbm_ba_system_info {
+    const sbm_cbc *U;  /* damped camera block */
+    const sbm_cbc *V;  /* damped point block */
+    const sbm_cbc *W;  /* camera-point coupling */
+    const double *gc;  /* -Jc^T r (context memory, 9*cameras) */
+    const double *gp;  /* -Jp^T r (context memory, 3*points) */
+    double cost;       /* 0.5*|r|^2 at the linearisation point */
+    double lambda;     /* the damping in U and V */
+    int64_t cameras;   /* block rows of W */
+    int64_t points;    /* block columns of W */
+} sbm_ba_system_info;
+
+/* Build the patterns of U, V, W for a problem (several observations of a point by one camera
+ * are summed into one block). Values are zero until sbm_ba_linearize. */
+sbm_status sbm_ba_system_create(sbm_ctx *ctx, const sbm_bal_problem *problem,
+                                sbm_ba_system **system);
+/* Residuals and analytic Jacobians at the problem's current parameters; U, V, W, gc, gp and the
+ * cost, with damping lambda = 0. problem must be the one the system was created from (or have
+ * the same observations). @return SBM_ERR_NOT_FINITE for a non-finite prediction (the system is
+ * then unchanged) or Jacobian (the system then needs a new linearisation). */
+sbm_status sbm_ba_linearize(sbm_ctx *ctx, sbm_ba_system *system, const sbm_bal_problem *problem);
+/* Set the damping of U and V (from the undamped values of the last linearisation). */
+sbm_status sbm_ba_set_damping(sbm_ctx *ctx, sbm_ba_system *system, double lambda);
+void sbm_ba_system_destroy(sbm_ba_system *system);
+sbm_ba_system_info sbm_ba_system_get_info(const sbm_ba_system *system);
+/* The reduced camera system of the system as it stands (damping included): *S = the upper block
+ * triangle of U - W V^-1 W^T (a new matrix in the context), and the reduced rhs
+ * gc - W V^-1 gp copied to the host array h_rhs (9*cameras; may be NULL). One call of
+ * sbm_ba_schur; for repeated use make a plan (below). */
+sbm_status sbm_ba_system_reduce(sbm_ctx *ctx, const sbm_ba_system *system, sbm_cbc **S,
+                                double *h_rhs);
+
+/* Reduced camera system S dc = rhs with
+ *     S = U - W V^-1 W^T (upper block triangle),   rhs = gc - W V^-1 gp,
+ * through sbm_bdiag_inverse (V^-1), sbm_bdiag_scale (Y = W V^-1), the block SpGEMM with
+ * accumulate (S = U - Y W^T, SBM_GEMM_UPPER) and the block SpMV. U is symmetric and given by its
+ * upper block triangle (in BA it is block diagonal); V is block diagonal with SPD blocks.
+ * The plan keeps V^-1 and Y of the last execute for the back-substitution and S*x. */
+typedef struct sbm_schur_plan sbm_schur_plan;
+
+#define SBM_SCHUR_MATRIX_FREE 1u /* do not form S (execute computes V^-1, Y and rhs only) */
+
+/* Symbolic phase for the patterns of U (nc x nc blocks of p x p), V (np x np of q x q) and W
+ * (nc x np of p x q). Creates S with its pattern (values zero), or sets *S = NULL with
+ * SBM_SCHUR_MATRIX_FREE (S may then be NULL). */
+sbm_status sbm_ba_schur_plan(sbm_ctx *ctx, const sbm_cbc *U, const sbm_cbc *V, const sbm_cbc *W,
+                             unsigned flags, sbm_schur_plan **plan, sbm_cbc **S);
+/* Numeric phase: S (unless matrix-free) and rhs (context memory, nc*p; may be NULL) from the
+ * current values of U, V, W, gc (nc*p) and gp (np*q; both may be NULL when rhs is NULL).
+ * @return SBM_ERR_NOT_POSITIVE_DEFINITE if a block of V is not SPD. */
+sbm_status sbm_ba_schur_execute(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *U,
+                                const sbm_cbc *V, const sbm_cbc *W, const double *gc,
+                                const double *gp, sbm_cbc *S, double *rhs);
+/* Plan + execute + destroy the plan. */
+sbm_status sbm_ba_schur(sbm_ctx *ctx, const sbm_cbc *U, const sbm_cbc *V, const sbm_cbc *W,
+                        const double *gc, const double *gp, sbm_cbc **S, double *rhs);
+/* Back-substitution dp = V^-1 (gp - W^T dc) with the V^-1 of the last execute (context
+ * memory: dc nc*p, gp and dp np*q). */
+sbm_status sbm_ba_back_substitute(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *W,
+                                  const double *gp, const double *dc, double *dp);
+/* Matrix-free y = S x = U x - Y (W^T x) with the Y of the last execute; U as given to execute
+ * (symmetric, upper block triangle). x and y in context memory (nc*p), y separate from x. */
+sbm_status sbm_ba_schur_multiply(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *U,
+                                 const sbm_cbc *W, const double *x, double *y);
+void sbm_schur_plan_destroy(sbm_schur_plan *plan);
+
+/* ---- g2o pose graphs ------------------------------------------------------------------------ */
+
+/* 2D graphs (VERTEX_SE2 id x y theta; EDGE_SE2 i j x y theta and the upper triangle of the 3x3
+ * information matrix) and 3D graphs (VERTEX_SE3:QUAT id x y z qx qy qz qw; EDGE_SE3:QUAT i j
+ * x y z qx qy qz qw and the upper triangle of the 6x6 information matrix), FIX id... lines.
+ * Errors and increments follow g2o (types_slam2d, types_slam3d):
+ *     SE2: e = toVector(Z^-1 (Xi^-1 Xj)), angle normalised to [-pi, pi); Xi (+) d = (x + d0,
+ *          y + d1, normalise(theta + d2)).
+ *     SE3: e = (t, qx, qy, qz) of Z^-1 (Xi^-1 Xj) with the quaternion's w made >= 0;
+ *          Xi (+) d = Xi * (d0..2, quaternion (d3, d4, d5, sqrt(1 - |d3..5|^2))).
+ * chi2 = sum over edges of e^T Omega e. A file without VERTEX lines is initialised by composing
+ * edges along a breadth-first spanning tree from the first vertex. Vertices are ordered as
+ * their VERTEX lines (by increasing id for a file without them). In every connected component
+ * without a FIX'ed vertex the first vertex is held fixed (the gauge). */
+typedef struct sbm_g2o_graph sbm_g2o_graph;
+
+typedef struct sbm_g2o_info {
+    int dim;                        /* 2 (SE2) or 3 (SE3) */
+    int pose_size;                  /* values per pose: 3 (x y theta) or 7 (x y z qx qy qz qw) */
+    int error_dim;                  /* 3 or 6: the block size of J, Omega, Lambda */
+    int64_t vertices;               /* number of vertices */
+    int64_t edges;                  /* number of edges */
+    int64_t fixed;                  /* vertices held fixed */
+    const int32_t *vertex_id;       /* file id of each vertex (size vertices) */
+    double *poses;                  /* pose_size per vertex; writable (size pose_size*vertices) */
+    const unsigned char *is_fixed;  /* 1 if the vertex is held fixed (size vertices) */
+    const int32_t *edge_from;       /* vertex index (not id) of each edge's first vertex */
+    const int32_t *edge_to;         /* vertex index of its second vertex */
+    const double *edge_measurement; /* pose_size per edge */
+    const double *edge_information; /* error_dim^2 per edge, full symmetric, column-major */
+    int from_edges;                 /* 1: the file had no VERTEX lines (spanning-tree start) */
+} sbm_g2o_info;
+
+/* Read a g2o file. Errors name the file, the line and the reason (SBM_ERR_PARSE; an element
+ * sbm does not read, e.g. a landmark, is SBM_ERR_NOT_SUPPORTED; SBM_ERR_IO for open/read). */
+sbm_status sbm_g2o_read(sbm_ctx *ctx, const char *path, sbm_g2o_graph **graph);
+void sbm_g2o_destroy(sbm_g2o_graph *graph);
+sbm_g2o_info sbm_g2o_get_info(const sbm_g2o_graph *graph);
+/* chi2 = sum e^T Omega e at the current poses. */
+sbm_status sbm_g2o_chi2(sbm_ctx *ctx, const sbm_g2o_graph *graph, double *chi2);
+
+/* ---- SLAM information matrix ---------------------------------------------------------------- */
+
+/* J (edges x free vertices, d x d blocks: the error Jacobians w.r.t. the increments of the two
+ * vertices of each edge, fixed vertices left out), Omega (edges x edges, block diagonal), the
+ * information matrix Lambda = J^T Omega J (free x free, upper block triangle) and b = J^T Omega e,
+ * all through the library, in the context's memory. The Gauss-Newton step solves
+ * Lambda dx = -b. Free vertex k is the k-th vertex not held fixed, in the graph's order. */
+typedef struct sbm_slam_system sbm_slam_system;
+
+typedef struct sbm_slam_system_info {
+    const sbm_cbc *J;      /* error Jacobian */
+    const sbm_cbc *Omega;  /* information matrices of the edges */
+    const sbm_cbc *Lambda; /* J^T Omega J, upper block triangle */
+    const double *e;       /* errors (context memory, d*edges) */
+    const double *b;       /* J^T Omega e (context memory, d*free) */
+    double chi2;           /* e^T Omega e at the linearisation point */
+    int64_t free_vertices; /* block columns of J */
+    int error_dim;         /* d */
+} sbm_slam_system_info;
+
+sbm_status sbm_slam_system_create(sbm_ctx *ctx, const sbm_g2o_graph *graph,
+                                  sbm_slam_system **system);
+/* Errors, Jacobians, Lambda, b and chi2 at the graph's current poses. */
+sbm_status sbm_slam_linearize(sbm_ctx *ctx, sbm_slam_system *system, const sbm_g2o_graph *graph);
+void sbm_slam_system_destroy(sbm_slam_system *system);
+sbm_slam_system_info sbm_slam_system_get_info(const sbm_slam_system *system);
+/* Copy b = J^T Omega e of the last linearisation to the host array h_b (d*free_vertices). */
+sbm_status sbm_slam_system_get_b(sbm_ctx *ctx, const sbm_slam_system *system, double *h_b);
+
+/* ---- Solvers -------------------------------------------------------------------------------- */
+
+typedef enum sbm_linear_solver {
+    SBM_LINEAR_AUTO = 0,            /* dense Cholesky up to dense_max_dim unknowns, else PCG */
+    SBM_LINEAR_DENSE_CHOLESKY = 1,  /* LAPACKE dpotrf/dpotrs on the host */
+    SBM_LINEAR_PCG = 2,             /* PCG, block-Jacobi, on the explicit S or Lambda */
+    SBM_LINEAR_PCG_MATRIX_FREE = 3  /* BA: PCG with S*x = U x - W V^-1 W^T x, S never formed */
+} sbm_linear_solver;
+
+/* One iteration: one step tried (Levenberg-Marquardt: accepted or rejected; Gauss-Newton:
+ * the step after the backtracking line search). Times in seconds, measured with the context
+ * synchronised. */
+typedef struct sbm_iteration_report {
+    int iteration;          /* 1, 2, ... */
+    double cost_before;     /* cost (BA: 0.5|r|^2; SLAM: chi2) at the start of the iteration */
+    double cost;            /* cost after it (= cost_before for a rejected step) */
+    double lambda;          /* damping used (LM), or the step length (GN line search) */
+    int accepted;           /* 1 if the step was taken */
+    int linear_iterations;  /* PCG iterations (0 for dense Cholesky) */
+    double linear_residual; /* relative residual of the linear solve */
+    double time_linearize;  /* residuals, Jacobians, upload (0 when reused) */
+    double time_schur;      /* BA: S and rhs (or V^-1, Y, rhs); SLAM: Lambda and b */
+    double time_solve;      /* the reduced / normal system */
+    double time_update;     /* back-substitution, new parameters and their cost */
+    double time_total;      /* the whole iteration */
+} sbm_iteration_report;
+
+typedef void (*sbm_iteration_callback)(void *user, const sbm_iteration_report *report);
+
+typedef struct sbm_solver_options {
+    int max_iterations;            /* iterations (steps tried) at most */
+    sbm_linear_solver linear_solver; /* how the linear system is solved */
+    int64_t dense_max_dim;         /* AUTO: dense Cholesky up to this many unknowns */
+    int pcg_max_iterations;        /* PCG iterations per solve at most */
+    double pcg_tolerance;          /* PCG stops at |r| <= tol * |rhs| */
+    double initial_lambda;         /* LM: first damping */
+    double function_tolerance;     /* stop when |cost change| <= tol * cost */
+    sbm_iteration_callback callback; /* called after every iteration (may be NULL) */
+    void *user;                    /* passed to callback */
+} sbm_solver_options;
+
+/* max_iterations 10, AUTO, dense_max_dim 2000, PCG 200 iterations to 1e-8, lambda 1e-4,
+ * function tolerance 1e-10. */
+sbm_solver_options sbm_solver_default_options(void);
+
+typedef struct sbm_solver_summary {
+    double initial_cost;    /* cost at the start */
+    double final_cost;      /* cost at the end */
+    int iterations;         /* iterations run */
+    int accepted;           /* steps taken */
+    double time_total;      /* seconds, the whole solve */
+    double time_linearize;  /* sums over the iterations */
+    double time_schur;
+    double time_solve;
+    double time_update;
+    sbm_linear_solver linear_solver; /* the solver used (AUTO resolved) */
+} sbm_solver_summary;
+
+/* Levenberg-Marquardt on a BAL problem: the reduced camera system each iteration (Schur on the
+ * context's backend), damping lambda as in sbm_ba_set_damping, raised on a rejected step and
+ * lowered on a good one (Nielsen's rule). Updates the problem's parameters to the best estimate.
+ * summary may be NULL. */
+sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver_options *options,
+                        sbm_solver_summary *summary);
+/* Gauss-Newton on a pose graph: Lambda dx = -b (dense Cholesky or PCG with block-Jacobi on
+ * Lambda), with a backtracking line search that halves the step until chi2 decreases. Updates
+ * the graph's poses. summary may be NULL. */
+sbm_status sbm_slam_solve(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solver_options *options,
+                          sbm_solver_summary *summary);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,662 @@
+/* Bundle adjustment normal equations and the Schur complement.
+ *
+ * The system: for every observation the 2x9 camera and 2x3 point Jacobian blocks of the BAL
+ * model (src/geometry.c) are accumulated on the host into U = Jc^T Jc, V = Jp^T Jp, W = Jc^T Jp
+ * and g = -J^T r (one pass, in observation order, so the sums are deterministic), then uploaded
+ * into CBC matrices of fixed pattern in the context's memory.
+ *
+ * The Schur complement (DESIGN.md section 1): V^-1 by sbm_bdiag_inverse, Y = W V^-1 by
+ * sbm_bdiag_scale, S = U - Y W^T by the block SpGEMM with accumulate (alpha = -1,
+ * SBM_GEMM_UPPER) whose plan is made once and executed every iteration, rhs = gc - Y gp and the
+ * back-substitution dp = V^-1 (gp - W^T dc) by block SpMVs. Everything after the upload runs on
+ * the context's backend. */
+#include "ba_internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Marquardt's scaling of the damping, clamped as Ceres does: a parameter the data does not
+ * constrain still gets some damping, and a huge diagonal cannot overflow. */
+#define DAMP_MIN 1e-6
+#define DAMP_MAX 1e32
+
+struct sbm_ba_system {
+    int64_t nc;            /* cameras */
+    int64_t np;            /* points */
+    int64_t nobs;          /* observations */
+    sbm_cbc *U;            /* nc x nc blocks of 9x9, block diagonal (context memory) */
+    sbm_cbc *V;            /* np x np blocks of 3x3, block diagonal */
+    sbm_cbc *W;            /* nc x np blocks of 9x3 */
+    double *gc;            /* context memory, 9*nc */
+    double *gp;            /* context memory, 3*np */
+    double *h_U;           /* host: undamped U values (81*nc) */
+    double *h_V;           /* host: undamped V values (9*np) */
+    double *h_W;           /* host: W values (27*nnzb) */
+    double *h_g;           /* host: [gc; gp] */
+    double *h_scratch;     /* host: damped values before the upload */
+    int32_t *obs_block;    /* W block of each observation */
+    int64_t *w_colptr;     /* host pattern of W */
+    int32_t *w_rowind;
+    double cost;           /* at the linearisation point */
+    double lambda;         /* current damping */
+    int valid;             /* 0 after a linearisation that failed half-way */
+    sbm_allocator host_a;  /* allocator of the host arrays and the struct */
+    sbm_allocator dev_a;   /* allocator of gc, gp */
+};
+
+void sbm_ba_system_destroy(sbm_ba_system *s)
+{
+    if (!s) return;
+    sbm_cbc_destroy(s->U);
+    sbm_cbc_destroy(s->V);
+    sbm_cbc_destroy(s->W);
+    sbm__ba_free(&s->dev_a, s->gc);
+    sbm__ba_free(&s->dev_a, s->gp);
+    sbm_allocator a = s->host_a;
+    sbm__ba_free(&a, s->h_U);
+    sbm__ba_free(&a, s->h_V);
+    sbm__ba_free(&a, s->h_W);
+    sbm__ba_free(&a, s->h_g);
+    sbm__ba_free(&a, s->h_scratch);
+    sbm__ba_free(&a, s->obs_block);
+    sbm__ba_free(&a, s->w_colptr);
+    sbm__ba_free(&a, s->w_rowind);
+    sbm__ba_free(&a, s);
+}
+
+sbm_ba_system_info sbm_ba_system_get_info(const sbm_ba_system *s)
+{
+    sbm_ba_system_info info;
+    memset(&info, 0, sizeof info);
+    if (!s) return info;
+    info.U = s->U;
+    info.V = s->V;
+    info.W = s->W;
+    info.gc = s->gc;
+    info.gp = s->gp;
+    info.cost = s->cost;
+    info.lambda = s->lambda;
+    info.cameras = s->nc;
+    info.points = s->np;
+    return info;
+}
+
+/* Block-diagonal pattern of n blocks (host arrays for sbm_cbc_create). */
+static sbm_status bdiag_create(sbm_ctx *ctx, int64_t n, int b, sbm_cbc **D)
+{
+    int64_t *cp = sbm__host_alloc(ctx, (size_t)(n + 1) * sizeof(int64_t), "diagonal pattern");
+    int32_t *ri = cp ? sbm__host_alloc(ctx, (size_t)(n + 1) * sizeof(int32_t), "diagonal rows")
+                     : NULL;
+    if (!ri) {
+        if (cp) sbm__host_free(ctx, cp);
+        return SBM_ERR_OUT_OF_MEMORY;
+    }
+    for (int64_t j = 0; j <= n; j++) cp[j] = j;
+    for (int64_t j = 0; j < n; j++) ri[j] = (int32_t)j;
+    const char *fn = ctx->fn;
+    sbm_status st = sbm__ba_nested(ctx, fn, sbm_cbc_create(ctx, D, n, n, b, b, cp, ri, NULL));
+    sbm__host_free(ctx, cp);
+    sbm__host_free(ctx, ri);
+    return st;
+}
+
+sbm_status sbm_ba_system_create(sbm_ctx *ctx, const sbm_bal_problem *problem,
+                                sbm_ba_system **system)
+{
+    SBM__ENTER(ctx, "sbm_ba_system_create");
+    const char *fn = ctx->fn;
+    if (!system) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument system is NULL");
+    *system = NULL;
+    if (!problem) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument problem is NULL");
+    const sbm_bal_info pi = sbm_bal_get_info(problem);
+    const int64_t nc = pi.cameras, np = pi.points, nobs = pi.observations;
+
+    sbm_allocator ha = sbm__ba_host_allocator(ctx);
+    sbm_ba_system *s = sbm__ba_alloc(ctx, &ha, 1, sizeof *s, "the BA system");
+    if (!s) return SBM_ERR_OUT_OF_MEMORY;
+    memset(s, 0, sizeof *s);
+    s->host_a = ha;
+    s->dev_a = ctx->allocator;
+    s->nc = nc, s->np = np, s->nobs = nobs;
+    s->valid = 1; /* all zero until the first linearisation */
+    sbm_status st = SBM_SUCCESS;
+    int64_t *cnt = NULL;
+
+    /* W's pattern: the distinct cameras of every point, increasing. */
+    s->w_colptr = sbm__ba_alloc(ctx, &ha, (size_t)np + 1, sizeof(int64_t), "W column pointers");
+    s->obs_block = s->w_colptr ? sbm__ba_alloc(ctx, &ha, (size_t)nobs, sizeof(int32_t),
+                                               "observation blocks") : NULL;
+    s->w_rowind = s->obs_block ? sbm__ba_alloc(ctx, &ha, (size_t)nobs, sizeof(int32_t),
+                                               "W block rows") : NULL;
+    cnt = s->w_rowind ? sbm__host_alloc(ctx, (size_t)(np + 1) * sizeof(int64_t), "point counts")
+                      : NULL;
+    if (!cnt) {
+        st = ctx->last_status;
+        goto fail;
+    }
+    memset(cnt, 0, (size_t)(np + 1) * sizeof(int64_t));
+    for (int64_t k = 0; k < nobs; k++) cnt[pi.obs_point[k] + 1]++;
+    for (int64_t j = 0; j < np; j++) cnt[j + 1] += cnt[j];
+    /* bucket the cameras by point (obs_block temporarily holds observation ids) */
+    for (int64_t k = 0; k < nobs; k++) {
+        const int64_t at = cnt[pi.obs_point[k]]++;
+        s->w_rowind[at] = pi.obs_camera[k];
+        s->obs_block[k] = (int32_t)at;
+    }
+    /* cnt[j] is now the end of bucket j; sort each bucket and drop repeated cameras */
+    int64_t nnzb = 0, begin = 0;
+    s->w_colptr[0] = 0;
+    for (int64_t j = 0; j < np; j++) {
+        const int64_t end = cnt[j];
+        int32_t *b = s->w_rowind + begin;
+        const int64_t m = end - begin;
+        for (int64_t a = 1; a < m; a++) { /* insertion sort: a point has a few cameras */
+            int32_t v = b[a];
+            int64_t c = a - 1;
+            while (c >= 0 && b[c] > v) b[c + 1] = b[c], c--;
+            b[c + 1] = v;
+        }
+        for (int64_t a = 0; a < m; a++)
+            if (a == 0 || b[a] != b[a - 1]) s->w_rowind[nnzb++] = b[a];
+        s->w_colptr[j + 1] = nnzb;
+        begin = end;
+    }
+    /* block of every observation: binary search of its camera within its point's column */
+    for (int64_t k = 0; k < nobs; k++) {
+        const int64_t j = pi.obs_point[k];
+        int64_t lo = s->w_colptr[j], hi = s->w_colptr[j + 1] - 1;
+        const int32_t c = pi.obs_camera[k];
+        while (lo < hi) {
+            const int64_t mid = lo + (hi - lo) / 2;
+            if (s->w_rowind[mid] < c)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        s->obs_block[k] = (int32_t)lo;
+    }
+
+    if ((st = sbm__ba_nested(ctx, fn, sbm_cbc_create(ctx, &s->W, nc, np, 9, 3, s->w_colptr,
+                                                      s->w_rowind, NULL))) != SBM_SUCCESS)
+        goto fail;
+    if ((st = bdiag_create(ctx, nc, 9, &s->U)) != SBM_SUCCESS) goto fail;
+    if ((st = bdiag_create(ctx, np, 3, &s->V)) != SBM_SUCCESS) goto fail;
+    s->gc = sbm__ba_vec_alloc(ctx, 9 * nc, "gc");
+    s->gp = s->gc ? sbm__ba_vec_alloc(ctx, 3 * np, "gp") : NULL;
+    s->h_U = s->gp ? sbm__ba_alloc(ctx, &ha, (size_t)nc, 81 * sizeof(double), "U values") : NULL;
+    s->h_V = s->h_U ? sbm__ba_alloc(ctx, &ha, (size_t)np, 9 * sizeof(double), "V values") : NULL;
+    s->h_W = s->h_V ? sbm__ba_alloc(ctx, &ha, (size_t)nnzb, 27 * sizeof(double), "W values")
+                    : NULL;
+    s->h_g = s->h_W ? sbm__ba_alloc(ctx, &ha, (size_t)(9 * nc + 3 * np), sizeof(double),
+                                    "gradient") : NULL;
+    s->h_scratch = s->h_g ? sbm__ba_alloc(ctx, &ha, (size_t)(81 * nc > 9 * np ? 81 * nc : 9 * np),
+                                          sizeof(double), "damped values") : NULL;
+    if (!s->h_scratch) {
+        st = ctx->last_status;
+        goto fail;
+    }
+    memset(s->h_U, 0, (size_t)nc * 81 * sizeof(double));
+    memset(s->h_V, 0, (size_t)np * 9 * sizeof(double));
+    memset(s->h_W, 0, (size_t)nnzb * 27 * sizeof(double));
+    memset(s->h_g, 0, (size_t)(9 * nc + 3 * np) * sizeof(double));
+    if ((st = sbm__ba_upload(ctx, s->gc, s->h_g, 9 * nc)) != SBM_SUCCESS ||
+        (st = sbm__ba_upload(ctx, s->gp, s->h_g + 9 * nc, 3 * np)) != SBM_SUCCESS)
+        goto fail;
+    sbm__host_free(ctx, cnt);
+    *system = s;
+    return SBM_SUCCESS;
+
+fail:
+    if (cnt) sbm__host_free(ctx, cnt);
+    sbm_ba_system_destroy(s);
+    return st;
+}
+
+/* Upload U and V with damping lambda. */
+static sbm_status upload_damped(sbm_ctx *ctx, sbm_ba_system *s, double lambda)
+{
+    double *d = s->h_scratch;
+    memcpy(d, s->h_U, (size_t)s->nc * 81 * sizeof(double));
+    if (lambda != 0.0)
+        for (int64_t i = 0; i < s->nc; i++)
+            for (int a = 0; a < 9; a++) {
+                double *e = d + 81 * i + 10 * a;
+                *e += lambda * fmin(fmax(*e, DAMP_MIN), DAMP_MAX);
+            }
+    SBM__TRY(sbm__ba_upload(ctx, s->U->values, d, 81 * s->nc));
+    memcpy(d, s->h_V, (size_t)s->np * 9 * sizeof(double));
+    if (lambda != 0.0)
+        for (int64_t j = 0; j < s->np; j++)
+            for (int a = 0; a < 3; a++) {
+                double *e = d + 9 * j + 4 * a;
+                *e += lambda * fmin(fmax(*e, DAMP_MIN), DAMP_MAX);
+            }
+    SBM__TRY(sbm__ba_upload(ctx, s->V->values, d, 9 * s->np));
+    s->lambda = lambda;
+    return SBM_SUCCESS;
+}
+
+sbm_status sbm_ba_linearize(sbm_ctx *ctx, sbm_ba_system *s, const sbm_bal_problem *problem)
+{
+    SBM__ENTER(ctx, "sbm_ba_linearize");
+    if (!s) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument system is NULL");
+    if (!problem) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument problem is NULL");
+    SBM__TRY(sbm__check_cbc_arg(ctx, "system", s->U));
+    const sbm_bal_info pi = sbm_bal_get_info(problem);
+    if (pi.cameras != s->nc || pi.points != s->np || pi.observations != s->nobs)
+        return sbm__error(ctx, SBM_ERR_DIMENSION_MISMATCH,
+                          "argument problem has %" PRId64 " cameras, %" PRId64 " points, %" PRId64
+                          " observations; the system was made for %" PRId64 ", %" PRId64
+                          ", %" PRId64,
+                          pi.cameras, pi.points, pi.observations, s->nc, s->np, s->nobs);
+    for (int64_t k = 0; k < s->nobs; k++) {
+        const int64_t j = pi.obs_point[k], b = s->obs_block[k];
+        if (b < s->w_colptr[j] || b >= s->w_colptr[j + 1] || s->w_rowind[b] != pi.obs_camera[k])
+            return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                              "argument problem: observation %" PRId64
+                              " (camera %d, point %" PRId64
+                              ") is not the one the system was made with",
+                              k, (int)pi.obs_camera[k], j);
+    }
+    /* First the residuals alone: a point on a camera's image plane (or a non-finite
+     * parameter) is refused before anything in the system changes. */
+    for (int64_t k = 0; k < s->nobs; k++) {
+        double pred[2];
+        sbm__bal_project(pi.camera_params + 9 * (int64_t)pi.obs_camera[k],
+                         pi.point_params + 3 * (int64_t)pi.obs_point[k], pred, NULL, NULL);
+        if (!isfinite(pred[0]) || !isfinite(pred[1]))
+            return sbm__error(ctx, SBM_ERR_NOT_FINITE,
+                              "observation %" PRId64 " (camera %d, point %d): the prediction is "
+                              "not finite (a non-finite parameter, or the point lies on the "
+                              "camera's image plane)",
+                              k, (int)pi.obs_camera[k], (int)pi.obs_point[k]);
+    }
+    const int64_t nc = s->nc, np = s->np;
+    double *hU = s->h_U, *hV = s->h_V, *hW = s->h_W, *gc = s->h_g, *gp = s->h_g + 9 * nc;
+    memset(hU, 0, (size_t)nc * 81 * sizeof(double));
+    memset(hV, 0, (size_t)np * 9 * sizeof(double));
+    memset(hW, 0, (size_t)s->w_colptr[np] * 27 * sizeof(double));
+    memset(s->h_g, 0, (size_t)(9 * nc + 3 * np) * sizeof(double));
+    double cost = 0.0;
+    for (int64_t k = 0; k < s->nobs; k++) {
+        const int64_t c = pi.obs_camera[k], j = pi.obs_point[k];
+        double pred[2], Jc[18], Jp[6];
+        sbm__bal_project(pi.camera_params + 9 * c, pi.point_params + 3 * j, pred, Jc, Jp);
+        const double r0 = pred[0] - pi.obs_xy[2 * k], r1 = pred[1] - pi.obs_xy[2 * k + 1];
+        int finite = isfinite(r0) && isfinite(r1);
+        for (int a = 0; a < 18 && finite; a++) finite = isfinite(Jc[a]);
+        if (!finite) {
+            /* only a Jacobian overflowing (a point within ~1e-150 of the image plane) gets
+             * here; the host sums are partial, so the system has no linearisation now */
+            s->valid = 0;
+            return sbm__error(ctx, SBM_ERR_NOT_FINITE,
+                              "observation %" PRId64 " (camera %" PRId64 ", point %" PRId64
+                              "): the Jacobian is not finite (the point lies on the camera's "
+                              "image plane); the system must be linearised again",
+                              k, c, j);
+        }
+        cost += r0 * r0 + r1 * r1;
+        double *u = hU + 81 * c, *v = hV + 9 * j, *w = hW + 27 * (int64_t)s->obs_block[k];
+        for (int b = 0; b < 9; b++) {
+            const double jb0 = Jc[2 * b], jb1 = Jc[2 * b + 1];
+            for (int a = 0; a < 9; a++) u[a + 9 * b] += Jc[2 * a] * jb0 + Jc[2 * a + 1] * jb1;
+            for (int a = 0; a < 3; a++) {
+                /* W block (9x3): (Jc^T Jp)(b, a), column-major b + 9a */
+                w[b + 9 * a] += jb0 * Jp[2 * a] + jb1 * Jp[2 * a + 1];
+            }
+            gc[9 * c + b] -= jb0 * r0 + jb1 * r1;
+        }
+        for (int b = 0; b < 3; b++) {
+            for (int a = 0; a < 3; a++)
+                v[a + 3 * b] += Jp[2 * a] * Jp[2 * b] + Jp[2 * a + 1] * Jp[2 * b + 1];
+            gp[3 * j + b] -= Jp[2 * b] * r0 + Jp[2 * b + 1] * r1;
+        }
+    }
+    s->cost = 0.5 * cost;
+    s->valid = 1;
+    SBM__TRY(sbm__ba_upload(ctx, s->W->values, hW, 27 * s->w_colptr[np]));
+    SBM__TRY(sbm__ba_upload(ctx, s->gc, gc, 9 * nc));
+    SBM__TRY(sbm__ba_upload(ctx, s->gp, gp, 3 * np));
+    return upload_damped(ctx, s, 0.0);
+}
+
+sbm_status sbm_ba_set_damping(sbm_ctx *ctx, sbm_ba_system *s, double lambda)
+{
+    SBM__ENTER(ctx, "sbm_ba_set_damping");
+    if (!s) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument system is NULL");
+    SBM__TRY(sbm__check_cbc_arg(ctx, "system", s->U));
+    if (!s->valid)
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument system: its last linearisation failed; linearise it again");
+    if (!(lambda >= 0.0) || !isfinite(lambda))
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument lambda = %g must be finite and >= 0", lambda);
+    return upload_damped(ctx, s, lambda);
+}
+
+const double *sbm__ba_system_host_gradient(const sbm_ba_system *s) { return s->h_g; }
+
+void sbm__ba_damping_diagonal(const sbm_ba_system *s, double *out)
+{
+    for (int64_t i = 0; i < s->nc; i++)
+        for (int a = 0; a < 9; a++)
+            out[9 * i + a] = fmin(fmax(s->h_U[81 * i + 10 * a], DAMP_MIN), DAMP_MAX);
+    double *o = out + 9 * s->nc;
+    for (int64_t j = 0; j < s->np; j++)
+        for (int a = 0; a < 3; a++)
+            o[3 * j + a] = fmin(fmax(s->h_V[9 * j + 4 * a], DAMP_MIN), DAMP_MAX);
+}
+
+/* Block diagonal of S = U - W V^-1 W^T at damping lambda, on the host (the block-Jacobi
+ * preconditioner of matrix-free PCG): nc blocks of 9x9 into out. */
+sbm_status sbm__ba_schur_diagonal_host(sbm_ctx *ctx, const sbm_ba_system *s, double *out)
+{
+    const double lambda = s->lambda;
+    memcpy(out, s->h_U, (size_t)s->nc * 81 * sizeof(double));
+    for (int64_t i = 0; i < s->nc; i++)
+        for (int a = 0; a < 9; a++) {
+            double *e = out + 81 * i + 10 * a;
+            *e += lambda * fmin(fmax(*e, DAMP_MIN), DAMP_MAX);
+        }
+    for (int64_t j = 0; j < s->np; j++) {
+        double v[9], vinv[9];
+        memcpy(v, s->h_V + 9 * j, sizeof v);
+        for (int a = 0; a < 3; a++) v[4 * a] += lambda * fmin(fmax(v[4 * a], DAMP_MIN), DAMP_MAX);
+        if (sbm__chol(3, v) != 0) continue; /* the Schur step reports it; skip here */
+        sbm__chol_inverse(3, v, vinv);
+        for (int64_t k = s->w_colptr[j]; k < s->w_colptr[j + 1]; k++) {
+            const double *w = s->h_W + 27 * k;
+            double y[27]; /* W_k V^-1 */
+            for (int a = 0; a < 3; a++)
+                for (int r = 0; r < 9; r++)
+                    y[r + 9 * a] = w[r] * vinv[3 * a] + w[r + 9] * vinv[1 + 3 * a] +
+                                   w[r + 18] * vinv[2 + 3 * a];
+            double *d = out + 81 * (int64_t)s->w_rowind[k];
+            for (int c = 0; c < 9; c++)
+                for (int r = 0; r < 9; r++)
+                    d[r + 9 * c] -= y[r] * w[c] + y[r + 9] * w[c + 9] + y[r + 18] * w[c + 18];
+        }
+    }
+    (void)ctx;
+    return SBM_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Schur complement                                                                         */
+/* ---------------------------------------------------------------------------------------- */
+
+struct sbm_schur_plan {
+    unsigned flags;          /* SBM_SCHUR_MATRIX_FREE or 0 */
+    int64_t nc;              /* block rows of W */
+    int64_t np;              /* block columns of W */
+    int p;                   /* rows of W's blocks */
+    int q;                   /* columns of W's blocks */
+    sbm_cbc *Vinv;           /* V^-1 of the last execute */
+    sbm_cbc *Y;              /* W V^-1 of the last execute */
+    sbm_gemm_plan *gemm;     /* S = U - Y W^T (NULL when matrix-free) */
+    sbm__symup usym;         /* the symmetric product with U (matrix-free S*x) */
+    uint64_t u_hash;         /* U's pattern fingerprint */
+    double *t;               /* context memory, np*q */
+    int executed;            /* 1 after a successful execute */
+    sbm_allocator host_a;    /* allocator of the struct */
+    sbm_allocator dev_a;     /* allocator of t */
+};
+
+void sbm_schur_plan_destroy(sbm_schur_plan *plan)
+{
+    if (!plan) return;
+    sbm_cbc_destroy(plan->Vinv);
+    sbm_cbc_destroy(plan->Y);
+    sbm_gemm_plan_destroy(plan->gemm);
+    sbm__symup_free(&plan->usym);
+    sbm__ba_free(&plan->dev_a, plan->t);
+    sbm_allocator a = plan->host_a;
+    sbm__ba_free(&a, plan);
+}
+
+static sbm_status check_schur_operands(sbm_ctx *ctx, const sbm_cbc *U, const sbm_cbc *V,
+                                       const sbm_cbc *W)
+{
+    SBM__TRY(sbm__check_cbc_arg(ctx, "U", U));
+    SBM__TRY(sbm__check_cbc_arg(ctx, "V", V));
+    SBM__TRY(sbm__check_cbc_arg(ctx, "W", W));
+    if (U->nbr != W->nbr || U->nbc != W->nbr)
+        return sbm__error(ctx, SBM_ERR_DIMENSION_MISMATCH,
+                          "argument U: %" PRId64 " x %" PRId64 " blocks, but W has %" PRId64
+                          " block rows (U must be %" PRId64 " x %" PRId64 ")",
+                          U->nbr, U->nbc, W->nbr, W->nbr, W->nbr);
+    if (U->r != W->r || U->c != W->r)
+        return sbm__error(ctx, SBM_ERR_BLOCK_SHAPE,
+                          "argument U: blocks are %dx%d, but W's %dx%d blocks need %dx%d", U->r,
+                          U->c, W->r, W->c, W->r, W->r);
+    if (V->nbr != W->nbc || V->nbc != W->nbc)
+        return sbm__error(ctx, SBM_ERR_DIMENSION_MISMATCH,
+                          "argument V: %" PRId64 " x %" PRId64 " blocks, but W has %" PRId64
+                          " block columns (V must be %" PRId64 " x %" PRId64 ")",
+                          V->nbr, V->nbc, W->nbc, W->nbc, W->nbc);
+    if (V->r != W->c || V->c != W->c)
+        return sbm__error(ctx, SBM_ERR_BLOCK_SHAPE,
+                          "argument V: blocks are %dx%d, but W's %dx%d blocks need %dx%d", V->r,
+                          V->c, W->r, W->c, W->c, W->c);
+    return SBM_SUCCESS;
+}
+
+static sbm_status check_plan_w(sbm_ctx *ctx, const sbm_schur_plan *plan, const sbm_cbc *W)
+{
+    SBM__TRY(sbm__check_cbc_arg(ctx, "W", W));
+    if (W->nbr != plan->nc || W->nbc != plan->np || W->r != plan->p || W->c != plan->q)
+        return sbm__error(ctx, SBM_ERR_PLAN_MISMATCH,
+                          "argument W: %" PRId64 " x %" PRId64 " blocks of %dx%d, the plan was "
+                          "made for %" PRId64 " x %" PRId64 " blocks of %dx%d",
+                          W->nbr, W->nbc, W->r, W->c, plan->nc, plan->np, plan->p, plan->q);
+    return SBM_SUCCESS;
+}
+
+static sbm_status check_plan_u(sbm_ctx *ctx, const sbm_schur_plan *plan, const sbm_cbc *U)
+{
+    SBM__TRY(sbm__check_cbc_arg(ctx, "U", U));
+    uint64_t h = 0;
+    if (U->nbr != plan->nc || U->nbc != plan->nc || U->r != plan->p || U->c != plan->p)
+        return sbm__error(ctx, SBM_ERR_PLAN_MISMATCH,
+                          "argument U: %" PRId64 " x %" PRId64 " blocks of %dx%d, the plan was "
+                          "made for %" PRId64 " x %" PRId64 " blocks of %dx%d",
+                          U->nbr, U->nbc, U->r, U->c, plan->nc, plan->nc, plan->p, plan->p);
+    SBM__TRY(ctx->ops->cbc_pattern_hash(ctx, U, &h));
+    if (h != plan->u_hash)
+        return sbm__error(ctx, SBM_ERR_PLAN_MISMATCH,
+                          "argument U: its pattern differs from the one the plan was made with");
+    return SBM_SUCCESS;
+}
+
+sbm_status sbm_ba_schur_plan(sbm_ctx *ctx, const sbm_cbc *U, const sbm_cbc *V, const sbm_cbc *W,
+                             unsigned flags, sbm_schur_plan **plan, sbm_cbc **S)
+{
+    SBM__ENTER(ctx, "sbm_ba_schur_plan");
+    const char *fn = ctx->fn;
+    if (!plan) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument plan is NULL");
+    *plan = NULL;
+    const int matrix_free = (flags & SBM_SCHUR_MATRIX_FREE) != 0;
+    if (S) *S = NULL;
+    if (flags & ~SBM_SCHUR_MATRIX_FREE)
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument flags: unknown bits 0x%x (only SBM_SCHUR_MATRIX_FREE = 0x%x "
+                          "is defined)",
+                          flags & ~SBM_SCHUR_MATRIX_FREE, SBM_SCHUR_MATRIX_FREE);
+    if (!S && !matrix_free)
+        return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT,
+                          "argument S is NULL (it may be NULL only with SBM_SCHUR_MATRIX_FREE)");
+    SBM__TRY(check_schur_operands(ctx, U, V, W));
+    if (!ctx->ops->cbc_pattern_hash)
+        return sbm__error(ctx, SBM_ERR_NOT_SUPPORTED,
+                          "pattern fingerprints are not available on the %s backend",
+                          ctx->ops->name);
+
+    sbm_allocator ha = sbm__ba_host_allocator(ctx);
+    sbm_schur_plan *p = sbm__ba_alloc(ctx, &ha, 1, sizeof *p, "the Schur plan");
+    if (!p) return SBM_ERR_OUT_OF_MEMORY;
+    memset(p, 0, sizeof *p);
+    p->host_a = ha;
+    p->dev_a = ctx->allocator;
+    p->flags = flags;
+    p->nc = W->nbr, p->np = W->nbc, p->p = W->r, p->q = W->c;
+    sbm_cbc *Sm = NULL;
+    sbm_status st;
+    if ((st = sbm__ba_nested(ctx, fn, sbm_cbc_copy(ctx, V, &p->Vinv))) != SBM_SUCCESS) goto fail;
+    if ((st = sbm__ba_nested(ctx, fn, sbm_cbc_copy(ctx, W, &p->Y))) != SBM_SUCCESS) goto fail;
+    if (!matrix_free &&
+        (st = sbm__ba_nested(ctx, fn, sbm_cbc_gemm_plan(ctx, SBM_OP_N, p->Y, SBM_OP_T, W, U,
+                                                         SBM_GEMM_UPPER, &p->gemm, &Sm))) !=
+            SBM_SUCCESS)
+        goto fail;
+    if ((st = sbm__symup_init(ctx, U, &p->usym)) != SBM_SUCCESS) goto fail;
+    if ((st = ctx->ops->cbc_pattern_hash(ctx, U, &p->u_hash)) != SBM_SUCCESS) goto fail;
+    p->t = sbm__ba_vec_alloc(ctx, p->np * p->q, "the Schur plan's point vector");
+    if (!p->t) {
+        st = ctx->last_status;
+        goto fail;
+    }
+    *plan = p;
+    if (S) *S = Sm;
+    return SBM_SUCCESS;
+fail:
+    sbm_cbc_destroy(Sm);
+    sbm_schur_plan_destroy(p);
+    return st;
+}
+
+sbm_status sbm_ba_schur_execute(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *U,
+                                const sbm_cbc *V, const sbm_cbc *W, const double *gc,
+                                const double *gp, sbm_cbc *S, double *rhs)
+{
+    SBM__ENTER(ctx, "sbm_ba_schur_execute");
+    const char *fn = ctx->fn;
+    if (!plan) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument plan is NULL");
+    SBM__TRY(check_schur_operands(ctx, U, V, W));
+    SBM__TRY(check_plan_w(ctx, plan, W));
+    SBM__TRY(check_plan_u(ctx, plan, U));
+    const int matrix_free = (plan->flags & SBM_SCHUR_MATRIX_FREE) != 0;
+    if (!matrix_free) SBM__TRY(sbm__check_cbc_arg(ctx, "S", S));
+    if (rhs && (!gc || !gp))
+        return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument %s is NULL (rhs needs gc and gp)",
+                          !gc ? "gc" : "gp");
+    plan->executed = 0;
+    sbm_status st = sbm__ba_nested(ctx, fn, sbm_bdiag_inverse(ctx, V, plan->Vinv));
+    if (st == SBM_ERR_NOT_POSITIVE_DEFINITE) {
+        /* name the BA meaning of the failing block */
+        const size_t len = strlen(ctx->message);
+        snprintf(ctx->message + len, SBM__MSG_SIZE - len,
+                 " (argument V: its blocks must be SPD; the block of a point seen by a single "
+                 "camera is singular without damping)");
+    }
+    if (st != SBM_SUCCESS) return st;
+    SBM__TRY(sbm__ba_nested(ctx, fn, sbm_bdiag_scale(ctx, SBM_SIDE_RIGHT, plan->Vinv, W, plan->Y)));
+    if (!matrix_free)
+        SBM__TRY(sbm__ba_nested(ctx, fn, sbm_cbc_gemm_execute(ctx, plan->gemm, -1.0, plan->Y, W, U,
+                                                              S)));
+    if (rhs) {
+        /* rhs = gc - Y gp */
+        SBM__TRY(sbm__ba_copy_vec(ctx, rhs, gc, plan->nc * plan->p));
+        SBM__TRY(sbm__ba_nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, -1.0, plan->Y, gp, 1.0, rhs)));
+    }
+    plan->usym.A = U;
+    SBM__TRY(sbm__symup_refresh(ctx, &plan->usym));
+    plan->executed = 1;
+    return SBM_SUCCESS;
+}
+
+sbm_status sbm_ba_schur(sbm_ctx *ctx, const sbm_cbc *U, const sbm_cbc *V, const sbm_cbc *W,
+                        const double *gc, const double *gp, sbm_cbc **S, double *rhs)
+{
+    SBM__ENTER(ctx, "sbm_ba_schur");
+    const char *fn = ctx->fn;
+    if (!S) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument S is NULL");
+    *S = NULL;
+    SBM__TRY(check_schur_operands(ctx, U, V, W));
+    if (rhs && (!gc || !gp))
+        return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument %s is NULL (rhs needs gc and gp)",
+                          !gc ? "gc" : "gp");
+    sbm_schur_plan *plan = NULL;
+    sbm_cbc *Sm = NULL;
+    sbm_status st = sbm__ba_nested(ctx, fn, sbm_ba_schur_plan(ctx, U, V, W, 0, &plan, &Sm));
+    if (st == SBM_SUCCESS)
+        st = sbm__ba_nested(ctx, fn, sbm_ba_schur_execute(ctx, plan, U, V, W, gc, gp, Sm, rhs));
+    sbm_schur_plan_destroy(plan);
+    if (st != SBM_SUCCESS) {
+        sbm_cbc_destroy(Sm);
+        return st;
+    }
+    *S = Sm;
+    return SBM_SUCCESS;
+}
+
+sbm_status sbm_ba_back_substitute(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *W,
+                                  const double *gp, const double *dc, double *dp)
+{
+    SBM__ENTER(ctx, "sbm_ba_back_substitute");
+    const char *fn = ctx->fn;
+    if (!plan) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument plan is NULL");
+    SBM__TRY(check_plan_w(ctx, plan, W));
+    if (!gp || !dc || !dp)
+        return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument %s is NULL",
+                          !gp ? "gp" : !dc ? "dc" : "dp");
+    if (!plan->executed)
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument plan: no successful sbm_ba_schur_execute yet (V^-1 unknown)");
+    /* t = gp - W^T dc; dp = V^-1 t */
+    SBM__TRY(sbm__ba_copy_vec(ctx, plan->t, gp, plan->np * plan->q));
+    SBM__TRY(sbm__ba_nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_T, -1.0, W, dc, 1.0, plan->t)));
+    return sbm__ba_nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, plan->Vinv, plan->t, 0.0, dp));
+}
+
+sbm_status sbm_ba_schur_multiply(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *U,
+                                 const sbm_cbc *W, const double *x, double *y)
+{
+    SBM__ENTER(ctx, "sbm_ba_schur_multiply");
+    const char *fn = ctx->fn;
+    if (!plan) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument plan is NULL");
+    SBM__TRY(check_plan_w(ctx, plan, W));
+    SBM__TRY(check_plan_u(ctx, plan, U));
+    if (!x || !y) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument %s is NULL", !x ? "x" : "y");
+    if (x == y)
+        return sbm__error(ctx, SBM_ERR_ALIASING, "arguments x and y are the same array");
+    if (!plan->executed)
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument plan: no successful sbm_ba_schur_execute yet (Y unknown)");
+    /* y = U x - Y (W^T x) */
+    SBM__TRY(sbm__ba_nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_T, 1.0, W, x, 0.0, plan->t)));
+    plan->usym.A = U;
+    SBM__TRY(sbm__symup_multiply(ctx, &plan->usym, x, y));
+    return sbm__ba_nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, -1.0, plan->Y, plan->t, 1.0, y));
+}
+
+sbm_status sbm_ba_system_reduce(sbm_ctx *ctx, const sbm_ba_system *s, sbm_cbc **S, double *h_rhs)
+{
+    SBM__ENTER(ctx, "sbm_ba_system_reduce");
+    const char *fn = ctx->fn;
+    if (!S) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument S is NULL");
+    *S = NULL;
+    if (!s) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument system is NULL");
+    SBM__TRY(sbm__check_cbc_arg(ctx, "system", s->U));
+    if (!s->valid)
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument system: its last linearisation failed; linearise it again");
+    double *rhs = NULL;
+    if (h_rhs) {
+        rhs = sbm__ba_vec_alloc(ctx, 9 * s->nc, "rhs");
+        if (!rhs) return SBM_ERR_OUT_OF_MEMORY;
+    }
+    sbm_cbc *Sm = NULL;
+    sbm_status st = sbm__ba_nested(ctx, fn, sbm_ba_schur(ctx, s->U, s->V, s->W, s->gc, s->gp, &Sm,
+                                                         rhs));
+    if (st == SBM_SUCCESS && h_rhs) st = sbm__ba_download(ctx, h_rhs, rhs, 9 * s->nc);
+    sbm__free(ctx, rhs);
+    if (st != SBM_SUCCESS) {
+        sbm_cbc_destroy(Sm);
+        return st;
+    }
+    *S = Sm;
+    return SBM_SUCCESS;
+}

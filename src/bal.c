@@ -1,0 +1,519 @@
+/* BAL (Bundle Adjustment in the Large) problems: reading (plain or bzip2), writing, a seeded
+ * synthetic generator, and the residuals of the camera model.
+ *
+ * Decisions recorded here:
+ *   - The reader is token based after the header: BAL writers differ in how they break lines
+ *     (one parameter per line, or several), so any whitespace separates values; every message
+ *     still names the line of the offending token.
+ *   - Counts in the header are checked against the int32 indices; arrays grow as the file is
+ *     read (capped by the header's counts), so a corrupt header cannot ask for terabytes before
+ *     the file has shown that it holds the data.
+ *   - Every value must be finite; camera and point indices must be in range. Content after the
+ *     last point parameter is an error (a truncated or concatenated file is not silently
+ *     half-read). */
+#define _POSIX_C_SOURCE 200809L
+
+#include "ba_internal.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sbm_bal_problem {
+    int64_t ncam;       /* cameras */
+    int64_t npts;       /* points */
+    int64_t nobs;       /* observations */
+    int32_t *obs_cam;   /* camera of each observation (nobs) */
+    int32_t *obs_pt;    /* point of each observation (nobs) */
+    double *obs_xy;     /* measurements (2*nobs) */
+    double *cam;        /* camera parameters (9*ncam) */
+    double *pts;        /* point parameters (3*npts) */
+    sbm_allocator a;    /* allocator of the arrays and the struct */
+};
+
+void sbm_bal_destroy(sbm_bal_problem *p)
+{
+    if (!p) return;
+    sbm_allocator a = p->a;
+    sbm__ba_free(&a, p->obs_cam);
+    sbm__ba_free(&a, p->obs_pt);
+    sbm__ba_free(&a, p->obs_xy);
+    sbm__ba_free(&a, p->cam);
+    sbm__ba_free(&a, p->pts);
+    sbm__ba_free(&a, p);
+}
+
+sbm_bal_info sbm_bal_get_info(const sbm_bal_problem *p)
+{
+    sbm_bal_info info;
+    memset(&info, 0, sizeof info);
+    if (!p) return info;
+    info.cameras = p->ncam;
+    info.points = p->npts;
+    info.observations = p->nobs;
+    info.obs_camera = p->obs_cam;
+    info.obs_point = p->obs_pt;
+    info.obs_xy = p->obs_xy;
+    info.camera_params = p->cam;
+    info.point_params = p->pts;
+    return info;
+}
+
+/* A problem with arrays for the given counts (uninitialised). */
+static sbm_status bal_alloc(sbm_ctx *ctx, int64_t ncam, int64_t npts, int64_t nobs,
+                            sbm_bal_problem **out)
+{
+    *out = NULL;
+    sbm_allocator a = sbm__ba_host_allocator(ctx);
+    sbm_bal_problem *p = sbm__ba_alloc(ctx, &a, 1, sizeof *p, "the BAL problem");
+    if (!p) return SBM_ERR_OUT_OF_MEMORY;
+    memset(p, 0, sizeof *p);
+    p->a = a;
+    p->ncam = ncam;
+    p->npts = npts;
+    p->nobs = nobs;
+    p->obs_cam = sbm__ba_alloc(ctx, &a, (size_t)nobs, sizeof(int32_t), "observation cameras");
+    p->obs_pt = p->obs_cam ? sbm__ba_alloc(ctx, &a, (size_t)nobs, sizeof(int32_t),
+                                           "observation points") : NULL;
+    p->obs_xy = p->obs_pt ? sbm__ba_alloc(ctx, &a, (size_t)nobs, 2 * sizeof(double),
+                                          "observations") : NULL;
+    p->cam = p->obs_xy ? sbm__ba_alloc(ctx, &a, (size_t)ncam, 9 * sizeof(double),
+                                       "camera parameters") : NULL;
+    p->pts = p->cam ? sbm__ba_alloc(ctx, &a, (size_t)npts, 3 * sizeof(double),
+                                    "point parameters") : NULL;
+    if (!p->pts) {
+        sbm_status st = ctx->last_status;
+        sbm_bal_destroy(p);
+        return st;
+    }
+    *out = p;
+    return SBM_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Reading                                                                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+typedef struct bal_reader {
+    sbm__text_reader rd; /* lines */
+    char *cur;           /* next unread character of the current line (NULL: need a line) */
+} bal_reader;
+
+/* Next whitespace-separated token (NUL-terminated in place), or *tok = NULL at the end. */
+static sbm_status bal_token(bal_reader *br, char **tok)
+{
+    *tok = NULL;
+    for (;;) {
+        if (br->cur) {
+            char *s = br->cur;
+            while (*s && isspace((unsigned char)*s)) s++;
+            if (*s) {
+                char *e = s;
+                while (*e && !isspace((unsigned char)*e)) e++;
+                br->cur = *e ? e + 1 : e;
+                *e = '\0';
+                *tok = s;
+                return SBM_SUCCESS;
+            }
+        }
+        SBM__TRY(sbm__text_next_line(&br->rd));
+        if (!br->rd.text) {
+            br->cur = NULL;
+            return SBM_SUCCESS;
+        }
+        br->cur = br->rd.text;
+    }
+}
+
+/* A token that must be there: what names it for the message. */
+static sbm_status bal_expect(bal_reader *br, char **tok, const char *what)
+{
+    SBM__TRY(bal_token(br, tok));
+    if (!*tok) return sbm__text_error(&br->rd, SBM_ERR_PARSE, "the file ends before %s", what);
+    return SBM_SUCCESS;
+}
+
+static sbm_status bal_int(bal_reader *br, const char *what, int64_t lo, int64_t hi, int64_t *v)
+{
+    char *tok, *end;
+    SBM__TRY(bal_expect(br, &tok, what));
+    errno = 0;
+    long long x = strtoll(tok, &end, 10);
+    if (end == tok || *end != '\0')
+        return sbm__text_error(&br->rd, SBM_ERR_PARSE, "%s: '%s' is not an integer", what, tok);
+    if (errno == ERANGE || x < lo || x > hi)
+        return sbm__text_error(&br->rd, SBM_ERR_PARSE,
+                               "%s: %s is out of range (%" PRId64 " to %" PRId64 ")", what, tok, lo,
+                               hi);
+    *v = (int64_t)x;
+    return SBM_SUCCESS;
+}
+
+static sbm_status bal_double(bal_reader *br, const char *what, double *v)
+{
+    char *tok, *end;
+    SBM__TRY(bal_expect(br, &tok, what));
+    double x = strtod(tok, &end);
+    if (end == tok || *end != '\0')
+        return sbm__text_error(&br->rd, SBM_ERR_PARSE, "%s: '%s' is not a number", what, tok);
+    if (!isfinite(x))
+        return sbm__text_error(&br->rd, SBM_ERR_PARSE, "%s: '%s' is not finite", what, tok);
+    *v = x;
+    return SBM_SUCCESS;
+}
+
+/* Grow a host array to hold at least need elements (capped at max). */
+static sbm_status grow(sbm_ctx *ctx, void **arr, int64_t *cap, int64_t need, int64_t max,
+                       size_t elem, const char *what)
+{
+    if (need <= *cap) return SBM_SUCCESS;
+    int64_t nc = *cap < 4096 ? 4096 : *cap * 2;
+    if (nc > max) nc = max;
+    if (nc < need) nc = need;
+    int ok;
+    size_t bytes = sbm__mul_size(ctx, (size_t)nc, elem, what, &ok);
+    if (!ok) return SBM_ERR_OVERFLOW;
+    void *p = sbm__host_alloc(ctx, bytes, what);
+    if (!p) return SBM_ERR_OUT_OF_MEMORY;
+    if (*arr) {
+        memcpy(p, *arr, (size_t)*cap * elem);
+        sbm__host_free(ctx, *arr);
+    }
+    *arr = p;
+    *cap = nc;
+    return SBM_SUCCESS;
+}
+
+sbm_status sbm_bal_read(sbm_ctx *ctx, const char *path, sbm_bal_problem **problem)
+{
+    SBM__ENTER(ctx, "sbm_bal_read");
+    if (!problem) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument problem is NULL");
+    *problem = NULL;
+    if (!path) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument path is NULL");
+
+    bal_reader br;
+    memset(&br, 0, sizeof br);
+    int32_t *oc = NULL, *op = NULL;
+    double *oxy = NULL, *par = NULL;
+    int64_t coc = 0, cop = 0, coxy = 0, cpar = 0;
+    sbm_bal_problem *p = NULL;
+    char what[160];
+    int64_t ncam = 0, npts = 0, nobs = 0;
+
+    sbm_status st = sbm__text_open(ctx, path, &br.rd);
+    if (st != SBM_SUCCESS) return st;
+    if ((st = bal_int(&br, "the camera count", 0, INT32_MAX, &ncam)) != SBM_SUCCESS) goto done;
+    if ((st = bal_int(&br, "the point count", 0, INT32_MAX, &npts)) != SBM_SUCCESS) goto done;
+    if ((st = bal_int(&br, "the observation count", 0, INT64_MAX / 64, &nobs)) != SBM_SUCCESS)
+        goto done;
+    const int64_t header_line = br.rd.line;
+
+    for (int64_t k = 0; k < nobs; k++) {
+        int64_t c, q;
+        double x, y;
+        if ((st = grow(ctx, (void **)&oc, &coc, k + 1, nobs, sizeof(int32_t),
+                       "observation cameras")) != SBM_SUCCESS ||
+            (st = grow(ctx, (void **)&op, &cop, k + 1, nobs, sizeof(int32_t),
+                       "observation points")) != SBM_SUCCESS ||
+            (st = grow(ctx, (void **)&oxy, &coxy, 2 * (k + 1), 2 * nobs, sizeof(double),
+                       "observations")) != SBM_SUCCESS)
+            goto done;
+        snprintf(what, sizeof what, "observation %" PRId64 " of %" PRId64 ": the camera index",
+                 k + 1, nobs);
+        if ((st = bal_int(&br, what, INT64_MIN, INT64_MAX, &c)) != SBM_SUCCESS) goto done;
+        if (c < 0 || c >= ncam) {
+            st = sbm__text_error(&br.rd, SBM_ERR_PARSE,
+                                 "observation %" PRId64 ": camera index %" PRId64
+                                 " is out of range (the header says %" PRId64 " cameras)",
+                                 k + 1, c, ncam);
+            goto done;
+        }
+        snprintf(what, sizeof what, "observation %" PRId64 " of %" PRId64 ": the point index",
+                 k + 1, nobs);
+        if ((st = bal_int(&br, what, INT64_MIN, INT64_MAX, &q)) != SBM_SUCCESS) goto done;
+        if (q < 0 || q >= npts) {
+            st = sbm__text_error(&br.rd, SBM_ERR_PARSE,
+                                 "observation %" PRId64 ": point index %" PRId64
+                                 " is out of range (the header says %" PRId64 " points)",
+                                 k + 1, q, npts);
+            goto done;
+        }
+        snprintf(what, sizeof what, "observation %" PRId64 " of %" PRId64 ": x", k + 1, nobs);
+        if ((st = bal_double(&br, what, &x)) != SBM_SUCCESS) goto done;
+        snprintf(what, sizeof what, "observation %" PRId64 " of %" PRId64 ": y", k + 1, nobs);
+        if ((st = bal_double(&br, what, &y)) != SBM_SUCCESS) goto done;
+        oc[k] = (int32_t)c;
+        op[k] = (int32_t)q;
+        oxy[2 * k] = x;
+        oxy[2 * k + 1] = y;
+    }
+    const int64_t npar = 9 * ncam + 3 * npts;
+    for (int64_t k = 0; k < npar; k++) {
+        if ((st = grow(ctx, (void **)&par, &cpar, k + 1, npar, sizeof(double), "parameters")) !=
+            SBM_SUCCESS)
+            goto done;
+        if (k < 9 * ncam)
+            snprintf(what, sizeof what, "parameter %d of camera %" PRId64 " (of %" PRId64 ")",
+                     (int)(k % 9) + 1, k / 9, ncam);
+        else
+            snprintf(what, sizeof what, "coordinate %d of point %" PRId64 " (of %" PRId64 ")",
+                     (int)((k - 9 * ncam) % 3) + 1, (k - 9 * ncam) / 3, npts);
+        if ((st = bal_double(&br, what, &par[k])) != SBM_SUCCESS) goto done;
+    }
+    char *extra;
+    if ((st = bal_token(&br, &extra)) != SBM_SUCCESS) goto done;
+    if (extra) {
+        st = sbm__text_error(&br.rd, SBM_ERR_PARSE,
+                             "unexpected '%.40s' after the last point (the header on line %" PRId64
+                             " says %" PRId64 " cameras, %" PRId64 " points, %" PRId64
+                             " observations)",
+                             extra, header_line, ncam, npts, nobs);
+        goto done;
+    }
+
+    if ((st = bal_alloc(ctx, ncam, npts, nobs, &p)) != SBM_SUCCESS) goto done;
+    if (nobs > 0) {
+        memcpy(p->obs_cam, oc, (size_t)nobs * sizeof(int32_t));
+        memcpy(p->obs_pt, op, (size_t)nobs * sizeof(int32_t));
+        memcpy(p->obs_xy, oxy, (size_t)nobs * 2 * sizeof(double));
+    }
+    if (ncam > 0) memcpy(p->cam, par, (size_t)ncam * 9 * sizeof(double));
+    if (npts > 0) memcpy(p->pts, par + 9 * ncam, (size_t)npts * 3 * sizeof(double));
+    *problem = p;
+    st = SBM_SUCCESS;
+
+done:
+    sbm__text_close(&br.rd);
+    if (oc) sbm__host_free(ctx, oc);
+    if (op) sbm__host_free(ctx, op);
+    if (oxy) sbm__host_free(ctx, oxy);
+    if (par) sbm__host_free(ctx, par);
+    return st;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Writing                                                                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+sbm_status sbm_bal_write(sbm_ctx *ctx, const char *path, const sbm_bal_problem *p)
+{
+    SBM__ENTER(ctx, "sbm_bal_write");
+    if (!path) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument path is NULL");
+    if (!p) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument problem is NULL");
+    for (int64_t k = 0; k < 9 * p->ncam; k++)
+        if (!isfinite(p->cam[k]))
+            return sbm__error(ctx, SBM_ERR_NOT_FINITE,
+                              "argument problem: parameter %d of camera %" PRId64 " is %g",
+                              (int)(k % 9) + 1, k / 9, p->cam[k]);
+    for (int64_t k = 0; k < 3 * p->npts; k++)
+        if (!isfinite(p->pts[k]))
+            return sbm__error(ctx, SBM_ERR_NOT_FINITE,
+                              "argument problem: coordinate %d of point %" PRId64 " is %g",
+                              (int)(k % 3) + 1, k / 3, p->pts[k]);
+    sbm__text_writer w;
+    SBM__TRY(sbm__text_create(ctx, path, &w));
+    sbm_status st = sbm__text_printf(&w, "%" PRId64 " %" PRId64 " %" PRId64 "\n", p->ncam, p->npts,
+                                     p->nobs);
+    for (int64_t k = 0; k < p->nobs && st == SBM_SUCCESS; k++)
+        st = sbm__text_printf(&w, "%d %d %.17g %.17g\n", (int)p->obs_cam[k], (int)p->obs_pt[k],
+                              p->obs_xy[2 * k], p->obs_xy[2 * k + 1]);
+    for (int64_t k = 0; k < 9 * p->ncam && st == SBM_SUCCESS; k++)
+        st = sbm__text_printf(&w, "%.17g\n", p->cam[k]);
+    for (int64_t k = 0; k < 3 * p->npts && st == SBM_SUCCESS; k++)
+        st = sbm__text_printf(&w, "%.17g\n", p->pts[k]);
+    if (st != SBM_SUCCESS) {
+        sbm__text_abort(&w);
+        return st;
+    }
+    return sbm__text_commit(&w);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Synthetic problems                                                                       */
+/* ---------------------------------------------------------------------------------------- */
+
+/* splitmix64: seeded, the same on every platform. */
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+static double rng_uniform(uint64_t *s) { return (double)(rng_next(s) >> 11) * 0x1.0p-53; }
+static double rng_sym(uint64_t *s) { return 2.0 * rng_uniform(s) - 1.0; }
+static double rng_gauss(uint64_t *s)
+{
+    /* Box-Muller; u1 in (0, 1] so the log is finite */
+    const double u1 = 1.0 - rng_uniform(s), u2 = rng_uniform(s);
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+static int cmp_i32(const void *a, const void *b)
+{
+    const int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+sbm_bal_generate_options sbm_bal_generate_defaults(int64_t cameras, int64_t points,
+                                                   int obs_per_point, uint64_t seed)
+{
+    sbm_bal_generate_options o;
+    o.cameras = cameras;
+    o.points = points;
+    o.obs_per_point = obs_per_point;
+    o.pixel_noise = 0.5;
+    o.perturbation = 1.0;
+    o.seed = seed;
+    return o;
+}
+
+sbm_status sbm_bal_generate(sbm_ctx *ctx, const sbm_bal_generate_options *o,
+                            sbm_bal_problem **problem)
+{
+    SBM__ENTER(ctx, "sbm_bal_generate");
+    if (!problem) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument problem is NULL");
+    *problem = NULL;
+    if (!o) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument options is NULL");
+    if (o->cameras < 2 || o->cameras > INT32_MAX)
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument options: cameras = %" PRId64 " (2 to %d)", o->cameras,
+                          INT32_MAX);
+    if (o->points < 1 || o->points > INT32_MAX)
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument options: points = %" PRId64 " (1 to %d)", o->points, INT32_MAX);
+    if (o->obs_per_point < 2 || o->obs_per_point > o->cameras)
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument options: obs_per_point = %d (2 to cameras = %" PRId64 ")",
+                          o->obs_per_point, o->cameras);
+    if (!(o->pixel_noise >= 0.0) || !isfinite(o->pixel_noise) || !(o->perturbation >= 0.0) ||
+        !isfinite(o->perturbation))
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument options: pixel_noise = %g and perturbation = %g must be "
+                          "finite and >= 0",
+                          o->pixel_noise, o->perturbation);
+    if ((int64_t)o->obs_per_point > INT64_MAX / 64 / o->points)
+        return sbm__error(ctx, SBM_ERR_OVERFLOW,
+                          "argument options: %" PRId64 " points x %d observations overflow",
+                          o->points, o->obs_per_point);
+
+    const int64_t nc = o->cameras, np = o->points, k = o->obs_per_point;
+    sbm_bal_problem *p = NULL;
+    SBM__TRY(bal_alloc(ctx, nc, np, np * k, &p));
+    double *truth = sbm__host_alloc(ctx, (size_t)(9 * nc + 3 * np) * sizeof(double),
+                                    "true parameters");
+    int32_t *pick = truth ? sbm__host_alloc(ctx, (size_t)k * sizeof(int32_t), "camera choice")
+                          : NULL;
+    if (!pick) {
+        sbm_status st = ctx->last_status;
+        if (truth) sbm__host_free(ctx, truth);
+        sbm_bal_destroy(p);
+        return st;
+    }
+    uint64_t s = o->seed ^ 0x5B41u;
+    double *tc = truth, *tp = truth + 9 * nc;
+    /* Points: uniform in the unit ball around the origin. */
+    for (int64_t j = 0; j < np; j++) {
+        double x, y, z;
+        do {
+            x = rng_sym(&s), y = rng_sym(&s), z = rng_sym(&s);
+        } while (x * x + y * y + z * z > 1.0);
+        tp[3 * j] = x, tp[3 * j + 1] = y, tp[3 * j + 2] = z;
+    }
+    /* Cameras: centres at distance 4 in uniformly random directions; BAL cameras look down -z,
+     * so the camera z axis points from the cloud to the centre. */
+    for (int64_t i = 0; i < nc; i++) {
+        double c[3], n2;
+        do {
+            c[0] = rng_sym(&s), c[1] = rng_sym(&s), c[2] = rng_sym(&s);
+            n2 = c[0] * c[0] + c[1] * c[1] + c[2] * c[2];
+        } while (n2 > 1.0 || n2 < 0.01);
+        const double nrm = sqrt(n2);
+        double ez[3] = {c[0] / nrm, c[1] / nrm, c[2] / nrm};
+        for (int a = 0; a < 3; a++) c[a] = 4.0 * ez[a];
+        const double up[3] = {fabs(ez[2]) < 0.9 ? 0.0 : 1.0, 0.0, fabs(ez[2]) < 0.9 ? 1.0 : 0.0};
+        double ex[3] = {up[1] * ez[2] - up[2] * ez[1], up[2] * ez[0] - up[0] * ez[2],
+                        up[0] * ez[1] - up[1] * ez[0]};
+        const double ne = sqrt(ex[0] * ex[0] + ex[1] * ex[1] + ex[2] * ex[2]);
+        for (int a = 0; a < 3; a++) ex[a] /= ne;
+        const double ey[3] = {ez[1] * ex[2] - ez[2] * ex[1], ez[2] * ex[0] - ez[0] * ex[2],
+                              ez[0] * ex[1] - ez[1] * ex[0]};
+        /* world -> camera: rows ex, ey, ez (column-major storage) */
+        const double R[9] = {ex[0], ey[0], ez[0], ex[1], ey[1], ez[1], ex[2], ey[2], ez[2]};
+        double *cam = tc + 9 * i;
+        sbm__matrix_to_angle_axis(R, cam);
+        for (int a = 0; a < 3; a++)
+            cam[3 + a] = -(R[a] * c[0] + R[a + 3] * c[1] + R[a + 6] * c[2]);
+        cam[6] = 500.0 * (1.0 + 0.1 * rng_sym(&s));
+        cam[7] = 0.05 * rng_sym(&s);
+        cam[8] = 0.01 * rng_sym(&s);
+    }
+    /* Observations grouped by point, cameras increasing (as in the BAL files): k distinct
+     * cameras per point by Floyd's sampling. */
+    int64_t t = 0;
+    for (int64_t j = 0; j < np; j++) {
+        int64_t m = 0;
+        for (int64_t r = nc - k; r < nc; r++) {
+            int32_t v = (int32_t)(rng_next(&s) % (uint64_t)(r + 1));
+            for (int64_t q = 0; q < m; q++)
+                if (pick[q] == v) {
+                    v = (int32_t)r;
+                    break;
+                }
+            pick[m++] = v;
+        }
+        qsort(pick, (size_t)k, sizeof(int32_t), cmp_i32);
+        for (int64_t q = 0; q < k; q++, t++) {
+            double pred[2];
+            sbm__bal_project(tc + 9 * (int64_t)pick[q], tp + 3 * j, pred, NULL, NULL);
+            p->obs_cam[t] = pick[q];
+            p->obs_pt[t] = (int32_t)j;
+            p->obs_xy[2 * t] = pred[0] + o->pixel_noise * rng_gauss(&s);
+            p->obs_xy[2 * t + 1] = pred[1] + o->pixel_noise * rng_gauss(&s);
+        }
+    }
+    /* The starting estimate: the truth perturbed (rotation ~1 degree, translation and points
+     * ~2% of the scene, focal length ~1%, distortion a little): tens of pixels of error, the
+     * kind of start BA gets from an incremental SfM pipeline. */
+    const double e = o->perturbation;
+    for (int64_t i = 0; i < nc; i++) {
+        const double *a = tc + 9 * i;
+        double *b = p->cam + 9 * i;
+        for (int q = 0; q < 3; q++) b[q] = a[q] + e * 0.015 * rng_gauss(&s);
+        for (int q = 3; q < 6; q++) b[q] = a[q] + e * 0.02 * rng_gauss(&s);
+        b[6] = a[6] * (1.0 + e * 0.01 * rng_gauss(&s));
+        b[7] = a[7] + e * 0.01 * rng_gauss(&s);
+        b[8] = a[8] + e * 0.002 * rng_gauss(&s);
+    }
+    for (int64_t j = 0; j < 3 * np; j++) p->pts[j] = tp[j] + e * 0.02 * rng_gauss(&s);
+
+    sbm__host_free(ctx, pick);
+    sbm__host_free(ctx, truth);
+    *problem = p;
+    return SBM_SUCCESS;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Residuals                                                                                */
+/* ---------------------------------------------------------------------------------------- */
+
+sbm_status sbm_bal_evaluate(sbm_ctx *ctx, const sbm_bal_problem *p, double *h_residuals,
+                            double *cost)
+{
+    SBM__ENTER(ctx, "sbm_bal_evaluate");
+    if (!p) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument problem is NULL");
+    double sum = 0.0;
+    for (int64_t k = 0; k < p->nobs; k++) {
+        double pred[2];
+        sbm__bal_project(p->cam + 9 * (int64_t)p->obs_cam[k], p->pts + 3 * (int64_t)p->obs_pt[k],
+                         pred, NULL, NULL);
+        const double rx = pred[0] - p->obs_xy[2 * k], ry = pred[1] - p->obs_xy[2 * k + 1];
+        if (h_residuals) h_residuals[2 * k] = rx, h_residuals[2 * k + 1] = ry;
+        sum += rx * rx + ry * ry;
+    }
+    if (cost) *cost = 0.5 * sum;
+    return SBM_SUCCESS;
+}

@@ -1,0 +1,196 @@
+/* Gauss-Newton on pose graphs: solve Lambda dx = -b (dense Cholesky on small graphs, PCG with
+ * block-Jacobi on Lambda otherwise; sparse Cholesky is not this library's job), then apply the
+ * step with g2o's increments. A backtracking line search halves the step until chi2 decreases
+ * (at most 10 halvings): the Gauss-Newton direction of a positive definite Lambda is a descent
+ * direction (so is every PCG iterate), which makes each accepted iteration lower chi2; when no
+ * step length does, the solve stops there. */
+#include "ba_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+#define MAX_HALVINGS 10
+
+typedef struct gn_ops {
+    sbm__symup *lsym;  /* Lambda, upper-stored */
+    sbm_cbc *Dinv;     /* inverses of Lambda's diagonal blocks */
+    double *dx;        /* context memory */
+    double *dy;
+    int64_t n;
+} gn_ops;
+
+static sbm_status apply_lambda(sbm_ctx *ctx, void *data, const double *hx, double *hy)
+{
+    gn_ops *o = data;
+    SBM__TRY(sbm__ba_upload(ctx, o->dx, hx, o->n));
+    SBM__TRY(sbm__symup_multiply(ctx, o->lsym, o->dx, o->dy));
+    return sbm__ba_download(ctx, hy, o->dy, o->n);
+}
+
+static sbm_status apply_dinv(sbm_ctx *ctx, void *data, const double *hx, double *hy)
+{
+    gn_ops *o = data;
+    const char *fn = ctx->fn;
+    SBM__TRY(sbm__ba_upload(ctx, o->dx, hx, o->n));
+    SBM__TRY(sbm__ba_nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, o->Dinv, o->dx, 0.0, o->dy)));
+    return sbm__ba_download(ctx, hy, o->dy, o->n);
+}
+
+/* poses = saved (+) alpha*dx on the free vertices */
+static void apply_step(const sbm_g2o_info *gi, const double *saved, const double *dx,
+                       double alpha)
+{
+    const int ps = gi->pose_size, d = gi->error_dim;
+    memcpy(gi->poses, saved, (size_t)(ps * gi->vertices) * sizeof(double));
+    int64_t c = 0;
+    for (int64_t v = 0; v < gi->vertices; v++) {
+        if (gi->is_fixed[v]) continue;
+        double inc[6];
+        for (int a = 0; a < d; a++) inc[a] = alpha * dx[d * c + a];
+        if (ps == 3)
+            sbm__se2_oplus(gi->poses + ps * v, inc);
+        else
+            sbm__se3_oplus(gi->poses + ps * v, inc);
+        c++;
+    }
+}
+
+sbm_status sbm_slam_solve(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solver_options *options,
+                          sbm_solver_summary *summary)
+{
+    SBM__ENTER(ctx, "sbm_slam_solve");
+    const char *fn = ctx->fn;
+    if (!graph) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument graph is NULL");
+    const sbm_solver_options opt = options ? *options : sbm_solver_default_options();
+    SBM__TRY(sbm__check_solver_options(ctx, &opt));
+    if (opt.linear_solver == SBM_LINEAR_PCG_MATRIX_FREE)
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument options: SBM_LINEAR_PCG_MATRIX_FREE is the BA reduced system's "
+                          "solver; pose graphs use SBM_LINEAR_PCG or SBM_LINEAR_DENSE_CHOLESKY");
+    if (summary) memset(summary, 0, sizeof *summary);
+    const sbm_g2o_info gi = sbm_g2o_get_info(graph);
+
+    const double t_start = sbm__ba_now(ctx, 1);
+    sbm_slam_system *sys = NULL;
+    sbm_cbc *Dinv = NULL;
+    sbm__symup lsym;
+    memset(&lsym, 0, sizeof lsym);
+    double *d_x = NULL, *d_y = NULL, *h = NULL;
+    gn_ops ops;
+    memset(&ops, 0, sizeof ops);
+    sbm_status st;
+
+    if ((st = sbm__ba_nested(ctx, fn, sbm_slam_system_create(ctx, graph, &sys))) != SBM_SUCCESS)
+        goto done;
+    if ((st = sbm__ba_nested(ctx, fn, sbm_slam_linearize(ctx, sys, graph))) != SBM_SUCCESS)
+        goto done;
+    double t_jac = 0.0, t_lam = 0.0;
+    sbm__slam_system_times(sys, &t_jac, &t_lam);
+    sbm_slam_system_info si = sbm_slam_system_get_info(sys);
+    const int64_t n = si.free_vertices * si.error_dim;
+    sbm_linear_solver ls = opt.linear_solver;
+    if (ls == SBM_LINEAR_AUTO) ls = n <= opt.dense_max_dim ? SBM_LINEAR_DENSE_CHOLESKY : SBM_LINEAR_PCG;
+
+    d_x = sbm__ba_vec_alloc(ctx, n, "PCG x");
+    d_y = d_x ? sbm__ba_vec_alloc(ctx, n, "PCG y") : NULL;
+    h = d_y ? sbm__host_alloc(ctx, (size_t)(2 * n + gi.pose_size * gi.vertices) * sizeof(double),
+                              "solver vectors") : NULL;
+    if (!h) {
+        st = ctx->last_status;
+        goto done;
+    }
+    double *h_rhs = h, *h_dx = h + n, *h_saved = h + 2 * n;
+    if (ls == SBM_LINEAR_PCG) {
+        if ((st = sbm__symup_init(ctx, si.Lambda, &lsym)) != SBM_SUCCESS) goto done;
+        if ((st = sbm__ba_nested(ctx, fn, sbm_cbc_copy(ctx, lsym.D, &Dinv))) != SBM_SUCCESS)
+            goto done;
+    }
+    ops.lsym = &lsym, ops.Dinv = Dinv, ops.dx = d_x, ops.dy = d_y, ops.n = n;
+
+    double chi2 = si.chi2;
+    if (summary) {
+        summary->initial_cost = chi2;
+        summary->final_cost = chi2;
+        summary->linear_solver = ls;
+        summary->time_linearize = t_jac;
+        summary->time_schur = t_lam;
+    }
+    for (int it = 1; it <= opt.max_iterations && n > 0 && chi2 > 0.0; it++) {
+        sbm_iteration_report rep;
+        memset(&rep, 0, sizeof rep);
+        rep.iteration = it;
+        rep.cost_before = chi2;
+        rep.cost = chi2;
+        const double t_it = sbm__ba_now(ctx, 1);
+
+        /* Lambda dx = -b */
+        double ts = sbm__ba_now(ctx, 1);
+        if ((st = sbm__ba_download(ctx, h_rhs, si.b, n)) != SBM_SUCCESS) goto done;
+        for (int64_t k = 0; k < n; k++) h_rhs[k] = -h_rhs[k];
+        if (ls == SBM_LINEAR_DENSE_CHOLESKY) {
+            st = sbm__dense_spd_solve(ctx, si.Lambda, h_rhs, h_dx);
+        } else {
+            lsym.A = si.Lambda;
+            st = sbm__symup_refresh(ctx, &lsym);
+            if (st == SBM_SUCCESS) st = sbm__ba_nested(ctx, fn, sbm_bdiag_inverse(ctx, lsym.D, Dinv));
+            if (st == SBM_SUCCESS)
+                st = sbm__pcg(ctx, n, apply_lambda, &ops, apply_dinv, &ops, h_rhs, h_dx,
+                              opt.pcg_max_iterations, opt.pcg_tolerance, &rep.linear_iterations,
+                              &rep.linear_residual);
+        }
+        if (st != SBM_SUCCESS) goto done;
+        rep.time_solve = sbm__ba_now(ctx, 1) - ts;
+
+        /* backtracking line search */
+        ts = sbm__ba_now(ctx, 1);
+        memcpy(h_saved, gi.poses, (size_t)(gi.pose_size * gi.vertices) * sizeof(double));
+        double alpha = 1.0, new_chi2 = INFINITY;
+        for (int k = 0; k <= MAX_HALVINGS; k++, alpha *= 0.5) {
+            apply_step(&gi, h_saved, h_dx, alpha);
+            new_chi2 = sbm__g2o_chi2_host(graph);
+            if (isfinite(new_chi2) && new_chi2 < chi2) break;
+        }
+        rep.time_update = sbm__ba_now(ctx, 1) - ts;
+        rep.lambda = alpha;
+        int stop = 0;
+        if (isfinite(new_chi2) && new_chi2 < chi2) {
+            rep.accepted = 1;
+            rep.cost = new_chi2;
+            stop = chi2 - new_chi2 <= opt.function_tolerance * chi2;
+            chi2 = new_chi2;
+            if (it < opt.max_iterations && !stop) {
+                if ((st = sbm__ba_nested(ctx, fn, sbm_slam_linearize(ctx, sys, graph))) != SBM_SUCCESS)
+                    goto done;
+                sbm__slam_system_times(sys, &rep.time_linearize, &rep.time_schur);
+                si = sbm_slam_system_get_info(sys);
+            }
+        } else {
+            memcpy(gi.poses, h_saved, (size_t)(gi.pose_size * gi.vertices) * sizeof(double));
+            stop = 1;
+        }
+        rep.time_total = sbm__ba_now(ctx, 1) - t_it;
+        if (summary) {
+            summary->iterations = it;
+            summary->accepted += rep.accepted;
+            summary->final_cost = chi2;
+            summary->time_linearize += rep.time_linearize;
+            summary->time_schur += rep.time_schur;
+            summary->time_solve += rep.time_solve;
+            summary->time_update += rep.time_update;
+        }
+        if (opt.callback) opt.callback(opt.user, &rep);
+        if (stop) break;
+    }
+    st = SBM_SUCCESS;
+
+done:
+    if (summary) summary->time_total = sbm__ba_now(ctx, 1) - t_start;
+    if (h) sbm__host_free(ctx, h);
+    sbm__ba_free(&ctx->allocator, d_x);
+    sbm__ba_free(&ctx->allocator, d_y);
+    sbm__symup_free(&lsym);
+    sbm_cbc_destroy(Dinv);
+    sbm_slam_system_destroy(sys);
+    ctx->fn = fn;
+    return st;
+}

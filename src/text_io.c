@@ -1,0 +1,383 @@
+/* Text files for the BAL and g2o readers and writers: plain or bzip2-compressed (libbz2), read
+ * line by line with line numbers for messages, written through a temporary file and a rename.
+ *
+ * Decisions recorded here:
+ *   - A file is read as bzip2 when its first bytes are the bzip2 magic "BZh", whatever its name,
+ *     so a renamed file still reads; concatenated bzip2 streams (pbzip2 writes them) are read
+ *     one after another. Writing compresses when the name ends in ".bz2".
+ *   - Numbers are parsed and printed in the "C" numeric locale (POSIX newlocale/uselocale, per
+ *     thread) whatever the caller's locale, as the Matrix Market code does.
+ *   - One growable buffer holds the unread part of the file; a line longer than it doubles it. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "ba_internal.h"
+
+#include <bzlib.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <locale.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define TEXT_CHUNK ((size_t)1 << 16)
+
+static void locale_begin(void **c, void **old)
+{
+    locale_t l = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+    *c = (void *)l;
+    *old = l ? (void *)uselocale(l) : NULL;
+}
+
+static void locale_end(void **c, void **old)
+{
+    if (*c) {
+        uselocale((locale_t)*old);
+        freelocale((locale_t)*c);
+    }
+    *c = NULL;
+    *old = NULL;
+}
+
+static const char *bz_reason(int bzerr)
+{
+    switch (bzerr) {
+    case BZ_DATA_ERROR: return "corrupt bzip2 data";
+    case BZ_DATA_ERROR_MAGIC: return "not bzip2 data";
+    case BZ_UNEXPECTED_EOF: return "the compressed file ends early";
+    case BZ_MEM_ERROR: return "out of memory in libbz2";
+    case BZ_IO_ERROR: return "read or write error";
+    default: return "libbz2 error";
+    }
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Reading                                                                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+sbm_status sbm__text_error(sbm__text_reader *rd, sbm_status status, const char *fmt, ...)
+{
+    char reason[SBM__MSG_SIZE];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    return sbm__error(rd->ctx, status, "%s:%" PRId64 ": %s", rd->path, rd->line > 0 ? rd->line : 1,
+                      reason);
+}
+
+sbm_status sbm__text_open(sbm_ctx *ctx, const char *path, sbm__text_reader *rd)
+{
+    memset(rd, 0, sizeof *rd);
+    rd->ctx = ctx;
+    rd->path = path;
+    FILE *f = fopen(path, "rb");
+    if (!f) return sbm__error(ctx, SBM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    rd->file = f;
+    unsigned char magic[3] = {0, 0, 0};
+    const size_t got = fread(magic, 1, 3, f);
+    if (ferror(f)) {
+        const int err = errno;
+        fclose(f);
+        rd->file = NULL;
+        return sbm__error(ctx, SBM_ERR_IO, "%s: cannot read: %s", path, strerror(err));
+    }
+    rewind(f);
+    if (got == 3 && magic[0] == 'B' && magic[1] == 'Z' && magic[2] == 'h') {
+        int bzerr = BZ_OK;
+        rd->bz = BZ2_bzReadOpen(&bzerr, f, 0, 0, NULL, 0);
+        if (bzerr != BZ_OK) {
+            if (rd->bz) BZ2_bzReadClose(&bzerr, rd->bz);
+            fclose(f);
+            memset(rd, 0, sizeof *rd);
+            return sbm__error(ctx, SBM_ERR_IO, "%s: cannot start decompressing: %s", path,
+                              bz_reason(bzerr));
+        }
+    }
+    rd->cap = TEXT_CHUNK;
+    rd->buf = sbm__host_alloc(ctx, rd->cap + 1, "the file buffer");
+    if (!rd->buf) {
+        sbm__text_close(rd);
+        return SBM_ERR_OUT_OF_MEMORY;
+    }
+    locale_begin(&rd->locale_c, &rd->locale_old);
+    return SBM_SUCCESS;
+}
+
+/* Append up to n bytes at buf+end. */
+static sbm_status text_fill(sbm__text_reader *rd, size_t n)
+{
+    char *dst = rd->buf + rd->end;
+    if (!rd->bz) {
+        const size_t got = fread(dst, 1, n, (FILE *)rd->file);
+        rd->end += got;
+        if (got < n) {
+            if (ferror((FILE *)rd->file))
+                return sbm__text_error(rd, SBM_ERR_IO, "read error: %s", strerror(errno));
+            rd->eof = 1;
+        }
+        return SBM_SUCCESS;
+    }
+    while (n > 0 && !rd->eof) {
+        int bzerr = BZ_OK;
+        const int want = n > (size_t)1 << 30 ? 1 << 30 : (int)n;
+        const int got = BZ2_bzRead(&bzerr, rd->bz, dst, want);
+        if (bzerr != BZ_OK && bzerr != BZ_STREAM_END)
+            return sbm__text_error(rd, SBM_ERR_IO, "cannot decompress: %s", bz_reason(bzerr));
+        if (got > 0) {
+            rd->end += (size_t)got;
+            dst += got;
+            n -= (size_t)got;
+        }
+        if (bzerr == BZ_STREAM_END) {
+            /* Another stream may follow (pbzip2): restart with the bytes libbz2 read ahead. */
+            void *unused = NULL;
+            int nunused = 0;
+            char keep[BZ_MAX_UNUSED];
+            BZ2_bzReadGetUnused(&bzerr, rd->bz, &unused, &nunused);
+            if (bzerr != BZ_OK)
+                return sbm__text_error(rd, SBM_ERR_IO, "cannot decompress: %s", bz_reason(bzerr));
+            if (nunused > 0) memcpy(keep, unused, (size_t)nunused);
+            BZ2_bzReadClose(&bzerr, rd->bz);
+            rd->bz = NULL;
+            if (nunused == 0) {
+                const int c = fgetc((FILE *)rd->file);
+                if (c == EOF) {
+                    rd->eof = 1;
+                    /* rd->bz stays NULL: keep reading from the (empty) plain file is harmless */
+                    rd->bz = NULL;
+                    return SBM_SUCCESS;
+                }
+                keep[0] = (char)c;
+                nunused = 1;
+            }
+            rd->bz = BZ2_bzReadOpen(&bzerr, (FILE *)rd->file, 0, 0, keep, nunused);
+            if (bzerr != BZ_OK) {
+                if (rd->bz) BZ2_bzReadClose(&bzerr, rd->bz);
+                rd->bz = NULL;
+                rd->eof = 1;
+                return sbm__text_error(rd, SBM_ERR_IO, "trailing data after the bzip2 stream "
+                                                       "is not bzip2 data");
+            }
+        }
+    }
+    return SBM_SUCCESS;
+}
+
+sbm_status sbm__text_next_line(sbm__text_reader *rd)
+{
+    for (;;) {
+        char *start = rd->buf + rd->begin;
+        const size_t avail = rd->end - rd->begin;
+        char *nl = avail ? memchr(start, '\n', avail) : NULL;
+        if (nl || (rd->eof && avail > 0)) {
+            size_t len = nl ? (size_t)(nl - start) : avail;
+            start[len] = '\0'; /* buf has one spare byte for a last line without '\n' */
+            rd->begin += nl ? len + 1 : len;
+            if (len > 0 && start[len - 1] == '\r') start[--len] = '\0';
+            rd->text = start;
+            rd->len = len;
+            rd->line++;
+            return SBM_SUCCESS;
+        }
+        if (rd->eof) {
+            rd->text = NULL;
+            rd->len = 0;
+            return SBM_SUCCESS;
+        }
+        /* Move the partial line to the front; grow when it fills the buffer. */
+        if (rd->begin > 0) {
+            memmove(rd->buf, start, avail);
+            rd->begin = 0;
+            rd->end = avail;
+        }
+        if (rd->end == rd->cap) {
+            if (rd->cap > SIZE_MAX / 4)
+                return sbm__text_error(rd, SBM_ERR_OVERFLOW, "line too long");
+            char *nb = sbm__host_alloc(rd->ctx, 2 * rd->cap + 1, "the file buffer");
+            if (!nb) return SBM_ERR_OUT_OF_MEMORY;
+            memcpy(nb, rd->buf, rd->end);
+            sbm__host_free(rd->ctx, rd->buf);
+            rd->buf = nb;
+            rd->cap *= 2;
+        }
+        SBM__TRY(text_fill(rd, rd->cap - rd->end));
+    }
+}
+
+void sbm__text_close(sbm__text_reader *rd)
+{
+    if (rd->bz) {
+        int bzerr;
+        BZ2_bzReadClose(&bzerr, rd->bz);
+    }
+    if (rd->file) fclose((FILE *)rd->file);
+    if (rd->buf) sbm__host_free(rd->ctx, rd->buf);
+    locale_end(&rd->locale_c, &rd->locale_old);
+    rd->bz = NULL;
+    rd->file = NULL;
+    rd->buf = NULL;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Writing                                                                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+static int ends_with_bz2(const char *path)
+{
+    const size_t n = strlen(path);
+    return n >= 4 && strcmp(path + n - 4, ".bz2") == 0;
+}
+
+sbm_status sbm__text_create(sbm_ctx *ctx, const char *path, sbm__text_writer *w)
+{
+    memset(w, 0, sizeof *w);
+    w->ctx = ctx;
+    w->path = path;
+    const size_t n = strlen(path);
+    w->tmp = sbm__host_alloc(ctx, n + 16, "the temporary file name");
+    if (!w->tmp) return SBM_ERR_OUT_OF_MEMORY;
+    memcpy(w->tmp, path, n);
+    memcpy(w->tmp + n, ".tmp.XXXXXX", 12);
+    const int fd = mkstemp(w->tmp);
+    if (fd < 0) {
+        sbm_status st = sbm__error(ctx, SBM_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+        sbm__host_free(ctx, w->tmp);
+        w->tmp = NULL;
+        return st;
+    }
+    /* mkstemp makes 0600; keep an existing file's mode, else the usual 0644 */
+    struct stat sb;
+    fchmod(fd, stat(path, &sb) == 0 ? (sb.st_mode & 07777) : 0644);
+    FILE *f = fdopen(fd, "wb");
+    if (!f) {
+        sbm_status st = sbm__error(ctx, SBM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+        close(fd);
+        unlink(w->tmp);
+        sbm__host_free(ctx, w->tmp);
+        w->tmp = NULL;
+        return st;
+    }
+    w->file = f;
+    if (ends_with_bz2(path)) {
+        int bzerr = BZ_OK;
+        w->bz = BZ2_bzWriteOpen(&bzerr, f, 9, 0, 0);
+        if (bzerr != BZ_OK) {
+            w->bz = NULL;
+            sbm_status st = sbm__error(ctx, SBM_ERR_IO, "%s: cannot start compressing: %s", path,
+                                       bz_reason(bzerr));
+            sbm__text_abort(w);
+            return st;
+        }
+    }
+    w->cap = TEXT_CHUNK;
+    w->buf = sbm__host_alloc(ctx, w->cap, "the output buffer");
+    if (!w->buf) {
+        sbm__text_abort(w);
+        return SBM_ERR_OUT_OF_MEMORY;
+    }
+    locale_begin(&w->locale_c, &w->locale_old);
+    return SBM_SUCCESS;
+}
+
+static sbm_status text_flush(sbm__text_writer *w)
+{
+    if (w->failed || w->len == 0) {
+        w->len = 0;
+        return w->failed ? SBM_ERR_IO : SBM_SUCCESS;
+    }
+    if (w->bz) {
+        int bzerr = BZ_OK;
+        BZ2_bzWrite(&bzerr, w->bz, w->buf, (int)w->len);
+        if (bzerr != BZ_OK) {
+            w->failed = 1;
+            return sbm__error(w->ctx, SBM_ERR_IO, "%s: cannot write: %s", w->path,
+                              bzerr == BZ_IO_ERROR ? strerror(errno) : bz_reason(bzerr));
+        }
+    } else if (fwrite(w->buf, 1, w->len, (FILE *)w->file) != w->len) {
+        w->failed = 1;
+        return sbm__error(w->ctx, SBM_ERR_IO, "%s: cannot write: %s", w->path, strerror(errno));
+    }
+    w->len = 0;
+    return SBM_SUCCESS;
+}
+
+sbm_status sbm__text_printf(sbm__text_writer *w, const char *fmt, ...)
+{
+    if (w->failed) return SBM_ERR_IO;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        va_list ap;
+        va_start(ap, fmt);
+        const int n = vsnprintf(w->buf + w->len, w->cap - w->len, fmt, ap);
+        va_end(ap);
+        if (n < 0) {
+            w->failed = 1;
+            return sbm__error(w->ctx, SBM_ERR_IO, "%s: cannot format output", w->path);
+        }
+        if ((size_t)n < w->cap - w->len) {
+            w->len += (size_t)n;
+            if (w->len > w->cap / 2) return text_flush(w);
+            return SBM_SUCCESS;
+        }
+        SBM__TRY(text_flush(w));
+        if ((size_t)n >= w->cap) {
+            w->failed = 1;
+            return sbm__error(w->ctx, SBM_ERR_IO, "%s: output line too long", w->path);
+        }
+    }
+    return SBM_SUCCESS;
+}
+
+void sbm__text_abort(sbm__text_writer *w)
+{
+    if (w->bz) {
+        int bzerr;
+        BZ2_bzWriteClose(&bzerr, w->bz, 1, NULL, NULL);
+    }
+    if (w->file) fclose((FILE *)w->file);
+    if (w->tmp) {
+        unlink(w->tmp);
+        sbm__host_free(w->ctx, w->tmp);
+    }
+    if (w->buf) sbm__host_free(w->ctx, w->buf);
+    locale_end(&w->locale_c, &w->locale_old);
+    w->bz = NULL;
+    w->file = NULL;
+    w->tmp = NULL;
+    w->buf = NULL;
+}
+
+sbm_status sbm__text_commit(sbm__text_writer *w)
+{
+    sbm_status st = text_flush(w);
+    if (st == SBM_SUCCESS && w->bz) {
+        int bzerr = BZ_OK;
+        BZ2_bzWriteClose(&bzerr, w->bz, 0, NULL, NULL);
+        w->bz = NULL;
+        if (bzerr != BZ_OK)
+            st = sbm__error(w->ctx, SBM_ERR_IO, "%s: cannot finish compressing: %s", w->path,
+                            bz_reason(bzerr));
+    }
+    if (st == SBM_SUCCESS) {
+        FILE *f = (FILE *)w->file;
+        w->file = NULL;
+        if (fflush(f) != 0) {
+            st = sbm__error(w->ctx, SBM_ERR_IO, "%s: cannot write: %s", w->path, strerror(errno));
+            fclose(f);
+        } else if (fclose(f) != 0) {
+            st = sbm__error(w->ctx, SBM_ERR_IO, "%s: cannot write: %s", w->path, strerror(errno));
+        }
+    }
+    if (st == SBM_SUCCESS && rename(w->tmp, w->path) != 0)
+        st = sbm__error(w->ctx, SBM_ERR_IO, "%s: cannot rename the temporary file into place: %s",
+                        w->path, strerror(errno));
+    if (st == SBM_SUCCESS) {
+        sbm__host_free(w->ctx, w->tmp);
+        w->tmp = NULL;
+    }
+    sbm__text_abort(w);
+    return st;
+}
