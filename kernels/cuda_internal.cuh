@@ -1,0 +1,269 @@
+/* Internal declarations of the CUDA backend (kernels/ (*.cu files) only; never included from C).
+ *
+ * Layering follows CUB: the public front end (src/) checks arguments and calls the operations
+ * table; each table entry (sbm__cuda_*) turns its work into a few device-wide passes; shared
+ * primitives (scan, sorts, pattern transpose) live in cuda_primitives.cu; block arithmetic comes
+ * from blocks/sbm_blocks.h. Every CUDA call and launch is checked and becomes a status with a
+ * message; all work runs on ctx->stream. */
+#ifndef SBM_CUDA_INTERNAL_CUH
+#define SBM_CUDA_INTERNAL_CUH
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sbm_internal.h"
+
+/* ---------------------------------------------------------------------------------------- */
+/* Context state                                                                            */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Workspace slots of the pool. An operation carves its temporaries from slot OP_A (and OP_B for
+ * a second, independently sized region); the shared primitives take their CUB temporary storage
+ * from slot CUB and, for their own arrays, from a slot their caller names. */
+enum {
+    SBM__WS_OP_A = 0,
+    SBM__WS_OP_B = 1,
+    SBM__WS_PRIM = 2,
+    SBM__WS_CUB = 3,
+    SBM__WS_SLOTS = 4
+};
+
+/* A growable device buffer, reused across calls; freed with the allocator that made it. */
+typedef struct sbm__cuda_buffer {
+    void *ptr;               /* device memory (NULL: none yet) */
+    size_t bytes;            /* capacity */
+    sbm_allocator allocator; /* allocator that made ptr */
+} sbm__cuda_buffer;
+
+/* Cached transposed pattern of a CBC matrix (for the row-wise block SpMV): keyed by the
+ * pattern id, which is unique per pattern instance, so an entry never goes stale. */
+typedef struct sbm__cuda_tcache {
+    uint64_t pattern_id;     /* 0: empty */
+    int64_t nbr;             /* rows of the pattern */
+    int64_t nnzb;            /* blocks */
+    int64_t *rowptr;         /* block-row pointers (nbr+1) */
+    int32_t *colind;         /* block-column of each block in row order (nnzb) */
+    int64_t *perm;           /* original block index of each block in row order (nnzb) */
+    sbm_allocator allocator; /* allocator that made the arrays */
+    uint64_t last_use;       /* for least-recently-used replacement */
+} sbm__cuda_tcache;
+
+#define SBM__TCACHE_SIZE 4
+
+/* Pattern fingerprints already computed, keyed like the row views by the pattern id (a pattern
+ * instance never changes, so neither does its fingerprint). The fingerprint is a sequential
+ * FNV-1a over the host copy of the indices (it must equal the CPU backend's value): a few
+ * milliseconds for a matrix of a million blocks, paid once per pattern instead of once per
+ * plan and operand. */
+typedef struct sbm__cuda_hcache {
+    uint64_t pattern_id; /* 0: empty */
+    int64_t dims[4];     /* nbr, nbc, nnzb, r*64+c (CBC) or m, n, nnz, -1 (CSR) */
+    uint64_t hash;
+} sbm__cuda_hcache;
+
+#define SBM__HCACHE_SIZE 16
+
+typedef struct sbm__cuda_state {
+    int device;                               /* ordinal */
+    cudaDeviceProp prop;                      /* its properties */
+    sbm__cuda_buffer ws[SBM__WS_SLOTS];       /* workspace pool */
+    sbm__cuda_tcache tcache[SBM__TCACHE_SIZE]; /* transposed patterns for SpMV */
+    uint64_t tcache_clock;                    /* use counter for the cache */
+    sbm__cuda_hcache hcache[SBM__HCACHE_SIZE]; /* pattern fingerprints */
+    int hcache_next;                          /* round-robin replacement */
+} sbm__cuda_state;
+
+static inline sbm__cuda_state *sbm__cuda_st(sbm_ctx *ctx)
+{
+    return (sbm__cuda_state *)ctx->backend_data;
+}
+
+static inline cudaStream_t sbm__cuda_stream(sbm_ctx *ctx)
+{
+    return ctx->backend == SBM_BACKEND_CUDA ? (cudaStream_t)ctx->stream : (cudaStream_t)0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Error handling                                                                           */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Turn a CUDA error into SBM_ERR_CUDA (SBM_ERR_OUT_OF_MEMORY for cudaErrorMemoryAllocation)
+ * with a message naming what failed. Clears the sticky-free last error. */
+sbm_status sbm__cuda_fail(sbm_ctx *ctx, cudaError_t err, const char *what, const char *file,
+                          int line);
+
+#define SBM__CU(ctx, call, what)                                                            \
+    do {                                                                                    \
+        cudaError_t sbm__e_ = (call);                                                       \
+        if (sbm__e_ != cudaSuccess) {                                                       \
+            st = sbm__cuda_fail((ctx), sbm__e_, (what), __FILE__, __LINE__);                \
+            goto done;                                                                      \
+        }                                                                                   \
+    } while (0)
+
+/* After a kernel launch: a launch error is reported at once. */
+#define SBM__LAUNCHED(ctx, what) SBM__CU((ctx), cudaGetLastError(), (what))
+
+/* Propagate a status inside a function with a `done:` cleanup label. */
+#define SBM__CK(expr)                                                                       \
+    do {                                                                                    \
+        st = (expr);                                                                        \
+        if (st != SBM_SUCCESS) goto done;                                                   \
+    } while (0)
+
+/* ---------------------------------------------------------------------------------------- */
+/* Memory helpers (cuda_backend.cu)                                                         */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Make ctx's device current (contexts on different devices may share a thread). */
+sbm_status sbm__cuda_enter(sbm_ctx *ctx);
+/* A workspace buffer of at least bytes from the pool slot (contents undefined). Growing waits
+ * for the stream first, since queued work may still use the old buffer. */
+sbm_status sbm__cuda_workspace(sbm_ctx *ctx, int slot, size_t bytes, void **ptr);
+/* Host <- device (waits), device <- host, device <- device, on the context's stream. */
+sbm_status sbm__cuda_d2h(sbm_ctx *ctx, void *h_dst, const void *d_src, size_t bytes);
+sbm_status sbm__cuda_h2d(sbm_ctx *ctx, void *d_dst, const void *h_src, size_t bytes);
+sbm_status sbm__cuda_d2d(sbm_ctx *ctx, void *d_dst, const void *d_src, size_t bytes);
+sbm_status sbm__cuda_zero(sbm_ctx *ctx, void *d_dst, size_t bytes);
+sbm_status sbm__cuda_sync(sbm_ctx *ctx);
+/* Bytes of free device memory now (cudaMemGetInfo). */
+sbm_status sbm__cuda_free_memory(sbm_ctx *ctx, size_t *free_bytes);
+/* Temporary-memory budget: the context's, or the default (a fraction of free memory). */
+sbm_status sbm__cuda_budget(sbm_ctx *ctx, size_t *budget);
+
+/* One buffer carved into aligned pieces, CUB style: add() every piece, then bind to a base. */
+typedef struct sbm__carve {
+    size_t total;
+} sbm__carve;
+static inline size_t sbm__carve_add(sbm__carve *c, size_t bytes)
+{
+    size_t off = c->total;
+    c->total += (bytes + 255) & ~(size_t)255;
+    return off;
+}
+
+/* Launch geometry for a grid-stride loop over n items. */
+static inline unsigned sbm__grid(int64_t n, int threads)
+{
+    int64_t b = (n + threads - 1) / threads;
+    if (b < 1) b = 1;
+    if (b > 65535LL * 32) b = 65535LL * 32; /* grid-stride loops cover the rest */
+    return (unsigned)b;
+}
+
+/* Number of bits needed to hold values 0..n-1 (at least 1). */
+static inline int sbm__bits_for(int64_t n)
+{
+    int b = 1;
+    while (b < 63 && ((int64_t)1 << b) < n) b++;
+    return b;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Primitives (cuda_primitives.cu)                                                          */
+/* ---------------------------------------------------------------------------------------- */
+
+/* out[0..n) = exclusive prefix sum of in[0..n) (in == out allowed). */
+sbm_status sbm__cuda_scan_i64(sbm_ctx *ctx, const int64_t *d_in, int64_t *d_out, int64_t n);
+/* Sum of in[0..n) into *d_out (device). */
+sbm_status sbm__cuda_sum_i64(sbm_ctx *ctx, const int64_t *d_in, int64_t *d_out, int64_t n);
+
+/* Stable LSD radix sort of (key, value) pairs on the low `bits` bits of the keys. Temporary CUB
+ * storage from the pool's CUB slot. */
+sbm_status sbm__cuda_radix_pairs_u32(sbm_ctx *ctx, const uint32_t *keys_in, uint32_t *keys_out,
+                                     const uint64_t *vals_in, uint64_t *vals_out, int64_t n,
+                                     int bits);
+sbm_status sbm__cuda_radix_pairs_u64(sbm_ctx *ctx, const uint64_t *keys_in, uint64_t *keys_out,
+                                     const uint64_t *vals_in, uint64_t *vals_out, int64_t n,
+                                     int bits);
+/* CUB temporary bytes the radix sorts above need for n items. */
+sbm_status sbm__cuda_radix_pairs_temp(sbm_ctx *ctx, int key_bytes, int64_t n, size_t *bytes);
+
+/* Stable segmented sort of (int32 key, uint64 value) pairs; segment s is
+ * [offsets[s], offsets[s+1]). CUB temporary storage from the pool's CUB slot. */
+sbm_status sbm__cuda_segsort_pairs(sbm_ctx *ctx, const int32_t *keys_in, int32_t *keys_out,
+                                   const uint64_t *vals_in, uint64_t *vals_out, int64_t n,
+                                   int64_t nseg, const int64_t *d_offsets);
+sbm_status sbm__cuda_segsort_pairs_temp(sbm_ctx *ctx, int64_t n, int64_t nseg,
+                                        const int64_t *d_offsets, size_t *bytes);
+
+/* Transposed pattern of a compressed pattern (nmajor x nminor, CSC or CSR alike): tptr
+ * (nminor+1), tind (nnz: the major index of each entry, increasing within each minor line) and
+ * perm (nnz: original entry index). Scratch arrays come from pool slot `slot`. */
+sbm_status sbm__cuda_pattern_transpose(sbm_ctx *ctx, int slot, int64_t nmajor, int64_t nminor,
+                                       int64_t nnz, const int64_t *ptr, const int32_t *ind,
+                                       int64_t *tptr, int32_t *tind, int64_t *perm);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Operations (one file per group)                                                          */
+/* ---------------------------------------------------------------------------------------- */
+
+/* cuda_matrix.cu */
+sbm_status sbm__cuda_cbc_validate(sbm_ctx *ctx, const char *arg, const sbm_cbc *A, int check_finite);
+sbm_status sbm__cuda_csr_validate(sbm_ctx *ctx, const char *arg, const sbm_csr *A, int check_finite);
+sbm_status sbm__cuda_cbc_pattern_hash(sbm_ctx *ctx, const sbm_cbc *A, uint64_t *hash);
+sbm_status sbm__cuda_csr_pattern_hash(sbm_ctx *ctx, const sbm_csr *A, uint64_t *hash);
+sbm_status sbm__cuda_cbc_transpose(sbm_ctx *ctx, const sbm_cbc *A, sbm_cbc **AT);
+sbm_status sbm__cuda_csr_transpose(sbm_ctx *ctx, const sbm_csr *A, sbm_csr **AT);
+sbm_status sbm__cuda_cbc_to_csr(sbm_ctx *ctx, const sbm_cbc *A, sbm_csr **B);
+sbm_status sbm__cuda_csr_to_cbc(sbm_ctx *ctx, const sbm_csr *A, int r, int c, sbm_cbc **B);
+sbm_status sbm__cuda_cbc_to_bsr(sbm_ctx *ctx, const sbm_cbc *A, sbm_layout layout,
+                                int64_t *rowptr, int32_t *colind, double *values);
+sbm_status sbm__cuda_cbc_add(sbm_ctx *ctx, double alpha, const sbm_cbc *A, double beta,
+                             const sbm_cbc *B, sbm_cbc **C);
+/* Row-major view of A's pattern (cached per pattern id in the context). */
+sbm_status sbm__cuda_cbc_rows(sbm_ctx *ctx, const sbm_cbc *A, const int64_t **rowptr,
+                              const int32_t **colind, const int64_t **perm);
+void sbm__cuda_tcache_clear(sbm_ctx *ctx);
+
+/* cuda_gemm.cu */
+sbm_status sbm__cuda_gemm_plan(sbm_ctx *ctx, sbm_op op_a, const sbm_cbc *A, sbm_op op_b,
+                               const sbm_cbc *B, const sbm_cbc *U, unsigned flags,
+                               sbm_gemm_plan **plan, sbm_cbc **C);
+sbm_status sbm__cuda_gemm_execute(sbm_ctx *ctx, const sbm_gemm_plan *plan, double alpha,
+                                  const sbm_cbc *A, const sbm_cbc *B, const sbm_cbc *U, sbm_cbc *C);
+void sbm__cuda_gemm_plan_destroy(sbm_gemm_plan *plan);
+
+/* cuda_bdiag.cu */
+sbm_status sbm__cuda_bdiag_inverse(sbm_ctx *ctx, const sbm_cbc *D, sbm_cbc *Dinv);
+sbm_status sbm__cuda_bdiag_scale(sbm_ctx *ctx, sbm_side side, const sbm_cbc *D, const sbm_cbc *A,
+                                 sbm_cbc *B);
+
+/* cuda_spmv.cu */
+sbm_status sbm__cuda_cbc_spmv(sbm_ctx *ctx, sbm_op op, double alpha, const sbm_cbc *A,
+                              const double *x, double beta, double *y);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Device helpers                                                                           */
+/* ---------------------------------------------------------------------------------------- */
+
+#ifdef __CUDACC__
+/* First index in [lo, hi) with a[index] > v (hi if none). */
+template <class T, class V>
+__device__ __forceinline__ int64_t sbm__upper_bound(const T *a, int64_t lo, int64_t hi, V v)
+{
+    while (lo < hi) {
+        int64_t mid = lo + ((hi - lo) >> 1);
+        if (a[mid] <= v) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+/* First index in [lo, hi) with a[index] >= v (hi if none). */
+template <class T, class V>
+__device__ __forceinline__ int64_t sbm__lower_bound(const T *a, int64_t lo, int64_t hi, V v)
+{
+    while (lo < hi) {
+        int64_t mid = lo + ((hi - lo) >> 1);
+        if (a[mid] < v) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+#define SBM__GRID_STRIDE(i, n)                                                              \
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);               \
+         i += (int64_t)blockDim.x * gridDim.x)
+#endif
+
+#endif /* SBM_CUDA_INTERNAL_CUH */
