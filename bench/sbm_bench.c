@@ -10,8 +10,9 @@
  *   random-RxKxC   random CBC matrices, R x K times K x C blocks (fast and generic shapes)
  *
  * Per case and backend: plan time (median), execute time (median of --reps after one warm-up),
- * GFLOP/s (2*r*k*c flops per block product, products from sbm_gemm_plan_get_info), and for each
- * peer its time and the ratio peer / sbm. Peers: CSparse cs_multiply on the same product expanded
+ * one-shot sbm_cbc_gemm time (median; the call a user who multiplies once makes, checked bitwise
+ * against plan + execute), GFLOP/s (2*r*k*c flops per block product, products from
+ * sbm_gemm_plan_get_info), and for each peer its time and the ratio peer / sbm. Peers: CSparse cs_multiply on the same product expanded
  * to scalars (when built with CSparse), timed as a user calls it (its symbolic work included).
  * The sbm CPU backend is single-threaded (threads = 1 in the CSV).
  *
@@ -185,6 +186,8 @@ typedef struct sbm_result {
     char note[160];
     double plan_ms;      /* median */
     double exec_ms;      /* median */
+    double oneshot_ms;   /* median of sbm_cbc_gemm */
+    int oneshot_same;    /* 1 if sbm_cbc_gemm gave bitwise the C of plan + execute */
     int64_t products;
     int64_t nnzb_c;
     int64_t slices;
@@ -203,7 +206,7 @@ static void note_error(char *note, size_t size, const sbm_ctx *ctx, sbm_status s
 
 static void run_sbm(sbm_ctx *ctx, sbm_ctx *host, const bench_case *bc, int reps, sbm_result *res)
 {
-    sbm_cbc *A = NULL, *B = NULL, *C = NULL, *Ch = NULL;
+    sbm_cbc *A = NULL, *B = NULL, *C = NULL, *Ch = NULL, *C1 = NULL, *C1h = NULL;
     sbm_gemm_plan *plan = NULL;
     double *t = malloc(sizeof(double) * (size_t)reps);
     sbm_status st = SBM_SUCCESS;
@@ -241,6 +244,17 @@ static void run_sbm(sbm_ctx *ctx, sbm_ctx *host, const bench_case *bc, int reps,
     }
     res->exec_ms = median(t, reps);
 
+    for (int i = 0; i < reps; i++) {
+        sbm_cbc_destroy(C1);
+        C1 = NULL;
+        const double t0 = now_s();
+        st = sbm_cbc_gemm(ctx, 1.0, bc->op_a, A, bc->op_b, B, NULL, bc->flags, &C1);
+        if (st == SBM_SUCCESS) st = sbm_ctx_synchronize(ctx);
+        if (st != SBM_SUCCESS) goto fail;
+        t[i] = 1e3 * (now_s() - t0);
+    }
+    res->oneshot_ms = median(t, reps);
+
     sbm_gemm_plan_info pi = sbm_gemm_plan_get_info(plan);
     res->products = pi.products;
     res->nnzb_c = pi.nnzb_c;
@@ -250,7 +264,14 @@ static void run_sbm(sbm_ctx *ctx, sbm_ctx *host, const bench_case *bc, int reps,
 
     where = host;
     if ((st = sbm_cbc_copy(host, C, &Ch)) != SBM_SUCCESS) goto fail;
-    sbm_cbc_info ci = sbm_cbc_get_info(Ch);
+    if ((st = sbm_cbc_copy(host, C1, &C1h)) != SBM_SUCCESS) goto fail;
+    sbm_cbc_info ci = sbm_cbc_get_info(Ch), c1 = sbm_cbc_get_info(C1h);
+    res->oneshot_same =
+        ci.nnzb == c1.nnzb && ci.nbc == c1.nbc &&
+        memcmp(ci.colptr, c1.colptr, sizeof(int64_t) * (size_t)(ci.nbc + 1)) == 0 &&
+        (ci.nnzb == 0 ||
+         (memcmp(ci.rowind, c1.rowind, sizeof(int32_t) * (size_t)ci.nnzb) == 0 &&
+          memcmp(ci.values, c1.values, sizeof(double) * (size_t)(ci.nnzb * ci.r * ci.c)) == 0));
     res->rc_ = ci.r;
     res->cc_ = ci.c;
     res->rows_c = ci.nbr * ci.r;
@@ -265,6 +286,8 @@ fail:
     note_error(res->note, sizeof(res->note), where, st);
 done:
     sbm_gemm_plan_destroy(plan);
+    sbm_cbc_destroy(C1h);
+    sbm_cbc_destroy(C1);
     sbm_cbc_destroy(Ch);
     sbm_cbc_destroy(C);
     sbm_cbc_destroy(B);
@@ -402,9 +425,9 @@ static void run_csparse(sbm_ctx *host, const bench_case *bc, int reps, int r_c, 
 
 static void print_header(void)
 {
-    printf("%-16s %-4s %-8s %-4s %9s %10s %11s %9s %9s %8s %10s %8s %7s %7s %s\n", "case",
-           "bknd", "rxkxc", "path", "C dim", "nnzb(C)", "products", "plan ms", "exec ms",
-           "GFLOP/s", "CSparse ms", "cs GF/s", "x exec", "x p+e", "check");
+    printf("%-16s %-4s %-8s %-4s %9s %10s %11s %9s %9s %9s %8s %10s %8s %7s %7s %7s %s\n",
+           "case", "bknd", "rxkxc", "path", "C dim", "nnzb(C)", "products", "plan ms", "exec ms",
+           "1shot ms", "GFLOP/s", "CSparse ms", "cs GF/s", "x exec", "x p+e", "x 1shot", "check");
 }
 
 static void csv_header(FILE *f)
@@ -412,12 +435,14 @@ static void csv_header(FILE *f)
     fprintf(f, "case,family,backend,block_a,block_b,block_c,op_a,op_b,upper,path,threads,rows_c,"
                "cols_c,nnzb_a,nnzb_b,nnzb_c,products,slices,gflop,plan_ms,exec_ms,gflops_exec,"
                "csparse_ms,csparse_gflops,speedup_exec_vs_csparse,speedup_total_vs_csparse,check,"
-               "note\n");
+               "note,oneshot_ms,speedup_oneshot_vs_csparse\n");
 }
 
-/* "ok" when sbm and the peer agree on C (sum of squares, relative 1e-10), else "MISMATCH". */
+/* "ok" when sbm and the peer agree on C (sum of squares, relative 1e-10) and the one-shot call
+ * agrees bitwise with plan + execute, else "MISMATCH". */
 static const char *cross_check(const sbm_result *s, const peer_result *p)
 {
+    if (s->ok && !s->oneshot_same) return "MISMATCH";
     if (!s->ok || !p->ok) return "-";
     const double d = fabs(s->sumsq - p->sumsq), scale = fabs(p->sumsq);
     return d <= 1e-10 * scale || (scale == 0.0 && d == 0.0) ? "ok" : "MISMATCH";
@@ -436,14 +461,15 @@ static void report(FILE *csv, const bench_case *bc, const char *backend, const s
     } else {
         snprintf(cdim, sizeof(cdim), "%lld", (long long)s->rows_c);
         const double gf = s->exec_ms > 0 ? s->flops / (s->exec_ms * 1e6) : 0.0;
-        printf("%-16s %-4s %-8s %-4s %9s %10lld %11lld %9.3f %9.3f %8.2f", sp->name, backend,
-               shape, s->fast_path ? "fast" : "gen", cdim, (long long)s->nnzb_c,
-               (long long)s->products, s->plan_ms, s->exec_ms, gf);
+        printf("%-16s %-4s %-8s %-4s %9s %10lld %11lld %9.3f %9.3f %9.3f %8.2f", sp->name,
+               backend, shape, s->fast_path ? "fast" : "gen", cdim, (long long)s->nnzb_c,
+               (long long)s->products, s->plan_ms, s->exec_ms, s->oneshot_ms, gf);
         if (cs->ok)
-            printf(" %10.3f %8.2f %7.2f %7.2f %s\n", cs->ms, cs->flops / (cs->ms * 1e6),
-                   cs->ms / s->exec_ms, cs->ms / (s->plan_ms + s->exec_ms), check);
+            printf(" %10.3f %8.2f %7.2f %7.2f %7.2f %s\n", cs->ms, cs->flops / (cs->ms * 1e6),
+                   cs->ms / s->exec_ms, cs->ms / (s->plan_ms + s->exec_ms),
+                   cs->ms / s->oneshot_ms, check);
         else
-            printf(" %10s %8s %7s %7s %s\n", "-", "-", "-", "-", check);
+            printf(" %10s %8s %7s %7s %7s %s\n", "-", "-", "-", "-", "-", check);
     }
     if (csv == NULL) return;
     fprintf(csv, "%s,%s,%s,%dx%d,%dx%d,%dx%d,%s,%s,%d,", sp->name, family_names[sp->fam], backend,
@@ -471,7 +497,11 @@ static void report(FILE *csv, const bench_case *bc, const char *backend, const s
     const char *note = !s->ok ? s->note : cs->note;
     fprintf(csv, "%s,\"", check);
     for (const char *q = note; *q; q++) fputc(*q == '"' ? '\'' : *q, csv);
-    fprintf(csv, "\"\n");
+    fprintf(csv, "\"");
+    if (s->ok) fprintf(csv, ",%.6f", s->oneshot_ms);
+    else fprintf(csv, ",");
+    if (s->ok && cs->ok) fprintf(csv, ",%.4f\n", cs->ms / s->oneshot_ms);
+    else fprintf(csv, ",\n");
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -601,7 +631,8 @@ int main(int argc, char **argv)
         return 2;
     }
     printf("sbm-bench %d.%d.%d: %s sizes, median of %d, %s clock, CPU single-threaded; "
-           "x = CSparse time / sbm time (exec: plan reused; p+e: plan + execute)\n",
+           "x = CSparse time / sbm time (exec: plan reused; p+e: plan + execute; 1shot: "
+           "sbm_cbc_gemm)\n",
            SBM_VERSION_MAJOR, SBM_VERSION_MINOR, SBM_VERSION_PATCH, large ? "large" : "small",
            reps, bench_clock == CLOCK_MONOTONIC ? "wall" : "thread CPU");
     print_header();

@@ -181,9 +181,10 @@ static sbm_status check_pattern(sbm_ctx *ctx, const char *arg, const sbm_cbc *X,
 /* ---------------------------------------------------------------------------------------- */
 
 /* The plan without SBM__ENTER, so that sbm_cbc_gemm's messages carry its own name.
- * fingerprints = 0 skips hashing when the plan is used once with the same objects. */
+ * once = 1 (sbm_cbc_gemm): the plan is executed once with the same objects, so no fingerprints,
+ * and the backend is told (SBM__GEMM_ONCE) that C's values need not be zeroed. */
 static sbm_status gemm_plan(sbm_ctx *ctx, sbm_op op_a, const sbm_cbc *A, sbm_op op_b,
-                            const sbm_cbc *B, const sbm_cbc *U, unsigned flags, int fingerprints,
+                            const sbm_cbc *B, const sbm_cbc *U, unsigned flags, int once,
                             sbm_gemm_plan **plan, sbm_cbc **C)
 {
     SBM__TRY(check_operands(ctx, op_a, A, op_b, B, U, flags));
@@ -192,7 +193,7 @@ static sbm_status gemm_plan(sbm_ctx *ctx, sbm_op op_a, const sbm_cbc *A, sbm_op 
         return sbm__error(ctx, SBM_ERR_NOT_SUPPORTED,
                           "the block SpGEMM is not available on the %s backend", ctx->ops->name);
     uint64_t ha = 0, hb = 0, hu = 0;
-    if (fingerprints) {
+    if (!once) {
         /* A*A and W*W^T are common: hash a shared pattern once */
         SBM__TRY(pattern_hash(ctx, A, &ha));
         if (B->pattern_id == A->pattern_id)
@@ -201,7 +202,8 @@ static sbm_status gemm_plan(sbm_ctx *ctx, sbm_op op_a, const sbm_cbc *A, sbm_op 
             SBM__TRY(pattern_hash(ctx, B, &hb));
         if (U) SBM__TRY(pattern_hash(ctx, U, &hu));
     }
-    SBM__TRY(ctx->ops->gemm_plan(ctx, op_a, A, op_b, B, U, flags, plan, C));
+    SBM__TRY(ctx->ops->gemm_plan(ctx, op_a, A, op_b, B, U, once ? flags | SBM__GEMM_ONCE : flags,
+                                 plan, C));
     sbm__plan_header *h = (sbm__plan_header *)*plan;
     h->backend = ctx->backend;
     h->device = ctx->device;
@@ -225,7 +227,7 @@ sbm_status sbm_cbc_gemm_plan(sbm_ctx *ctx, sbm_op op_a, const sbm_cbc *A, sbm_op
     if (C) *C = NULL;
     if (!plan) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument plan (output handle) is NULL");
     if (!C) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument C (output handle) is NULL");
-    return gemm_plan(ctx, op_a, A, op_b, B, U, flags, 1, plan, C);
+    return gemm_plan(ctx, op_a, A, op_b, B, U, flags, 0, plan, C);
 }
 
 static sbm_status gemm_execute(sbm_ctx *ctx, const sbm_gemm_plan *plan, double alpha,
@@ -280,7 +282,7 @@ sbm_status sbm_cbc_gemm(sbm_ctx *ctx, double alpha, sbm_op op_a, const sbm_cbc *
     *C = NULL;
     sbm_gemm_plan *plan = NULL;
     sbm_cbc *M = NULL;
-    SBM__TRY(gemm_plan(ctx, op_a, A, op_b, B, U, flags, 0, &plan, &M));
+    SBM__TRY(gemm_plan(ctx, op_a, A, op_b, B, U, flags, 1, &plan, &M));
     sbm_status st = gemm_execute(ctx, plan, alpha, A, B, U, M);
     sbm_gemm_plan_destroy(plan);
     if (st != SBM_SUCCESS) {

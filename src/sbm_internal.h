@@ -233,6 +233,11 @@ typedef struct sbm__plan_header {
     sbm_gemm_plan_info info;     /* block SpGEMM plans: statistics, filled by the backend */
 } sbm__plan_header;
 
+/* Flag bit sbm_cbc_gemm adds for gemm_plan (never a user flag): the plan will be executed exactly
+ * once, right away, with the same operands, then destroyed. A backend may skip what only reuse
+ * needs, and leave C's values for that execute to write; it may also ignore the bit. */
+#define SBM__GEMM_ONCE 0x80000000u
+
 extern const sbm__backend_ops sbm__cpu_ops;
 /* NULL when the library is built without CUDA (defined in kernels/ with CUDA, src/context.c without). */
 const sbm__backend_ops *sbm__cuda_ops(void);
@@ -246,7 +251,46 @@ sbm_status sbm__cbc_pattern_to_host(sbm_ctx *ctx, const sbm_cbc *A, const int64_
 void sbm__cbc_pattern_release(sbm_ctx *ctx, const sbm_cbc *A, const int64_t *colptr,
                               const int32_t *rowind);
 
-/* Pattern fingerprints of host arrays (FNV-1a over dims and indices). */
+/* Pattern fingerprints. A fingerprint is a sum of independent per-entry mixes (splitmix64's
+ * finaliser of the entry's position and value), finished with the dimensions: any backend
+ * computes the same value in parallel where the pattern lives (the CUDA backend with one
+ * reduction kernel, no download). Integer sums are exact, so the order does not matter. */
+#if defined(__CUDACC__)
+#define SBM__HD __host__ __device__ __forceinline__
+#else
+#define SBM__HD static inline
+#endif
+#define SBM__FP_SALT_PTR 0x243F6A8885A308D3ull /* offsets (colptr / rowptr) */
+#define SBM__FP_SALT_IND 0x13198A2E03707344ull /* indices (rowind / colind) */
+
+SBM__HD uint64_t sbm__fp_mix(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 27;
+    x *= 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+/* The term of entry i (value v) of the array with the given salt. */
+SBM__HD uint64_t sbm__fp_term(uint64_t salt, uint64_t i, uint64_t v)
+{
+    return sbm__fp_mix((i * 0x9E3779B97F4A7C15ull + salt) ^ (v * 0xD6E8FEB86659FD93ull));
+}
+
+/* The fingerprint from four dimensions and the two sums of terms. */
+SBM__HD uint64_t sbm__fp_finish(int64_t d0, int64_t d1, int64_t d2, int64_t d3, uint64_t sum_ptr,
+                                uint64_t sum_ind)
+{
+    uint64_t h = sbm__fp_mix(0x452821E638D01377ull ^ (uint64_t)d0);
+    h = sbm__fp_mix(h ^ (uint64_t)d1);
+    h = sbm__fp_mix(h ^ (uint64_t)d2);
+    h = sbm__fp_mix(h ^ (uint64_t)d3);
+    h = sbm__fp_mix(h ^ sum_ptr);
+    return sbm__fp_mix(h ^ sum_ind);
+}
+
+/* Fingerprints of patterns in host memory: CBC dims (nbr, nbc, r, c), CSR (m, n, -1, 0). */
 uint64_t sbm__hash_cbc_pattern_host(const sbm_cbc *A);
 uint64_t sbm__hash_csr_pattern_host(const sbm_csr *A);
 
