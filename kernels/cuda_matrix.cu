@@ -130,58 +130,95 @@ static void sbm__hcache_put(sbm_ctx *ctx, uint64_t id, const int64_t dims[4], ui
     e->hash = hash;
 }
 
+/* Sums of the fingerprint terms (sbm__fp_term in sbm_internal.h) of an offsets array (nptr
+ * entries) and an index array (nind): grid-stride, warp shuffles, one integer atomic per warp and
+ * sum (integer sums are exact, so the result does not depend on the order). */
+__global__ void sbm__fp_sum_kernel(const int64_t *__restrict__ ptr, int64_t nptr,
+                                   const int32_t *__restrict__ ind, int64_t nind,
+                                   unsigned long long *out)
+{
+    uint64_t sp = 0, si = 0;
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    const int64_t first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    for (int64_t i = first; i < nptr; i += stride)
+        sp += sbm__fp_term(SBM__FP_SALT_PTR, (uint64_t)i, (uint64_t)ptr[i]);
+    for (int64_t i = first; i < nind; i += stride)
+        si += sbm__fp_term(SBM__FP_SALT_IND, (uint64_t)i, (uint64_t)(int64_t)ind[i]);
+    for (int o = 16; o > 0; o >>= 1) {
+        sp += __shfl_down_sync(0xffffffffu, sp, o);
+        si += __shfl_down_sync(0xffffffffu, si, o);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        atomicAdd(out, (unsigned long long)sp);
+        atomicAdd(out + 1, (unsigned long long)si);
+    }
+}
+
+/* The two sums of a device pattern and its last offset ptr[n], without downloading it. */
+static sbm_status sbm__cuda_fp_sums(sbm_ctx *ctx, const int64_t *ptr, int64_t n,
+                                    const int32_t *ind, int64_t nnz, uint64_t sums[2],
+                                    int64_t *last)
+{
+    sbm_status st = SBM_SUCCESS;
+    unsigned long long *d = NULL, h[3] = {0, 0, 0};
+    const cudaStream_t s = sbm__cuda_stream(ctx);
+    const int64_t work = (n + 1 > nnz ? n + 1 : nnz);
+    int64_t grid = (work + 255) / 256;
+    const int64_t cap = (int64_t)sbm__cuda_st(ctx)->prop.multiProcessorCount * 8;
+    if (grid > cap) grid = cap;
+    if (grid < 1) grid = 1;
+    SBM__CK(sbm__cuda_workspace(ctx, SBM__WS_OP_A, 3 * sizeof(unsigned long long), (void **)&d));
+    SBM__CU(ctx, cudaMemsetAsync(d, 0, 2 * sizeof *d, s), "clearing the fingerprint sums");
+    sbm__fp_sum_kernel<<<(unsigned)grid, 256, 0, s>>>(ptr, n + 1, ind, nnz, d);
+    SBM__LAUNCHED(ctx, "the pattern fingerprint kernel");
+    SBM__CU(ctx, cudaMemcpyAsync(d + 2, ptr + n, sizeof(int64_t), cudaMemcpyDeviceToDevice, s),
+            "reading the last offset");
+    SBM__CU(ctx, cudaMemcpyAsync(h, d, sizeof h, cudaMemcpyDeviceToHost, s),
+            "downloading the fingerprint sums");
+    SBM__CU(ctx, cudaStreamSynchronize(s), "computing a pattern fingerprint");
+    sums[0] = h[0];
+    sums[1] = h[1];
+    *last = (int64_t)h[2];
+done:
+    return st;
+}
+
 sbm_status sbm__cuda_cbc_pattern_hash(sbm_ctx *ctx, const sbm_cbc *A, uint64_t *hash)
 {
-    sbm__host_pattern h;
-    int consistent = 0;
     const int64_t dims[4] = {A->nbr, A->nbc, A->nnzb, (int64_t)A->r * 64 + A->c};
+    uint64_t sums[2];
+    int64_t last = 0;
     *hash = 0;
     SBM__TRY(sbm__cuda_enter(ctx));
     if (sbm__hcache_find(ctx, A->pattern_id, dims, hash)) return SBM_SUCCESS;
-    SBM__TRY(sbm__download_pattern(ctx, A->nbc, A->nnzb, A->colptr, A->rowind, NULL, 0, 0, &h,
-                                   &consistent));
-    sbm_status st = SBM_SUCCESS;
-    if (consistent) {
-        sbm_cbc view = *A;
-        view.colptr = h.ptr;
-        view.rowind = h.ind;
-        *hash = sbm__hash_cbc_pattern_host(&view);
-        sbm__hcache_put(ctx, A->pattern_id, dims, *hash);
-    } else {
-        st = sbm__error(ctx, SBM_ERR_INVALID_POINTERS,
-                        "matrix: colptr[%" PRId64 "] = %" PRId64 " does not equal its %" PRId64
-                        " stored blocks",
-                        A->nbc, h.ptr[A->nbc], A->nnzb);
-    }
-    sbm__host_pattern_free(ctx, &h);
-    return st;
+    SBM__TRY(sbm__cuda_fp_sums(ctx, A->colptr, A->nbc, A->rowind, A->nnzb, sums, &last));
+    if (last != A->nnzb)
+        return sbm__error(ctx, SBM_ERR_INVALID_POINTERS,
+                          "matrix: colptr[%" PRId64 "] = %" PRId64 " does not equal its %" PRId64
+                          " stored blocks",
+                          A->nbc, last, A->nnzb);
+    *hash = sbm__fp_finish(A->nbr, A->nbc, A->r, A->c, sums[0], sums[1]);
+    sbm__hcache_put(ctx, A->pattern_id, dims, *hash);
+    return SBM_SUCCESS;
 }
 
 sbm_status sbm__cuda_csr_pattern_hash(sbm_ctx *ctx, const sbm_csr *A, uint64_t *hash)
 {
-    sbm__host_pattern h;
-    int consistent = 0;
     const int64_t dims[4] = {A->m, A->n, A->nnz, -1};
+    uint64_t sums[2];
+    int64_t last = 0;
     *hash = 0;
     SBM__TRY(sbm__cuda_enter(ctx));
     if (sbm__hcache_find(ctx, A->pattern_id, dims, hash)) return SBM_SUCCESS;
-    SBM__TRY(sbm__download_pattern(ctx, A->m, A->nnz, A->rowptr, A->colind, NULL, 0, 0, &h,
-                                   &consistent));
-    sbm_status st = SBM_SUCCESS;
-    if (consistent) {
-        sbm_csr view = *A;
-        view.rowptr = h.ptr;
-        view.colind = h.ind;
-        *hash = sbm__hash_csr_pattern_host(&view);
-        sbm__hcache_put(ctx, A->pattern_id, dims, *hash);
-    } else {
-        st = sbm__error(ctx, SBM_ERR_INVALID_POINTERS,
-                        "matrix: rowptr[%" PRId64 "] = %" PRId64 " does not equal its %" PRId64
-                        " stored entries",
-                        A->m, h.ptr[A->m], A->nnz);
-    }
-    sbm__host_pattern_free(ctx, &h);
-    return st;
+    SBM__TRY(sbm__cuda_fp_sums(ctx, A->rowptr, A->m, A->colind, A->nnz, sums, &last));
+    if (last != A->nnz)
+        return sbm__error(ctx, SBM_ERR_INVALID_POINTERS,
+                          "matrix: rowptr[%" PRId64 "] = %" PRId64 " does not equal its %" PRId64
+                          " stored entries",
+                          A->m, last, A->nnz);
+    *hash = sbm__fp_finish(A->m, A->n, -1, 0, sums[0], sums[1]);
+    sbm__hcache_put(ctx, A->pattern_id, dims, *hash);
+    return SBM_SUCCESS;
 }
 
 /* ---------------------------------------------------------------------------------------- */

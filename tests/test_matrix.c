@@ -548,6 +548,44 @@ static void test_backend_mismatch(void **state)
     sbm_cbc_destroy(H);
 }
 
+/* White box: every backend computes the host function's fingerprint, and it tells patterns
+ * apart (a moved index, a different shape). */
+static void test_pattern_fingerprint(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    for (int d = 0; d < ndims; d++) {
+        sbm_cbc *A = sbm_test_random_cbc(e->ctx, 900 + d, dims[d][0], dims[d][1], 3, 2, 0.5);
+        sbm_cbc *H = sbm_test_cbc_to_host(A);
+        uint64_t got = 0;
+        SBM_ASSERT_OK(e->ctx, e->ctx->ops->cbc_pattern_hash(e->ctx, A, &got));
+        assert_true(got == sbm__hash_cbc_pattern_host(H));
+        sbm_csr *S = NULL;
+        SBM_ASSERT_OK(e->ctx, sbm_cbc_to_csr(e->ctx, A, &S));
+        sbm_csr *HS = sbm_test_csr_to_host(S);
+        SBM_ASSERT_OK(e->ctx, e->ctx->ops->csr_pattern_hash(e->ctx, S, &got));
+        assert_true(got == sbm__hash_csr_pattern_host(HS));
+        sbm_csr_destroy(HS);
+        sbm_csr_destroy(S);
+        sbm_cbc_destroy(H);
+        sbm_cbc_destroy(A);
+    }
+    /* the same positions in another place, another block shape, another row count */
+    int64_t colptr[3] = {0, 2, 3};
+    int32_t rowind[3] = {0, 2, 1}, moved[3] = {0, 1, 1};
+    sbm_cbc x = {.nbr = 3, .nbc = 2, .r = 2, .c = 2, .nnzb = 3, .colptr = colptr, .rowind = rowind};
+    sbm_cbc y = x;
+    y.rowind = moved;
+    uint64_t hx = sbm__hash_cbc_pattern_host(&x);
+    assert_true(hx != sbm__hash_cbc_pattern_host(&y));
+    y = x;
+    y.c = 3;
+    assert_true(hx != sbm__hash_cbc_pattern_host(&y));
+    y = x;
+    y.nbr = 4;
+    assert_true(hx != sbm__hash_cbc_pattern_host(&y));
+    assert_true(hx == sbm__hash_cbc_pattern_host(&x));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -556,6 +594,7 @@ int main(void)
         SBM_TEST_BOTH(test_csr_conversions),  SBM_TEST_BOTH(test_bsr),
         SBM_TEST_BOTH(test_triplets),         SBM_TEST_BOTH(test_add),
         SBM_TEST_BOTH(test_csr_basics),       SBM_TEST_BOTH(test_backend_mismatch),
+        SBM_TEST_BOTH(test_pattern_fingerprint),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
