@@ -15,10 +15,11 @@ sbm_status sbm__cbc_alloc(sbm_ctx *ctx, int64_t nbr, int64_t nbc, int r, int c, 
     if (!ok) return SBM_ERR_OVERFLOW;
     size_t vbytes = sbm__mul_size(ctx, nval, sizeof(double), "block values", &ok);
     if (!ok) return SBM_ERR_OVERFLOW;
-    sbm_cbc *A = calloc(1, sizeof *A);
-    if (!A)
-        return sbm__error(ctx, SBM_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes for a matrix",
-                          sizeof *A);
+    /* the struct too goes through the context's allocator on the CPU backend (host scratch
+     * elsewhere), so that an allocator hook sees and can fail every allocation */
+    sbm_cbc *A = sbm__host_alloc(ctx, sizeof *A, "a matrix");
+    if (!A) return SBM_ERR_OUT_OF_MEMORY;
+    memset(A, 0, sizeof *A);
     A->nbr = nbr;
     A->nbc = nbc;
     A->r = r;
@@ -50,7 +51,11 @@ void sbm_cbc_destroy(sbm_cbc *A)
         if (A->rowind) fr(A->allocator.user, A->rowind);
         if (A->values) fr(A->allocator.user, A->values);
     }
-    free(A);
+    /* a CPU matrix's struct came from its allocator (see the alloc above), others' from malloc */
+    if (A->backend == SBM_BACKEND_CPU)
+        A->allocator.free(A->allocator.user, A);
+    else
+        free(A);
 }
 
 sbm_cbc_info sbm_cbc_get_info(const sbm_cbc *A)
@@ -101,17 +106,15 @@ sbm_status sbm_cbc_wrap(sbm_ctx *ctx, sbm_cbc **A, int64_t nbr, int64_t nbc, int
                           !rowind ? "rowind" : "values");
     int64_t nnzb = 0;
     SBM__TRY(ctx->ops->copy(ctx, &nnzb, colptr + nbc, sizeof nnzb, 1));
-    sbm_cbc *M = calloc(1, sizeof *M);
-    if (!M)
-        return sbm__error(ctx, SBM_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes for a matrix",
-                          sizeof *M);
+    sbm_cbc *M = sbm__host_alloc(ctx, sizeof *M, "a matrix");
+    if (!M) return SBM_ERR_OUT_OF_MEMORY;
     *M = (sbm_cbc){.nbr = nbr, .nbc = nbc, .r = r, .c = c, .nnzb = nnzb, .colptr = colptr,
                    .rowind = rowind, .values = values, .backend = ctx->backend,
                    .device = ctx->device, .owns = 0, .allocator = ctx->allocator, .ops = ctx->ops,
                    .pattern_id = sbm__new_pattern_id()};
     sbm_status st = ctx->ops->cbc_validate(ctx, "colptr/rowind", M, 0);
     if (st != SBM_SUCCESS) {
-        free(M);
+        sbm__host_free(ctx, M);
         return st;
     }
     *A = M;

@@ -11,10 +11,11 @@ sbm_status sbm__csr_alloc(sbm_ctx *ctx, int64_t m, int64_t n, int64_t nnz, sbm_c
     int ok;
     size_t vbytes = sbm__mul_size(ctx, (size_t)nnz, sizeof(double), "values", &ok);
     if (!ok) return SBM_ERR_OVERFLOW;
-    sbm_csr *A = calloc(1, sizeof *A);
-    if (!A)
-        return sbm__error(ctx, SBM_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes for a matrix",
-                          sizeof *A);
+    /* the struct too goes through the context's allocator on the CPU backend (host scratch
+     * elsewhere), so that an allocator hook sees and can fail every allocation */
+    sbm_csr *A = sbm__host_alloc(ctx, sizeof *A, "a matrix");
+    if (!A) return SBM_ERR_OUT_OF_MEMORY;
+    memset(A, 0, sizeof *A);
     A->m = m;
     A->n = n;
     A->nnz = nnz;
@@ -43,7 +44,11 @@ void sbm_csr_destroy(sbm_csr *A)
         if (A->colind) A->allocator.free(A->allocator.user, A->colind);
         if (A->values) A->allocator.free(A->allocator.user, A->values);
     }
-    free(A);
+    /* a CPU matrix's struct came from its allocator (see the alloc above), others' from malloc */
+    if (A->backend == SBM_BACKEND_CPU)
+        A->allocator.free(A->allocator.user, A);
+    else
+        free(A);
 }
 
 sbm_csr_info sbm_csr_get_info(const sbm_csr *A)
@@ -89,17 +94,15 @@ sbm_status sbm_csr_wrap(sbm_ctx *ctx, sbm_csr **A, int64_t m, int64_t n, int64_t
                           !rowptr ? "rowptr" : !colind ? "colind" : "values");
     int64_t nnz = 0;
     SBM__TRY(ctx->ops->copy(ctx, &nnz, rowptr + m, sizeof nnz, 1));
-    sbm_csr *M = calloc(1, sizeof *M);
-    if (!M)
-        return sbm__error(ctx, SBM_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes for a matrix",
-                          sizeof *M);
+    sbm_csr *M = sbm__host_alloc(ctx, sizeof *M, "a matrix");
+    if (!M) return SBM_ERR_OUT_OF_MEMORY;
     *M = (sbm_csr){.m = m, .n = n, .nnz = nnz, .rowptr = rowptr, .colind = colind,
                    .values = values, .backend = ctx->backend, .device = ctx->device, .owns = 0,
                    .allocator = ctx->allocator, .ops = ctx->ops,
                    .pattern_id = sbm__new_pattern_id()};
     sbm_status st = ctx->ops->csr_validate(ctx, "rowptr/colind", M, 0);
     if (st != SBM_SUCCESS) {
-        free(M);
+        sbm__host_free(ctx, M);
         return st;
     }
     *A = M;

@@ -105,21 +105,21 @@ static void test_allocator_hook(void **state)
     int64_t colptr[3] = {0, 1, 2};
     int32_t rowind[2] = {0, 1};
     double values[8] = {1, 2, 3, 4, 5, 6, 7, 8};
-    for (int k = 1; k <= 4; k++) {
+    for (int k = 1; k <= 5; k++) {
         counting cnt = {NULL, 0, k, 0};
         sbm_allocator a = {counting_alloc, counting_free, &cnt};
         SBM_ASSERT_OK(e->ctx, sbm_ctx_set_allocator(e->ctx, &a));
         sbm_cbc *A = (sbm_cbc *)0x1;
         sbm_status st = sbm_cbc_create(e->ctx, &A, 2, 2, 2, 1, colptr, rowind, values);
-        if (k <= 3) {
-            /* three arrays: each failure is reported and nothing leaks */
+        if (k <= 4) {
+            /* the struct and three arrays: each failure is reported and nothing leaks */
             SBM_ASSERT_FAILS(e->ctx, st, SBM_ERR_OUT_OF_MEMORY, "cannot allocate");
             assert_null(A);
             assert_int_equal(cnt.live, 0);
         } else {
             SBM_ASSERT_OK(e->ctx, st);
-            assert_int_equal(cnt.calls, 3);
-            assert_int_equal(cnt.live, 3);
+            assert_int_equal(cnt.calls, 4);
+            assert_int_equal(cnt.live, 4);
             /* the matrix remembers its allocator even after the context's changes */
             SBM_ASSERT_OK(e->ctx, sbm_ctx_set_allocator(e->ctx, NULL));
             sbm_cbc_destroy(A);
