@@ -13,9 +13,8 @@
 #include <string.h>
 
 #include "sbm.h"
+#include "cli_common.h"
 #include "sbm_cli_ba.h"
-
-#define EXIT_USAGE 2
 
 static const char *const usage_main =
     "usage: sbm <command> [options]\n"
@@ -55,26 +54,6 @@ static const char *const usage_info =
 /* Command-line helpers                                                                     */
 /* ---------------------------------------------------------------------------------------- */
 
-static int usage_error(const char *usage, const char *fmt, const char *arg)
-{
-    fprintf(stderr, "sbm: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n%s", usage);
-    return EXIT_USAGE;
-}
-
-/* Report the library's message for a failed call. context may be NULL. */
-static int lib_error(const sbm_ctx *ctx, const char *context)
-{
-    const char *msg = sbm_ctx_last_error(ctx);
-    if (msg == NULL || msg[0] == '\0') msg = "unknown error";
-    if (context != NULL)
-        fprintf(stderr, "sbm: %s: %s\n", context, msg);
-    else
-        fprintf(stderr, "sbm: %s\n", msg);
-    return EXIT_FAILURE;
-}
-
 /* A positive int. @return 1 on success. */
 static int parse_positive(const char *s, const char **end, int *out)
 {
@@ -99,27 +78,6 @@ static int parse_shape(const char *s, int *r, int *c)
     if (*e != 'x' && *e != 'X') return 0;
     if (!parse_positive(e + 1, &e, c)) return 0;
     return *e == '\0';
-}
-
-/* Matches "--name" and "--name=value". For options with a value, *value is set from the
- * "=value" part or the next argument (advancing *i); a missing value returns -1. */
-static int match_option(int argc, char **argv, int *i, const char *name, int has_value,
-                        const char **value)
-{
-    const char *a = argv[*i];
-    size_t n = strlen(name);
-    if (strncmp(a, name, n) != 0) return 0;
-    if (a[n] == '\0') {
-        if (!has_value) return 1;
-        if (*i + 1 >= argc) return -1;
-        *value = argv[++*i];
-        return 1;
-    }
-    if (a[n] == '=' && has_value) {
-        *value = a + n + 1;
-        return 1;
-    }
-    return 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -151,7 +109,7 @@ static int parse_gemm(int argc, char **argv, gemm_args *g, int *help)
         const char *v = NULL;
         int m;
         if (only_positional || a[0] != '-' || a[1] == '\0') {
-            if (npos == 2) return usage_error(usage_gemm, "gemm: unexpected argument '%s'", a);
+            if (npos == 2) return cli_usage_error(usage_gemm, "gemm: unexpected argument '%s'", a);
             pos[npos++] = a;
             continue;
         }
@@ -166,35 +124,35 @@ static int parse_gemm(int argc, char **argv, gemm_args *g, int *help)
             g->tb = 1;
         } else if (strcmp(a, "--upper") == 0) {
             g->upper = 1;
-        } else if ((m = match_option(argc, argv, &i, "--backend", 1, &v)) != 0) {
-            if (m < 0) return usage_error(usage_gemm, "gemm: option %s needs a value", a);
+        } else if ((m = cli_match_option(argc, argv, &i, "--backend", 1, &v)) != 0) {
+            if (m < 0) return cli_usage_error(usage_gemm, "gemm: option %s needs a value", a);
             if (strcmp(v, "cpu") == 0)
                 g->backend = SBM_BACKEND_CPU;
             else if (strcmp(v, "cuda") == 0)
                 g->backend = SBM_BACKEND_CUDA;
             else
-                return usage_error(usage_gemm, "gemm: unknown backend '%s' (cpu or cuda)", v);
-        } else if ((m = match_option(argc, argv, &i, "--block-a", 1, &v)) != 0) {
-            if (m < 0) return usage_error(usage_gemm, "gemm: option %s needs a value", a);
+                return cli_usage_error(usage_gemm, "gemm: unknown backend '%s' (cpu or cuda)", v);
+        } else if ((m = cli_match_option(argc, argv, &i, "--block-a", 1, &v)) != 0) {
+            if (m < 0) return cli_usage_error(usage_gemm, "gemm: option %s needs a value", a);
             if (!parse_shape(v, &g->ra, &g->ka))
-                return usage_error(usage_gemm, "gemm: invalid block shape '%s' (RxC or B)", v);
+                return cli_usage_error(usage_gemm, "gemm: invalid block shape '%s' (RxC or B)", v);
             a_set = 1;
-        } else if ((m = match_option(argc, argv, &i, "--block-b", 1, &v)) != 0) {
-            if (m < 0) return usage_error(usage_gemm, "gemm: option %s needs a value", a);
+        } else if ((m = cli_match_option(argc, argv, &i, "--block-b", 1, &v)) != 0) {
+            if (m < 0) return cli_usage_error(usage_gemm, "gemm: option %s needs a value", a);
             if (!parse_shape(v, &g->kb, &g->cb))
-                return usage_error(usage_gemm, "gemm: invalid block shape '%s' (RxC or B)", v);
+                return cli_usage_error(usage_gemm, "gemm: invalid block shape '%s' (RxC or B)", v);
             b_set = 1;
-        } else if ((m = match_option(argc, argv, &i, "--block", 1, &v)) != 0) {
-            if (m < 0) return usage_error(usage_gemm, "gemm: option %s needs a value", a);
+        } else if ((m = cli_match_option(argc, argv, &i, "--block", 1, &v)) != 0) {
+            if (m < 0) return cli_usage_error(usage_gemm, "gemm: option %s needs a value", a);
             if (!parse_shape(v, &block_r, &block_c))
-                return usage_error(usage_gemm, "gemm: invalid block shape '%s' (RxC or B)", v);
+                return cli_usage_error(usage_gemm, "gemm: invalid block shape '%s' (RxC or B)", v);
             block_set = 1;
-        } else if ((m = match_option(argc, argv, &i, "--output", 1, &v)) != 0 ||
-                   (m = match_option(argc, argv, &i, "-o", 1, &v)) != 0) {
-            if (m < 0) return usage_error(usage_gemm, "gemm: option %s needs a value", a);
+        } else if ((m = cli_match_option(argc, argv, &i, "--output", 1, &v)) != 0 ||
+                   (m = cli_match_option(argc, argv, &i, "-o", 1, &v)) != 0) {
+            if (m < 0) return cli_usage_error(usage_gemm, "gemm: option %s needs a value", a);
             g->out_path = v;
         } else {
-            return usage_error(usage_gemm, "gemm: unknown option '%s'", a);
+            return cli_usage_error(usage_gemm, "gemm: unknown option '%s'", a);
         }
     }
     /* --block-a / --block-b win over --block whatever their order. */
@@ -206,9 +164,9 @@ static int parse_gemm(int argc, char **argv, gemm_args *g, int *help)
         g->kb = block_set ? block_r : 1;
         g->cb = block_set ? block_c : 1;
     }
-    if (npos < 2) return usage_error(usage_gemm, "gemm: %s", "needs two input files A.mtx B.mtx");
+    if (npos < 2) return cli_usage_error(usage_gemm, "gemm: %s", "needs two input files A.mtx B.mtx");
     if (g->out_path == NULL || g->out_path[0] == '\0')
-        return usage_error(usage_gemm, "gemm: %s", "needs an output file: -o C.mtx");
+        return cli_usage_error(usage_gemm, "gemm: %s", "needs an output file: -o C.mtx");
     g->a_path = pos[0];
     g->b_path = pos[1];
     return 0;
@@ -220,12 +178,12 @@ static int read_cbc(sbm_ctx *host, const char *path, int r, int c, sbm_cbc **out
     sbm_csr *csr = NULL;
     char context[512];
     *out = NULL;
-    if (sbm_csr_read_mtx(host, path, &csr) != SBM_SUCCESS) return lib_error(host, NULL);
+    if (sbm_csr_read_mtx(host, path, &csr) != SBM_SUCCESS) return cli_lib_error(host, NULL);
     sbm_status st = sbm_csr_to_cbc(host, csr, r, c, out);
     sbm_csr_destroy(csr);
     if (st != SBM_SUCCESS) {
         snprintf(context, sizeof(context), "%s with %dx%d blocks", path, r, c);
-        return lib_error(host, context);
+        return cli_lib_error(host, context);
     }
     return 0;
 }
@@ -247,7 +205,7 @@ static int cmd_gemm(int argc, char **argv)
     rc = EXIT_FAILURE;
 
     if (sbm_ctx_create(&host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS) {
-        lib_error(NULL, NULL);
+        cli_lib_error(NULL, NULL);
         goto done;
     }
     if (read_cbc(host, g.a_path, g.ra, g.ka, &A) != 0) goto done;
@@ -264,7 +222,7 @@ static int cmd_gemm(int argc, char **argv)
         }
     } else {
         if (sbm_ctx_create(&dev, SBM_BACKEND_CUDA, 0) != SBM_SUCCESS) {
-            lib_error(NULL, "--backend cuda");
+            cli_lib_error(NULL, "--backend cuda");
             goto done;
         }
         failed = dev;
@@ -287,7 +245,7 @@ static int cmd_gemm(int argc, char **argv)
     goto done;
 
 fail:
-    lib_error(failed, NULL);
+    cli_lib_error(failed, NULL);
 done:
     sbm_cbc_destroy(C);
     sbm_cbc_destroy(dC);
@@ -327,22 +285,22 @@ static int cmd_info(int argc, char **argv)
         const char *v = NULL;
         int m;
         if (only_positional || a[0] != '-' || a[1] == '\0') {
-            if (path != NULL) return usage_error(usage_info, "info: unexpected argument '%s'", a);
+            if (path != NULL) return cli_usage_error(usage_info, "info: unexpected argument '%s'", a);
             path = a;
         } else if (strcmp(a, "--") == 0) {
             only_positional = 1;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             fputs(usage_info, stdout);
             return 0;
-        } else if ((m = match_option(argc, argv, &i, "--block", 1, &v)) != 0) {
-            if (m < 0) return usage_error(usage_info, "info: option %s needs a value", a);
+        } else if ((m = cli_match_option(argc, argv, &i, "--block", 1, &v)) != 0) {
+            if (m < 0) return cli_usage_error(usage_info, "info: option %s needs a value", a);
             if (!parse_shape(v, &r, &c))
-                return usage_error(usage_info, "info: invalid block shape '%s' (RxC or B)", v);
+                return cli_usage_error(usage_info, "info: invalid block shape '%s' (RxC or B)", v);
         } else {
-            return usage_error(usage_info, "info: unknown option '%s'", a);
+            return cli_usage_error(usage_info, "info: unknown option '%s'", a);
         }
     }
-    if (path == NULL) return usage_error(usage_info, "info: %s", "needs an input file A.mtx");
+    if (path == NULL) return cli_usage_error(usage_info, "info: %s", "needs an input file A.mtx");
 
     sbm_ctx *host = NULL;
     sbm_csr *A = NULL, *AT = NULL;
@@ -350,16 +308,16 @@ static int cmd_info(int argc, char **argv)
     int rc = EXIT_FAILURE;
     char context[512];
     if (sbm_ctx_create(&host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS) {
-        lib_error(NULL, NULL);
+        cli_lib_error(NULL, NULL);
         goto done;
     }
     if (sbm_csr_read_mtx(host, path, &A) != SBM_SUCCESS) {
-        lib_error(host, NULL);
+        cli_lib_error(host, NULL);
         goto done;
     }
     if (sbm_csr_to_cbc(host, A, r, c, &Ab) != SBM_SUCCESS) {
         snprintf(context, sizeof(context), "%s with %dx%d blocks", path, r, c);
-        lib_error(host, context);
+        cli_lib_error(host, context);
         goto done;
     }
     sbm_csr_info ai = sbm_csr_get_info(A);
@@ -368,7 +326,7 @@ static int cmd_info(int argc, char **argv)
     int symmetric = 0, pattern_symmetric = 0;
     if (ai.m == ai.n) {
         if (sbm_csr_transpose(host, A, &AT) != SBM_SUCCESS) {
-            lib_error(host, NULL);
+            cli_lib_error(host, NULL);
             goto done;
         }
         sbm_csr_info ti = sbm_csr_get_info(AT);
@@ -438,6 +396,6 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "slam-info") == 0) return sbm_cli_slam_info(argc - 2, argv + 2);
     if (strcmp(cmd, "slam-solve") == 0) return sbm_cli_slam_solve(argc - 2, argv + 2);
     if (strcmp(cmd, "bal-generate") == 0) return sbm_cli_bal_generate(argc - 2, argv + 2);
-    if (cmd[0] == '-') return usage_error(usage_main, "unknown option '%s'", cmd);
-    return usage_error(usage_main, "unknown command '%s'", cmd);
+    if (cmd[0] == '-') return cli_usage_error(usage_main, "unknown option '%s'", cmd);
+    return cli_usage_error(usage_main, "unknown command '%s'", cmd);
 }

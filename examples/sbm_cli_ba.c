@@ -28,8 +28,7 @@
 #include <unistd.h>
 
 #include "sbm.h"
-
-#define EXIT_USAGE 2
+#include "cli_common.h"
 
 static const char *const usage_ba_schur =
     "usage: sbm ba-schur --bal FILE [--backend cpu|cuda|auto] -o S.mtx [--rhs rhs.txt]\n"
@@ -100,45 +99,6 @@ static const char *const usage_bal_generate =
 /* Helpers                                                                                  */
 /* ---------------------------------------------------------------------------------------- */
 
-static int usage_error(const char *usage, const char *fmt, const char *arg)
-{
-    fprintf(stderr, "sbm: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n%s", usage);
-    return EXIT_USAGE;
-}
-
-static int lib_error(const sbm_ctx *ctx, const char *context)
-{
-    const char *msg = sbm_ctx_last_error(ctx);
-    if (msg == NULL || msg[0] == '\0') msg = "unknown error";
-    if (context)
-        fprintf(stderr, "sbm: %s: %s\n", context, msg);
-    else
-        fprintf(stderr, "sbm: %s\n", msg);
-    return EXIT_FAILURE;
-}
-
-/* "--name" or "--name=value"; @return 1 matched, 0 not, -1 value missing. */
-static int match_option(int argc, char **argv, int *i, const char *name, int has_value,
-                        const char **value)
-{
-    const char *a = argv[*i];
-    const size_t n = strlen(name);
-    if (strncmp(a, name, n) != 0) return 0;
-    if (a[n] == '\0') {
-        if (!has_value) return 1;
-        if (*i + 1 >= argc) return -1;
-        *value = argv[++*i];
-        return 1;
-    }
-    if (a[n] == '=' && has_value) {
-        *value = a + n + 1;
-        return 1;
-    }
-    return 0;
-}
-
 static int parse_long(const char *s, long lo, long hi, long *out)
 {
     char *e = NULL;
@@ -208,40 +168,40 @@ static int parse(int argc, char **argv, unsigned mask, const char *cmd, const ch
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             o->help = 1;
             return 0;
-        } else if ((mask & OPT_BACKEND) && (m = match_option(argc, argv, &i, "--backend", 1, &v))) {
-            if (m < 0) return usage_error(usage, what, a);
+        } else if ((mask & OPT_BACKEND) && (m = cli_match_option(argc, argv, &i, "--backend", 1, &v))) {
+            if (m < 0) return cli_usage_error(usage, what, a);
             if (!strcmp(v, "cpu")) o->backend = 0;
             else if (!strcmp(v, "cuda")) o->backend = 1;
             else if (!strcmp(v, "auto")) o->backend = 2;
             else {
                 snprintf(what, sizeof what, "%s: unknown backend '%%s' (cpu, cuda or auto)", cmd);
-                return usage_error(usage, what, v);
+                return cli_usage_error(usage, what, v);
             }
-        } else if ((mask & OPT_BAL) && (m = match_option(argc, argv, &i, "--bal", 1, &v))) {
-            if (m < 0) return usage_error(usage, what, a);
+        } else if ((mask & OPT_BAL) && (m = cli_match_option(argc, argv, &i, "--bal", 1, &v))) {
+            if (m < 0) return cli_usage_error(usage, what, a);
             o->bal = v;
-        } else if ((mask & OPT_G2O) && (m = match_option(argc, argv, &i, "--g2o", 1, &v))) {
-            if (m < 0) return usage_error(usage, what, a);
+        } else if ((mask & OPT_G2O) && (m = cli_match_option(argc, argv, &i, "--g2o", 1, &v))) {
+            if (m < 0) return cli_usage_error(usage, what, a);
             o->g2o = v;
-        } else if ((mask & OPT_GENERATE) && (m = match_option(argc, argv, &i, "--generate", 1, &v))) {
-            if (m < 0) return usage_error(usage, what, a);
+        } else if ((mask & OPT_GENERATE) && (m = cli_match_option(argc, argv, &i, "--generate", 1, &v))) {
+            if (m < 0) return cli_usage_error(usage, what, a);
             o->generate = v;
-        } else if ((mask & OPT_OUT) && ((m = match_option(argc, argv, &i, "--output", 1, &v)) ||
-                                        (m = match_option(argc, argv, &i, "-o", 1, &v)))) {
-            if (m < 0) return usage_error(usage, what, a);
+        } else if ((mask & OPT_OUT) && ((m = cli_match_option(argc, argv, &i, "--output", 1, &v)) ||
+                                        (m = cli_match_option(argc, argv, &i, "-o", 1, &v)))) {
+            if (m < 0) return cli_usage_error(usage, what, a);
             o->out = v;
-        } else if ((mask & OPT_RHS) && (m = match_option(argc, argv, &i, "--rhs", 1, &v))) {
-            if (m < 0) return usage_error(usage, what, a);
+        } else if ((mask & OPT_RHS) && (m = cli_match_option(argc, argv, &i, "--rhs", 1, &v))) {
+            if (m < 0) return cli_usage_error(usage, what, a);
             o->rhs = v;
-        } else if ((mask & OPT_SOLVER) && (m = match_option(argc, argv, &i, "--iterations", 1, &v))) {
+        } else if ((mask & OPT_SOLVER) && (m = cli_match_option(argc, argv, &i, "--iterations", 1, &v))) {
             long n;
-            if (m < 0) return usage_error(usage, what, a);
+            if (m < 0) return cli_usage_error(usage, what, a);
             snprintf(what, sizeof what, "%s: invalid iteration count '%%s' (0 to 100000)", cmd);
-            if (!parse_long(v, 0, 100000, &n)) return usage_error(usage, what, v);
+            if (!parse_long(v, 0, 100000, &n)) return cli_usage_error(usage, what, v);
             o->iterations = (int)n;
         } else if ((mask & OPT_SOLVER) &&
-                   (m = match_option(argc, argv, &i, "--linear-solver", 1, &v))) {
-            if (m < 0) return usage_error(usage, what, a);
+                   (m = cli_match_option(argc, argv, &i, "--linear-solver", 1, &v))) {
+            if (m < 0) return cli_usage_error(usage, what, a);
             if (!strcmp(v, "auto")) o->linear_solver = SBM_LINEAR_AUTO;
             else if (!strcmp(v, "dense")) o->linear_solver = SBM_LINEAR_DENSE_CHOLESKY;
             else if (!strcmp(v, "pcg")) o->linear_solver = SBM_LINEAR_PCG;
@@ -250,50 +210,50 @@ static int parse(int argc, char **argv, unsigned mask, const char *cmd, const ch
             else {
                 snprintf(what, sizeof what, "%s: unknown linear solver '%%s' (auto, dense, pcg%s)",
                          cmd, (mask & OPT_GENERATE) ? ", pcg-matrix-free" : "");
-                return usage_error(usage, what, v);
+                return cli_usage_error(usage, what, v);
             }
         } else if ((mask & OPT_SOLVER) &&
-                   (m = match_option(argc, argv, &i, "--pcg-iterations", 1, &v))) {
+                   (m = cli_match_option(argc, argv, &i, "--pcg-iterations", 1, &v))) {
             long n;
-            if (m < 0) return usage_error(usage, what, a);
+            if (m < 0) return cli_usage_error(usage, what, a);
             snprintf(what, sizeof what, "%s: invalid PCG iteration count '%%s' (1 to 10000000)", cmd);
-            if (!parse_long(v, 1, 10000000, &n)) return usage_error(usage, what, v);
+            if (!parse_long(v, 1, 10000000, &n)) return cli_usage_error(usage, what, v);
             o->pcg_iterations = (int)n;
         } else if ((mask & OPT_SOLVER) &&
-                   (m = match_option(argc, argv, &i, "--pcg-tolerance", 1, &v))) {
-            if (m < 0) return usage_error(usage, what, a);
+                   (m = cli_match_option(argc, argv, &i, "--pcg-tolerance", 1, &v))) {
+            if (m < 0) return cli_usage_error(usage, what, a);
             snprintf(what, sizeof what, "%s: invalid PCG tolerance '%%s' (between 0 and 1)", cmd);
             if (!parse_double(v, &o->pcg_tolerance) || !(o->pcg_tolerance > 0.0) ||
                 !(o->pcg_tolerance < 1.0))
-                return usage_error(usage, what, v);
-        } else if ((mask & OPT_GEN) && ((m = match_option(argc, argv, &i, "--cameras", 1, &v)) ||
-                                        (m = match_option(argc, argv, &i, "--points", 1, &v)) ||
-                                        (m = match_option(argc, argv, &i, "--obs-per-point", 1, &v)) ||
-                                        (m = match_option(argc, argv, &i, "--seed", 1, &v)))) {
-            if (m < 0) return usage_error(usage, what, a);
+                return cli_usage_error(usage, what, v);
+        } else if ((mask & OPT_GEN) && ((m = cli_match_option(argc, argv, &i, "--cameras", 1, &v)) ||
+                                        (m = cli_match_option(argc, argv, &i, "--points", 1, &v)) ||
+                                        (m = cli_match_option(argc, argv, &i, "--obs-per-point", 1, &v)) ||
+                                        (m = cli_match_option(argc, argv, &i, "--seed", 1, &v)))) {
+            if (m < 0) return cli_usage_error(usage, what, a);
             const int is_seed = strncmp(a, "--seed", 6) == 0;
             long n;
             snprintf(what, sizeof what, "%s: invalid count '%%s'", cmd);
             if (!parse_long(v, is_seed ? 0 : 1, is_seed ? LONG_MAX : INT32_MAX, &n))
-                return usage_error(usage, what, v);
+                return cli_usage_error(usage, what, v);
             if (!strncmp(a, "--cameras", 9)) o->cameras = n;
             else if (!strncmp(a, "--points", 8)) o->points = n;
             else if (!strncmp(a, "--obs", 5)) o->obs = n;
             else o->seed = n;
-        } else if ((mask & OPT_GEN) && ((m = match_option(argc, argv, &i, "--noise", 1, &v)) ||
-                                        (m = match_option(argc, argv, &i, "--perturbation", 1, &v)))) {
-            if (m < 0) return usage_error(usage, what, a);
+        } else if ((mask & OPT_GEN) && ((m = cli_match_option(argc, argv, &i, "--noise", 1, &v)) ||
+                                        (m = cli_match_option(argc, argv, &i, "--perturbation", 1, &v)))) {
+            if (m < 0) return cli_usage_error(usage, what, a);
             double x;
             snprintf(what, sizeof what, "%s: invalid value '%%s' (a number >= 0)", cmd);
-            if (!parse_double(v, &x) || x < 0.0) return usage_error(usage, what, v);
+            if (!parse_double(v, &x) || x < 0.0) return cli_usage_error(usage, what, v);
             if (!strncmp(a, "--noise", 7)) o->noise = x;
             else o->perturbation = x;
         } else if (a[0] == '-') {
             snprintf(what, sizeof what, "%s: unknown option '%%s'", cmd);
-            return usage_error(usage, what, a);
+            return cli_usage_error(usage, what, a);
         } else {
             snprintf(what, sizeof what, "%s: unexpected argument '%%s'", cmd);
-            return usage_error(usage, what, a);
+            return cli_usage_error(usage, what, a);
         }
     }
     return 0;
@@ -305,7 +265,7 @@ static int make_context(int backend, sbm_ctx **ctx)
     sbm_backend b = SBM_BACKEND_CPU;
     if (backend == 1 || (backend == 2 && sbm_cuda_device_count() > 0)) b = SBM_BACKEND_CUDA;
     if (sbm_ctx_create(ctx, b, 0) != SBM_SUCCESS)
-        return lib_error(NULL, b == SBM_BACKEND_CUDA ? "--backend cuda" : NULL);
+        return cli_lib_error(NULL, b == SBM_BACKEND_CUDA ? "--backend cuda" : NULL);
     return 0;
 }
 
@@ -356,7 +316,7 @@ static int write_symmetric(sbm_ctx *host, const sbm_cbc *A, const char *path)
         }
     if (sbm_csr_from_triplets(host, &C, n, n, t, ri, ci, v) != SBM_SUCCESS ||
         sbm_csr_write_mtx(host, path, C) != SBM_SUCCESS) {
-        lib_error(host, NULL);
+        cli_lib_error(host, NULL);
         goto done;
     }
     rc = 0;
@@ -431,9 +391,9 @@ int sbm_cli_ba_schur(int argc, char **argv)
         fputs(usage_ba_schur, stdout);
         return 0;
     }
-    if (!o.bal) return usage_error(usage_ba_schur, "ba-schur: %s", "needs a problem: --bal FILE");
+    if (!o.bal) return cli_usage_error(usage_ba_schur, "ba-schur: %s", "needs a problem: --bal FILE");
     if (!o.out || !o.out[0])
-        return usage_error(usage_ba_schur, "ba-schur: %s", "needs an output file: -o S.mtx");
+        return cli_usage_error(usage_ba_schur, "ba-schur: %s", "needs an output file: -o S.mtx");
 
     sbm_ctx *host = NULL, *ctx = NULL;
     sbm_bal_problem *p = NULL;
@@ -443,11 +403,11 @@ int sbm_cli_ba_schur(int argc, char **argv)
     char *tmp = NULL;
     rc = EXIT_FAILURE;
     if (sbm_ctx_create(&host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS) {
-        lib_error(NULL, NULL);
+        cli_lib_error(NULL, NULL);
         goto done;
     }
     if (sbm_bal_read(host, o.bal, &p) != SBM_SUCCESS) {
-        lib_error(host, NULL);
+        cli_lib_error(host, NULL);
         goto done;
     }
     if (make_context(o.backend, &ctx) != 0) goto done;
@@ -460,11 +420,11 @@ int sbm_cli_ba_schur(int argc, char **argv)
     if (sbm_ba_system_create(ctx, p, &sys) != SBM_SUCCESS ||
         sbm_ba_linearize(ctx, sys, p) != SBM_SUCCESS ||
         sbm_ba_system_reduce(ctx, sys, &S, rhs) != SBM_SUCCESS) {
-        lib_error(ctx, o.bal);
+        cli_lib_error(ctx, o.bal);
         goto done;
     }
     if (sbm_cbc_copy(host, S, &hS) != SBM_SUCCESS) {
-        lib_error(host, NULL);
+        cli_lib_error(host, NULL);
         goto done;
     }
     if (o.rhs && write_vector_tmp(o.rhs, rhs, 9 * pi.cameras, &tmp) != 0) goto done;
@@ -576,21 +536,21 @@ int sbm_cli_ba_solve(int argc, char **argv)
         return 0;
     }
     if (!o.bal == !o.generate)
-        return usage_error(usage_ba_solve, "ba-solve: %s",
+        return cli_usage_error(usage_ba_solve, "ba-solve: %s",
                            "needs one problem: --bal FILE or --generate C,P,K[,SEED]");
     sbm_bal_generate_options g;
     if (o.generate && !parse_generate(o.generate, &g))
-        return usage_error(usage_ba_solve, "ba-solve: invalid --generate '%s' (C,P,K[,SEED])", o.generate);
+        return cli_usage_error(usage_ba_solve, "ba-solve: invalid --generate '%s' (C,P,K[,SEED])", o.generate);
 
     sbm_ctx *host = NULL, *ctx = NULL;
     sbm_bal_problem *p = NULL;
     rc = EXIT_FAILURE;
     if (sbm_ctx_create(&host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS) {
-        lib_error(NULL, NULL);
+        cli_lib_error(NULL, NULL);
         goto done;
     }
     if ((o.bal ? sbm_bal_read(host, o.bal, &p) : sbm_bal_generate(host, &g, &p)) != SBM_SUCCESS) {
-        lib_error(host, o.generate ? "--generate" : NULL);
+        cli_lib_error(host, o.generate ? "--generate" : NULL);
         goto done;
     }
     if (make_context(o.backend, &ctx) != 0) goto done;
@@ -608,13 +568,13 @@ int sbm_cli_ba_solve(int argc, char **argv)
     so.user = &ps;
     sbm_solver_summary s;
     if (sbm_ba_solve(ctx, p, &so, &s) != SBM_SUCCESS) {
-        lib_error(ctx, o.bal);
+        cli_lib_error(ctx, o.bal);
         goto done;
     }
     print_summary(&s, "cost", 0);
     if (o.out) {
         if (sbm_bal_write(host, o.out, p) != SBM_SUCCESS) {
-            lib_error(host, NULL);
+            cli_lib_error(host, NULL);
             goto done;
         }
         printf("refined problem -> %s\n", o.out);
@@ -640,9 +600,9 @@ int sbm_cli_slam_info(int argc, char **argv)
         fputs(usage_slam_info, stdout);
         return 0;
     }
-    if (!o.g2o) return usage_error(usage_slam_info, "slam-info: %s", "needs a graph: --g2o FILE");
+    if (!o.g2o) return cli_usage_error(usage_slam_info, "slam-info: %s", "needs a graph: --g2o FILE");
     if (!o.out || !o.out[0])
-        return usage_error(usage_slam_info, "slam-info: %s", "needs an output file: -o L.mtx");
+        return cli_usage_error(usage_slam_info, "slam-info: %s", "needs an output file: -o L.mtx");
 
     sbm_ctx *host = NULL, *ctx = NULL;
     sbm_g2o_graph *g = NULL;
@@ -652,17 +612,17 @@ int sbm_cli_slam_info(int argc, char **argv)
     char *tmp = NULL;
     rc = EXIT_FAILURE;
     if (sbm_ctx_create(&host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS) {
-        lib_error(NULL, NULL);
+        cli_lib_error(NULL, NULL);
         goto done;
     }
     if (sbm_g2o_read(host, o.g2o, &g) != SBM_SUCCESS) {
-        lib_error(host, NULL);
+        cli_lib_error(host, NULL);
         goto done;
     }
     if (make_context(o.backend, &ctx) != 0) goto done;
     if (sbm_slam_system_create(ctx, g, &sys) != SBM_SUCCESS ||
         sbm_slam_linearize(ctx, sys, g) != SBM_SUCCESS) {
-        lib_error(ctx, o.g2o);
+        cli_lib_error(ctx, o.g2o);
         goto done;
     }
     const sbm_slam_system_info si = sbm_slam_system_get_info(sys);
@@ -673,11 +633,11 @@ int sbm_cli_slam_info(int argc, char **argv)
         goto done;
     }
     if (sbm_slam_system_get_b(ctx, sys, b) != SBM_SUCCESS) {
-        lib_error(ctx, NULL);
+        cli_lib_error(ctx, NULL);
         goto done;
     }
     if (sbm_cbc_copy(host, si.Lambda, &hL) != SBM_SUCCESS) {
-        lib_error(host, NULL);
+        cli_lib_error(host, NULL);
         goto done;
     }
     if (o.rhs && write_vector_tmp(o.rhs, b, n, &tmp) != 0) goto done;
@@ -718,16 +678,16 @@ int sbm_cli_slam_solve(int argc, char **argv)
         fputs(usage_slam_solve, stdout);
         return 0;
     }
-    if (!o.g2o) return usage_error(usage_slam_solve, "slam-solve: %s", "needs a graph: --g2o FILE");
+    if (!o.g2o) return cli_usage_error(usage_slam_solve, "slam-solve: %s", "needs a graph: --g2o FILE");
     sbm_ctx *host = NULL, *ctx = NULL;
     sbm_g2o_graph *g = NULL;
     rc = EXIT_FAILURE;
     if (sbm_ctx_create(&host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS) {
-        lib_error(NULL, NULL);
+        cli_lib_error(NULL, NULL);
         goto done;
     }
     if (sbm_g2o_read(host, o.g2o, &g) != SBM_SUCCESS) {
-        lib_error(host, NULL);
+        cli_lib_error(host, NULL);
         goto done;
     }
     if (make_context(o.backend, &ctx) != 0) goto done;
@@ -743,7 +703,7 @@ int sbm_cli_slam_solve(int argc, char **argv)
     so.user = &ps;
     sbm_solver_summary s;
     if (sbm_slam_solve(ctx, g, &so, &s) != SBM_SUCCESS) {
-        lib_error(ctx, o.g2o);
+        cli_lib_error(ctx, o.g2o);
         goto done;
     }
     print_summary(&s, "chi2", 1);
@@ -769,9 +729,9 @@ int sbm_cli_bal_generate(int argc, char **argv)
         return 0;
     }
     if (o.cameras == 0 || o.points == 0)
-        return usage_error(usage_bal_generate, "bal-generate: %s", "needs --cameras N and --points N");
+        return cli_usage_error(usage_bal_generate, "bal-generate: %s", "needs --cameras N and --points N");
     if (!o.out || !o.out[0])
-        return usage_error(usage_bal_generate, "bal-generate: %s", "needs an output file: -o FILE");
+        return cli_usage_error(usage_bal_generate, "bal-generate: %s", "needs an output file: -o FILE");
     sbm_ctx *host = NULL;
     sbm_bal_problem *p = NULL;
     rc = EXIT_FAILURE;
@@ -779,11 +739,11 @@ int sbm_cli_bal_generate(int argc, char **argv)
     g.pixel_noise = o.noise;
     g.perturbation = o.perturbation;
     if (sbm_ctx_create(&host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS) {
-        lib_error(NULL, NULL);
+        cli_lib_error(NULL, NULL);
         goto done;
     }
     if (sbm_bal_generate(host, &g, &p) != SBM_SUCCESS || sbm_bal_write(host, o.out, p) != SBM_SUCCESS) {
-        lib_error(host, NULL);
+        cli_lib_error(host, NULL);
         goto done;
     }
     printf("%s: %ld cameras, %ld points, %lld observations (seed %ld)\n", o.out, o.cameras, o.points,

@@ -34,6 +34,12 @@ sbm_status sbm__ba_nested(sbm_ctx *ctx, const char *outer, sbm_status st);
 /* Monotonic wall clock in seconds; with sync, the context's queued work is waited for first. */
 double sbm__ba_now(sbm_ctx *ctx, int sync);
 
+/* End of iteration it of a nonlinear solver (LM on BAL, GN on g2o) started at t_it: sets
+ * rep->time_total, adds the report to *summary (may be NULL) with cost as the final cost so
+ * far, and passes it to opt's callback. */
+void sbm__solver_end_iteration(sbm_ctx *ctx, const sbm_solver_options *opt, int it, double cost,
+                               double t_it, sbm_iteration_report *rep, sbm_solver_summary *summary);
+
 /* ---------------------------------------------------------------------------------------- */
 /* Models                                                                                   */
 /* ---------------------------------------------------------------------------------------- */

@@ -271,17 +271,7 @@ sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver
             nu *= 2.0;
             stop = lambda > 1e32;
         }
-        rep.time_total = sbm__ba_now(ctx, 1) - t_it;
-        if (summary) {
-            summary->iterations = it;
-            summary->accepted += rep.accepted;
-            summary->final_cost = cost;
-            summary->time_linearize += rep.time_linearize;
-            summary->time_schur += rep.time_schur;
-            summary->time_solve += rep.time_solve;
-            summary->time_update += rep.time_update;
-        }
-        if (opt.callback) opt.callback(opt.user, &rep);
+        sbm__solver_end_iteration(ctx, &opt, it, cost, t_it, &rep, summary);
         if (stop) break;
     }
     st = SBM_SUCCESS;

@@ -168,17 +168,7 @@ sbm_status sbm_slam_solve(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solver_o
             memcpy(gi.poses, h_saved, (size_t)(gi.pose_size * gi.vertices) * sizeof(double));
             stop = 1;
         }
-        rep.time_total = sbm__ba_now(ctx, 1) - t_it;
-        if (summary) {
-            summary->iterations = it;
-            summary->accepted += rep.accepted;
-            summary->final_cost = chi2;
-            summary->time_linearize += rep.time_linearize;
-            summary->time_schur += rep.time_schur;
-            summary->time_solve += rep.time_solve;
-            summary->time_update += rep.time_update;
-        }
-        if (opt.callback) opt.callback(opt.user, &rep);
+        sbm__solver_end_iteration(ctx, &opt, it, chi2, t_it, &rep, summary);
         if (stop) break;
     }
     st = SBM_SUCCESS;

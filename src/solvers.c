@@ -87,6 +87,22 @@ double sbm__ba_now(sbm_ctx *ctx, int sync)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+void sbm__solver_end_iteration(sbm_ctx *ctx, const sbm_solver_options *opt, int it, double cost,
+                               double t_it, sbm_iteration_report *rep, sbm_solver_summary *summary)
+{
+    rep->time_total = sbm__ba_now(ctx, 1) - t_it;
+    if (summary) {
+        summary->iterations = it;
+        summary->accepted += rep->accepted;
+        summary->final_cost = cost;
+        summary->time_linearize += rep->time_linearize;
+        summary->time_schur += rep->time_schur;
+        summary->time_solve += rep->time_solve;
+        summary->time_update += rep->time_update;
+    }
+    if (opt->callback) opt->callback(opt->user, rep);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Symmetric product with an upper-stored matrix                                            */
 /* ---------------------------------------------------------------------------------------- */

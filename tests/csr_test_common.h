@@ -114,31 +114,7 @@ static inline double *hcsr_dense(const hcsr *h)
     return d;
 }
 
-/* n doubles in ctx's memory holding h (n may be 0). */
-static inline double *dev_upload(sbm_ctx *ctx, const double *h, int64_t n)
-{
-    size_t bytes = (size_t)n * sizeof(double);
-    double *d = sbm__alloc(ctx, bytes, "a test array");
-    assert_non_null(d);
-    if (n > 0) SBM_ASSERT_OK(ctx, ctx->ops->copy(ctx, d, h, bytes, 0));
-    return d;
-}
-
-static inline void dev_download(sbm_ctx *ctx, double *h, const double *d, int64_t n)
-{
-    if (n > 0) SBM_ASSERT_OK(ctx, ctx->ops->copy(ctx, h, d, (size_t)n * sizeof(double), 1));
-}
-
 static inline void dev_free(sbm_ctx *ctx, double *d) { sbm__free(ctx, d); }
-
-/* Host copy of n doubles in ctx's memory (malloc'd). */
-static inline double *dev_fetch(sbm_ctx *ctx, const double *d, int64_t n)
-{
-    double *h = malloc(((size_t)n + 1) * sizeof *h);
-    assert_non_null(h);
-    dev_download(ctx, h, d, n);
-    return h;
-}
 
 /* Bitwise equality of n doubles (NaN payloads included): "inputs unchanged" checks. */
 static inline void assert_same_bits(const double *a, const double *b, int64_t n, const char *what)
@@ -159,13 +135,5 @@ static inline void assert_csr_unchanged(const sbm_csr *A, const double *before, 
     assert_same_bits(before, now, info.m * info.n, what);
     free(now);
 }
-
-/* Operations not implemented yet on the CUDA backend skip there (only for that status). */
-#define SKIP_IF_NOT_SUPPORTED(e, st)                                               \
-    do {                                                                           \
-        if ((st) == SBM_ERR_NOT_SUPPORTED && (e)->backend == SBM_BACKEND_CUDA) {   \
-            skip();                                                                \
-        }                                                                          \
-    } while (0)
 
 #endif /* SBM_CSR_TEST_COMMON_H */

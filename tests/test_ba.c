@@ -13,18 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A call that must succeed, except that an operation the CUDA backend does not have yet
- * (SBM_ERR_NOT_SUPPORTED) skips the CUDA variant. */
-#define OK_OR_SKIP(e, call)                                                                  \
-    do {                                                                                     \
-        sbm_status st_ = (call);                                                             \
-        if (st_ == SBM_ERR_NOT_SUPPORTED && sbm_ctx_backend((e)->ctx) == SBM_BACKEND_CUDA) { \
-            print_message("[  SKIP    ] %s\n", sbm_ctx_last_error((e)->ctx));              \
-            skip();                                                                          \
-        }                                                                                    \
-        SBM_ASSERT_OK((e)->ctx, st_);                                                        \
-    } while (0)
-
 /* ---------------------------------------------------------------------------------------- */
 /* Dense helpers (column-major)                                                             */
 /* ---------------------------------------------------------------------------------------- */
@@ -328,7 +316,7 @@ static void check_system(sbm_test_env *e, const sbm_bal_problem *p, double lambd
     /* S and rhs */
     sbm_cbc *S = NULL;
     double *drhs = dev_vec(ctx, NULL, n1);
-    OK_OR_SKIP(e, sbm_ba_schur(ctx, si.U, si.V, si.W, si.gc, si.gp, &S, drhs));
+    SBM_TEST_OK_OR_SKIP(e, sbm_ba_schur(ctx, si.U, si.V, si.W, si.gc, si.gp, &S, drhs));
     double *Sup = upper_blocks(d.S, n1, 9);
     sbm_test_assert_cbc_dense(S, Sup, 1e-9);
     double *hrhs = host_vec(ctx, drhs, n1);
@@ -338,7 +326,7 @@ static void check_system(sbm_test_env *e, const sbm_bal_problem *p, double lambd
     {
         sbm_cbc *S3 = NULL;
         double *hr = dalloc(n1);
-        OK_OR_SKIP(e, sbm_ba_system_reduce(ctx, sys, &S3, hr));
+        SBM_TEST_OK_OR_SKIP(e, sbm_ba_system_reduce(ctx, sys, &S3, hr));
         sbm_test_assert_cbc_dense(S3, Sup, 1e-9);
         sbm_test_assert_near(hr, d.rhs, n1, 1e-9, "rhs of sbm_ba_system_reduce");
         sbm_cbc_destroy(S3);
@@ -494,7 +482,7 @@ static void test_schur_generic(void **state)
             for (int64_t i = 0; i < n1; i++) rw[i] = gc[i] - rw[i];
             double *dgc = dev_vec(e->ctx, gc, n1), *dgp = dev_vec(e->ctx, gp, n2), *drhs = dev_vec(e->ctx, NULL, n1);
             sbm_cbc *S = NULL;
-            OK_OR_SKIP(e, sbm_ba_schur(e->ctx, U, V, W, dgc, dgp, &S, drhs));
+            SBM_TEST_OK_OR_SKIP(e, sbm_ba_schur(e->ctx, U, V, W, dgc, dgp, &S, drhs));
             double *Sup = upper_blocks(Sd, n1, p);
             sbm_test_assert_cbc_dense(S, Sup, 1e-10);
             double *h = host_vec(e->ctx, drhs, n1);
@@ -568,7 +556,7 @@ static void test_schur_errors(void **state)
         SBM_ASSERT_OK(ctx, sbm__ba_upload(ctx, sbm_cbc_get_info(Vbad).values, h, 54));
         free(h);
     }
-    OK_OR_SKIP(e, sbm_ba_schur_plan(ctx, U, V, W, 0, &plan, &S));
+    SBM_TEST_OK_OR_SKIP(e, sbm_ba_schur_plan(ctx, U, V, W, 0, &plan, &S));
     SBM_ASSERT_FAILS(ctx, sbm_ba_back_substitute(ctx, plan, W, gp, gc, gp), SBM_ERR_INVALID_ARGUMENT,
                      "no successful sbm_ba_schur_execute");
     SBM_ASSERT_FAILS(ctx, sbm_ba_schur_execute(ctx, plan, U, Vbad, W, gc, gp, S, rhs),
@@ -685,7 +673,7 @@ static void run_lm(sbm_test_env *e, const char *file, int iterations, double fac
     o.callback = record;
     o.user = &t;
     sbm_solver_summary s;
-    OK_OR_SKIP(e, sbm_ba_solve(e->ctx, p, &o, &s));
+    SBM_TEST_OK_OR_SKIP(e, sbm_ba_solve(e->ctx, p, &o, &s));
     double cost;
     SBM_ASSERT_OK(e->ctx, sbm_bal_evaluate(e->ctx, p, NULL, &cost));
     assert_true(fabs(cost - s.final_cost) <= 1e-9 * cost);
@@ -735,7 +723,7 @@ static void test_lm_linear_solvers(void **state)
         o.callback = record;
         o.user = &t;
         sbm_solver_summary s;
-        OK_OR_SKIP(e, sbm_ba_solve(e->ctx, p, &o, &s));
+        SBM_TEST_OK_OR_SKIP(e, sbm_ba_solve(e->ctx, p, &o, &s));
         assert_int_equal(s.linear_solver, kinds[k]);
         assert_true(s.final_cost * 20.0 < s.initial_cost);
         first[k] = t.after[0];
@@ -772,7 +760,7 @@ static void test_lm_errors(void **state)
     o = sbm_solver_default_options();
     o.max_iterations = 0;
     sbm_solver_summary s;
-    OK_OR_SKIP(e, sbm_ba_solve(e->ctx, p, &o, &s));
+    SBM_TEST_OK_OR_SKIP(e, sbm_ba_solve(e->ctx, p, &o, &s));
     assert_int_equal(s.iterations, 0);
     assert_true(s.initial_cost == s.final_cost && s.initial_cost > 0.0);
     assert_memory_equal(before, sbm_bal_get_info(p).camera_params, 27 * sizeof(double));

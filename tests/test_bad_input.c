@@ -552,24 +552,6 @@ static const api_row api_rows[] = {
 
 /* ---------------------------------------------------------------------------------------- */
 
-static char tmp_dir[512];
-
-static int make_tmp_dir(void **state)
-{
-    (void)state;
-    const char *base = getenv("TMPDIR");
-    snprintf(tmp_dir, sizeof tmp_dir, "%s/sbm_test_bad_XXXXXX", base && *base ? base : "/tmp");
-    return mkdtemp(tmp_dir) ? 0 : -1;
-}
-
-static int remove_tmp_dir(void **state)
-{
-    (void)state;
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
 static int check(sbm_ctx *ctx, const char *what, sbm_status got, sbm_status want,
                  const char *substring)
 {
@@ -589,7 +571,7 @@ static void test_files(void **state)
         static const char *ext[] = {"mtx", "txt", "g2o"};
         char path[700];
         const char *suffix = strstr(row->description, ".bz2") ? ".bz2" : "";
-        snprintf(path, sizeof path, "%s/row%zu.%s%s", tmp_dir, t, ext[row->kind], suffix);
+        snprintf(path, sizeof path, "%s/row%zu.%s%s", sbm_test_tmp_dir, t, ext[row->kind], suffix);
         if (row->text) {
             FILE *fp = fopen(path, "wb");
             assert_non_null(fp);
@@ -673,5 +655,5 @@ int main(void)
         SBM_TEST_BOTH(test_files),
         SBM_TEST_BOTH(test_api),
     };
-    return cmocka_run_group_tests(tests, make_tmp_dir, remove_tmp_dir);
+    return cmocka_run_group_tests(tests, sbm_test_make_tmp_dir, sbm_test_remove_tmp_dir);
 }

@@ -19,30 +19,12 @@
 /* Temporary files                                                                          */
 /* ---------------------------------------------------------------------------------------- */
 
-static char tmp_dir[512];
-
-static int make_tmp_dir(void **state)
-{
-    (void)state;
-    const char *base = getenv("TMPDIR");
-    snprintf(tmp_dir, sizeof tmp_dir, "%s/sbm_test_bal_XXXXXX", base && *base ? base : "/tmp");
-    return mkdtemp(tmp_dir) ? 0 : -1;
-}
-
-static int remove_tmp_dir(void **state)
-{
-    (void)state;
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
 static const char *tmp_path(const char *name)
 {
     static char buf[8][1024];
     static int next;
     char *p = buf[next++ % 8];
-    snprintf(p, sizeof buf[0], "%s/%s", tmp_dir, name);
+    snprintf(p, sizeof buf[0], "%s/%s", sbm_test_tmp_dir, name);
     return p;
 }
 
@@ -323,7 +305,7 @@ static void test_read_malformed(void **state)
     sbm_bal_problem *p = NULL;
     SBM_ASSERT_FAILS(e->ctx, sbm_bal_read(e->ctx, tmp_path("nonexistent.txt"), &p), SBM_ERR_IO,
                      "nonexistent.txt: cannot open");
-    SBM_ASSERT_FAILS(e->ctx, sbm_bal_read(e->ctx, tmp_dir, &p), SBM_ERR_IO, tmp_dir);
+    SBM_ASSERT_FAILS(e->ctx, sbm_bal_read(e->ctx, sbm_test_tmp_dir, &p), SBM_ERR_IO, sbm_test_tmp_dir);
     const char *corrupt = write_text("corrupt.txt.bz2", "BZh91AY&SYgarbage garbage garbage");
     SBM_ASSERT_FAILS(e->ctx, sbm_bal_read(e->ctx, corrupt, &p), SBM_ERR_IO, "corrupt.txt.bz2");
     assert_null(p);
@@ -443,5 +425,5 @@ int main(void)
         SBM_TEST_BOTH(test_read_tiny),     SBM_TEST_BOTH(test_read_malformed),
         SBM_TEST_BOTH(test_write_errors),  SBM_TEST_BOTH(test_generate),
     };
-    return cmocka_run_group_tests(tests, make_tmp_dir, remove_tmp_dir);
+    return cmocka_run_group_tests(tests, sbm_test_make_tmp_dir, sbm_test_remove_tmp_dir);
 }

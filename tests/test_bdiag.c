@@ -8,24 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SKIP_IF_UNSUPPORTED(e, st)                                                \
-    do {                                                                          \
-        if ((st) == SBM_ERR_NOT_SUPPORTED && (e)->backend != SBM_BACKEND_CPU) {   \
-            print_message("[  SKIP    ] %s\n", sbm_ctx_last_error((e)->ctx));     \
-            skip();                                                               \
-        }                                                                         \
-    } while (0)
+typedef sbm_test_shape shape;
 
-typedef struct shape {
-    int r, c;
-} shape;
-
-static const shape shapes[] = {
-#define X(R, C) {R, C},
-    SBM_BLOCK_SHAPES(X)
-#undef X
-    {2, 5}, {11, 4}, {16, 16}, {1, 3}, {32, 2},
-};
+static const shape shapes[] = SBM_TEST_SHAPES({2, 5}, {11, 4}, {16, 16}, {1, 3}, {32, 2});
 static const int nshapes = (int)(sizeof shapes / sizeof shapes[0]);
 
 /* Square block sizes for the inverse: every square fast-path size, then generic ones. */
@@ -100,7 +85,7 @@ static void test_bdiag_inverse(void **state)
             sbm_cbc *Dinv = NULL;
             SBM_ASSERT_OK(e->ctx, sbm_cbc_copy(e->ctx, D, &Dinv));
             sbm_status st = sbm_bdiag_inverse(e->ctx, D, Dinv);
-            SKIP_IF_UNSUPPORTED(e, st);
+            SBM_TEST_SKIP_IF_UNSUPPORTED(e, st);
             SBM_ASSERT_OK(e->ctx, st);
             /* D * Dinv = I */
             double *d = sbm_test_cbc_dense(D), *di = sbm_test_cbc_dense(Dinv);
@@ -151,7 +136,7 @@ static void test_bdiag_inverse_lower_only(void **state)
         SBM_ASSERT_OK(e->ctx, sbm_cbc_copy(e->ctx, D, &I1));
         SBM_ASSERT_OK(e->ctx, sbm_cbc_copy(e->ctx, D, &I2));
         sbm_status st = sbm_bdiag_inverse(e->ctx, D, I1);
-        SKIP_IF_UNSUPPORTED(e, st);
+        SBM_TEST_SKIP_IF_UNSUPPORTED(e, st);
         SBM_ASSERT_OK(e->ctx, st);
         SBM_ASSERT_OK(e->ctx, sbm_bdiag_inverse(e->ctx, P, I2));
         assert_same_values(I1, I2);
@@ -283,7 +268,7 @@ static void test_bdiag_scale(void **state)
                 sbm_cbc *B = NULL;
                 SBM_ASSERT_OK(e->ctx, sbm_cbc_copy(e->ctx, A, &B));
                 sbm_status st = sbm_bdiag_scale(e->ctx, left ? SBM_SIDE_LEFT : SBM_SIDE_RIGHT, D, A, B);
-                SKIP_IF_UNSUPPORTED(e, st);
+                SBM_TEST_SKIP_IF_UNSUPPORTED(e, st);
                 SBM_ASSERT_OK(e->ctx, st);
                 const int64_t m = nbr * r, n = nbc * c;
                 double *da = sbm_test_cbc_dense(A), *dd = sbm_test_cbc_dense(D);
@@ -358,7 +343,7 @@ static void test_bdiag_scale_errors(void **state)
     sbm_test_assert_cbc_dense(B, b0, 0.0);
     /* and the right calls work */
     sbm_status st = sbm_bdiag_scale(ctx, SBM_SIDE_RIGHT, Dr, A, B);
-    SKIP_IF_UNSUPPORTED(e, st);
+    SBM_TEST_SKIP_IF_UNSUPPORTED(e, st);
     SBM_ASSERT_OK(ctx, st);
 
     free(a0);

@@ -9,65 +9,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A backend that does not implement the block SpGEMM yet skips (CPU must implement it). */
-#define SKIP_IF_UNSUPPORTED(e, st)                                                \
-    do {                                                                          \
-        if ((st) == SBM_ERR_NOT_SUPPORTED && (e)->backend != SBM_BACKEND_CPU) {   \
-            print_message("[  SKIP    ] %s\n", sbm_ctx_last_error((e)->ctx));     \
-            skip();                                                               \
-        }                                                                         \
-    } while (0)
-
-typedef struct triple {
-    int r, k, c;
-} triple;
+typedef sbm_test_triple triple;
 
 /* Every triple with a fast path, then generic ones. */
-static const triple triples[] = {
-#define X(R, K, C) {R, K, C},
-    SBM_GEMM_TRIPLES(X)
-#undef X
-    {2, 5, 3}, {11, 4, 7}, {16, 16, 16}, {1, 4, 1}, {5, 1, 5},
-};
+static const triple triples[] =
+    SBM_TEST_TRIPLES({2, 5, 3}, {11, 4, 7}, {16, 16, 16}, {1, 4, 1}, {5, 1, 5});
 static const int ntriples = (int)(sizeof triples / sizeof triples[0]);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Helpers                                                                                  */
 /* ---------------------------------------------------------------------------------------- */
-
-/* Random nbr x nbc matrix of r x c blocks, each block present with probability density; with
- * upper_only no block below the diagonal. */
-static sbm_cbc *make_cbc(sbm_ctx *ctx, uint64_t seed, int64_t nbr, int64_t nbc, int r, int c,
-                         double density, int upper_only)
-{
-    sbm_test_rng g = sbm_test_rng_seed(seed);
-    int64_t *colptr = malloc((size_t)(nbc + 1) * sizeof *colptr);
-    int32_t *rowind = malloc((size_t)(nbr * nbc + 1) * sizeof *rowind);
-    double *values = malloc((size_t)(nbr * nbc * r * c + 1) * sizeof *values);
-    assert_true(colptr && rowind && values);
-    int64_t k = 0;
-    colptr[0] = 0;
-    for (int64_t j = 0; j < nbc; j++) {
-        for (int64_t i = 0; i < nbr; i++)
-            if (sbm_test_rng_uniform(&g) < density && (!upper_only || i <= j)) rowind[k++] = (int32_t)i;
-        colptr[j + 1] = k;
-    }
-    for (int64_t t = 0; t < k * r * c; t++) values[t] = sbm_test_rng_value(&g);
-    sbm_cbc *A = NULL;
-    SBM_ASSERT_OK(ctx, sbm_cbc_create(ctx, &A, nbr, nbc, r, c, colptr, rowind, values));
-    free(values);
-    free(rowind);
-    free(colptr);
-    return A;
-}
-
-/* A stored matrix X such that op(X) is nbr x nbc blocks of r x c. */
-static sbm_cbc *make_op(sbm_ctx *ctx, uint64_t seed, sbm_op op, int64_t nbr, int64_t nbc, int r,
-                        int c, double density)
-{
-    return op == SBM_OP_N ? make_cbc(ctx, seed, nbr, nbc, r, c, density, 0)
-                          : make_cbc(ctx, seed, nbc, nbr, c, r, density, 0);
-}
 
 /* The same matrix as a new object (new pattern identity, equal arrays) with every value
  * multiplied by f and shifted by s. */
@@ -220,15 +171,15 @@ static void test_gemm_all_variants(void **state)
                 const int64_t nbc = upper ? nbr : (big ? 2 : 7);
                 const double alpha = (variant == 1 || variant == 2) ? -0.75 : 1.0;
                 seed += 3;
-                sbm_cbc *A = make_op(e->ctx, seed, op_a, nbr, nbk, r, k, 0.45);
-                sbm_cbc *B = make_op(e->ctx, seed + 1, op_b, nbk, nbc, k, c, 0.45);
-                sbm_cbc *U = with_u ? make_cbc(e->ctx, seed + 2, nbr, nbc, r, c, 0.3, upper) : NULL;
+                sbm_cbc *A = sbm_test_random_cbc_op(e->ctx, seed, op_a, nbr, nbk, r, k, 0.45);
+                sbm_cbc *B = sbm_test_random_cbc_op(e->ctx, seed + 1, op_b, nbk, nbc, k, c, 0.45);
+                sbm_cbc *U = with_u ? sbm_test_random_cbc_upper(e->ctx, seed + 2, nbr, nbc, r, c, 0.3, upper) : NULL;
                 const unsigned flags = upper ? SBM_GEMM_UPPER : 0u;
 
                 sbm_gemm_plan *plan = NULL;
                 sbm_cbc *C = NULL;
                 sbm_status st = sbm_cbc_gemm_plan(e->ctx, op_a, A, op_b, B, U, flags, &plan, &C);
-                SKIP_IF_UNSUPPORTED(e, st);
+                SBM_TEST_SKIP_IF_UNSUPPORTED(e, st);
                 SBM_ASSERT_OK(e->ctx, st);
                 SBM_ASSERT_OK(e->ctx, sbm_cbc_gemm_execute(e->ctx, plan, alpha, A, B, U, C));
                 reference ref = make_reference(alpha, op_a, A, op_b, B, U, upper);
@@ -269,13 +220,13 @@ static void test_gemm_plan_reuse(void **state)
         const sbm_op op_a = (ops & 1) ? SBM_OP_T : SBM_OP_N;
         const sbm_op op_b = (ops & 2) ? SBM_OP_T : SBM_OP_N;
         const int r = 6, k = 3, c = 6;
-        sbm_cbc *A = make_op(e->ctx, 50 + ops, op_a, 8, 9, r, k, 0.35);
-        sbm_cbc *B = make_op(e->ctx, 60 + ops, op_b, 9, 8, k, c, 0.35);
-        sbm_cbc *U = make_cbc(e->ctx, 70 + ops, 8, 8, r, c, 0.2, 1);
+        sbm_cbc *A = sbm_test_random_cbc_op(e->ctx, 50 + ops, op_a, 8, 9, r, k, 0.35);
+        sbm_cbc *B = sbm_test_random_cbc_op(e->ctx, 60 + ops, op_b, 9, 8, k, c, 0.35);
+        sbm_cbc *U = sbm_test_random_cbc_upper(e->ctx, 70 + ops, 8, 8, r, c, 0.2, 1);
         sbm_gemm_plan *plan = NULL;
         sbm_cbc *C = NULL;
         sbm_status st = sbm_cbc_gemm_plan(e->ctx, op_a, A, op_b, B, U, SBM_GEMM_UPPER, &plan, &C);
-        SKIP_IF_UNSUPPORTED(e, st);
+        SBM_TEST_SKIP_IF_UNSUPPORTED(e, st);
         SBM_ASSERT_OK(e->ctx, st);
         SBM_ASSERT_OK(e->ctx, sbm_cbc_gemm_execute(e->ctx, plan, 2.0, A, B, U, C));
         reference ref = make_reference(2.0, op_a, A, op_b, B, U, 1);
@@ -333,13 +284,13 @@ static void test_gemm_plan_reuse(void **state)
 static void test_gemm_alpha_zero(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
-    sbm_cbc *A = make_cbc(e->ctx, 1, 5, 4, 3, 2, 0.5, 0);
-    sbm_cbc *B = make_cbc(e->ctx, 2, 4, 6, 2, 4, 0.5, 0);
-    sbm_cbc *U = make_cbc(e->ctx, 3, 5, 6, 3, 4, 0.3, 0);
+    sbm_cbc *A = sbm_test_random_cbc_upper(e->ctx, 1, 5, 4, 3, 2, 0.5, 0);
+    sbm_cbc *B = sbm_test_random_cbc_upper(e->ctx, 2, 4, 6, 2, 4, 0.5, 0);
+    sbm_cbc *U = sbm_test_random_cbc_upper(e->ctx, 3, 5, 6, 3, 4, 0.3, 0);
     for (int with_u = 0; with_u < 2; with_u++) {
         sbm_cbc *C = NULL;
         sbm_status st = sbm_cbc_gemm(e->ctx, 0.0, SBM_OP_N, A, SBM_OP_N, B, with_u ? U : NULL, 0, &C);
-        SKIP_IF_UNSUPPORTED(e, st);
+        SBM_TEST_SKIP_IF_UNSUPPORTED(e, st);
         SBM_ASSERT_OK(e->ctx, st);
         reference ref = make_reference(0.0, SBM_OP_N, A, SBM_OP_N, B, with_u ? U : NULL, 0);
         assert_matches(C, &ref, 3, 4, 0.0);
@@ -374,13 +325,13 @@ static void test_gemm_long_columns(void **state)
                     if (upper && (r != c || nbr > 200)) continue;
                     SBM_ASSERT_OK(e->ctx, sbm_ctx_set_memory_budget(e->ctx, budget ? 16 : 0));
                     const uint64_t seed = 700 + 100 * h + 10 * s + ops;
-                    sbm_cbc *A = make_op(e->ctx, seed, op_a, nbr, nbk, r, k, heights[h].density);
-                    sbm_cbc *B = make_op(e->ctx, seed + 1, op_b, nbk, nbc, k, c, 0.6);
-                    sbm_cbc *U = make_cbc(e->ctx, seed + 2, nbr, nbc, r, c, 0.05 * heights[h].density, upper);
+                    sbm_cbc *A = sbm_test_random_cbc_op(e->ctx, seed, op_a, nbr, nbk, r, k, heights[h].density);
+                    sbm_cbc *B = sbm_test_random_cbc_op(e->ctx, seed + 1, op_b, nbk, nbc, k, c, 0.6);
+                    sbm_cbc *U = sbm_test_random_cbc_upper(e->ctx, seed + 2, nbr, nbc, r, c, 0.05 * heights[h].density, upper);
                     sbm_cbc *C = NULL;
                     sbm_status st = sbm_cbc_gemm(e->ctx, 0.5, op_a, A, op_b, B, U,
                                                  upper ? SBM_GEMM_UPPER : 0u, &C);
-                    SKIP_IF_UNSUPPORTED(e, st);
+                    SBM_TEST_SKIP_IF_UNSUPPORTED(e, st);
                     SBM_ASSERT_OK(e->ctx, st);
                     reference ref = make_reference(0.5, op_a, A, op_b, B, U, upper);
                     assert_true(ref.nnzb > 2 * (sbm_cbc_get_info(A).nnzb + sbm_cbc_get_info(B).nnzb));
@@ -413,17 +364,17 @@ static void test_gemm_degenerate(void **state)
         for (int variant = 0; variant < 4; variant++) {
             const int with_u = variant & 1, upper = (variant & 2) != 0;
             if (upper && (cases[t].nbr != cases[t].nbc || cases[t].r != cases[t].c)) continue;
-            sbm_cbc *A = make_cbc(e->ctx, 300 + t, cases[t].nbr, cases[t].nbk, cases[t].r, cases[t].k,
+            sbm_cbc *A = sbm_test_random_cbc_upper(e->ctx, 300 + t, cases[t].nbr, cases[t].nbk, cases[t].r, cases[t].k,
                                   cases[t].density, 0);
-            sbm_cbc *B = make_cbc(e->ctx, 400 + t, cases[t].nbk, cases[t].nbc, cases[t].k, cases[t].c,
+            sbm_cbc *B = sbm_test_random_cbc_upper(e->ctx, 400 + t, cases[t].nbk, cases[t].nbc, cases[t].k, cases[t].c,
                                   cases[t].density, 0);
-            sbm_cbc *U = with_u ? make_cbc(e->ctx, 500 + t, cases[t].nbr, cases[t].nbc, cases[t].r,
+            sbm_cbc *U = with_u ? sbm_test_random_cbc_upper(e->ctx, 500 + t, cases[t].nbr, cases[t].nbc, cases[t].r,
                                            cases[t].c, 0.5, upper)
                                 : NULL;
             sbm_cbc *C = NULL;
             sbm_status st = sbm_cbc_gemm(e->ctx, 1.5, SBM_OP_N, A, SBM_OP_N, B, U,
                                          upper ? SBM_GEMM_UPPER : 0u, &C);
-            SKIP_IF_UNSUPPORTED(e, st);
+            SBM_TEST_SKIP_IF_UNSUPPORTED(e, st);
             SBM_ASSERT_OK(e->ctx, st);
             reference ref = make_reference(1.5, SBM_OP_N, A, SBM_OP_N, B, U, upper);
             assert_matches(C, &ref, cases[t].r, cases[t].c, tol);
@@ -442,20 +393,20 @@ static void test_gemm_ba_schur(void **state)
     sbm_test_env *e = sbm_test_begin(state);
     for (int cam = 6; cam <= 9; cam += 3) {
         const int64_t ncam = 5, npt = 12;
-        sbm_cbc *W = make_cbc(e->ctx, 90 + cam, ncam, npt, cam, 3, 0.4, 0);
+        sbm_cbc *W = sbm_test_random_cbc_upper(e->ctx, 90 + cam, ncam, npt, cam, 3, 0.4, 0);
         sbm_cbc *V = sbm_test_random_bdiag_spd(e->ctx, 91 + cam, npt, 3);
-        sbm_cbc *U = make_cbc(e->ctx, 92 + cam, ncam, ncam, cam, cam, 0.5, 1);
+        sbm_cbc *U = sbm_test_random_cbc_upper(e->ctx, 92 + cam, ncam, ncam, cam, cam, 0.5, 1);
         sbm_cbc *Vinv = NULL, *WV = NULL, *S = NULL;
         SBM_ASSERT_OK(e->ctx, sbm_cbc_copy(e->ctx, V, &Vinv));
         SBM_ASSERT_OK(e->ctx, sbm_cbc_copy(e->ctx, W, &WV));
         sbm_status st = sbm_bdiag_inverse(e->ctx, V, Vinv);
-        SKIP_IF_UNSUPPORTED(e, st);
+        SBM_TEST_SKIP_IF_UNSUPPORTED(e, st);
         SBM_ASSERT_OK(e->ctx, st);
         st = sbm_bdiag_scale(e->ctx, SBM_SIDE_RIGHT, Vinv, W, WV);
-        SKIP_IF_UNSUPPORTED(e, st);
+        SBM_TEST_SKIP_IF_UNSUPPORTED(e, st);
         SBM_ASSERT_OK(e->ctx, st);
         st = sbm_cbc_gemm(e->ctx, -1.0, SBM_OP_N, WV, SBM_OP_T, W, U, SBM_GEMM_UPPER, &S);
-        SKIP_IF_UNSUPPORTED(e, st);
+        SBM_TEST_SKIP_IF_UNSUPPORTED(e, st);
         SBM_ASSERT_OK(e->ctx, st);
         /* dense reference from V^-1 computed independently: W V^-1 W^T = X^T V X with X = V^-1 W^T */
         reference ref = make_reference(-1.0, SBM_OP_N, WV, SBM_OP_T, W, U, 1);
@@ -484,15 +435,15 @@ static void test_gemm_memory_budget(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
     for (int upper = 0; upper < 2; upper++) {
-        sbm_cbc *A = make_cbc(e->ctx, 11, 12, 10, 3, 3, 0.4, 0);
-        sbm_cbc *B = make_cbc(e->ctx, 12, 12, 10, 3, 3, 0.4, 0); /* used as B^T */
-        sbm_cbc *U = make_cbc(e->ctx, 13, 12, 12, 3, 3, 0.2, upper);
+        sbm_cbc *A = sbm_test_random_cbc_upper(e->ctx, 11, 12, 10, 3, 3, 0.4, 0);
+        sbm_cbc *B = sbm_test_random_cbc_upper(e->ctx, 12, 12, 10, 3, 3, 0.4, 0); /* used as B^T */
+        sbm_cbc *U = sbm_test_random_cbc_upper(e->ctx, 13, 12, 12, 3, 3, 0.2, upper);
         const unsigned flags = upper ? SBM_GEMM_UPPER : 0u;
         sbm_gemm_plan *p1 = NULL, *p2 = NULL;
         sbm_cbc *C1 = NULL, *C2 = NULL;
         SBM_ASSERT_OK(e->ctx, sbm_ctx_set_memory_budget(e->ctx, 0));
         sbm_status st = sbm_cbc_gemm_plan(e->ctx, SBM_OP_N, A, SBM_OP_T, B, U, flags, &p1, &C1);
-        SKIP_IF_UNSUPPORTED(e, st);
+        SBM_TEST_SKIP_IF_UNSUPPORTED(e, st);
         SBM_ASSERT_OK(e->ctx, st);
         SBM_ASSERT_OK(e->ctx, sbm_cbc_gemm_execute(e->ctx, p1, 0.5, A, B, U, C1));
         SBM_ASSERT_OK(e->ctx, sbm_ctx_set_memory_budget(e->ctx, 64));
@@ -529,15 +480,15 @@ static void test_gemm_plan_errors(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
     sbm_ctx *ctx = e->ctx;
-    sbm_cbc *A = make_cbc(ctx, 1, 4, 5, 3, 2, 0.5, 0);   /* 4x5 blocks of 3x2 */
-    sbm_cbc *B = make_cbc(ctx, 2, 5, 4, 2, 3, 0.5, 0);   /* 5x4 blocks of 2x3 */
-    sbm_cbc *U = make_cbc(ctx, 3, 4, 4, 3, 3, 0.5, 0);   /* 4x4 blocks of 3x3 */
-    sbm_cbc *Bk = make_cbc(ctx, 4, 5, 4, 4, 3, 0.5, 0);  /* inner block size 4 */
-    sbm_cbc *Bn = make_cbc(ctx, 5, 6, 4, 2, 3, 0.5, 0);  /* inner dimension 6 */
-    sbm_cbc *Ur = make_cbc(ctx, 6, 4, 4, 3, 2, 0.5, 0);  /* wrong block shape */
-    sbm_cbc *Ud = make_cbc(ctx, 7, 4, 5, 3, 3, 0.5, 0);  /* wrong dimensions */
-    sbm_cbc *Bw = make_cbc(ctx, 8, 5, 3, 2, 3, 0.5, 0);  /* C would be 4x3 blocks */
-    sbm_cbc *Bs = make_cbc(ctx, 9, 5, 4, 2, 2, 0.5, 0);  /* C would have 3x2 blocks */
+    sbm_cbc *A = sbm_test_random_cbc_upper(ctx, 1, 4, 5, 3, 2, 0.5, 0);   /* 4x5 blocks of 3x2 */
+    sbm_cbc *B = sbm_test_random_cbc_upper(ctx, 2, 5, 4, 2, 3, 0.5, 0);   /* 5x4 blocks of 2x3 */
+    sbm_cbc *U = sbm_test_random_cbc_upper(ctx, 3, 4, 4, 3, 3, 0.5, 0);   /* 4x4 blocks of 3x3 */
+    sbm_cbc *Bk = sbm_test_random_cbc_upper(ctx, 4, 5, 4, 4, 3, 0.5, 0);  /* inner block size 4 */
+    sbm_cbc *Bn = sbm_test_random_cbc_upper(ctx, 5, 6, 4, 2, 3, 0.5, 0);  /* inner dimension 6 */
+    sbm_cbc *Ur = sbm_test_random_cbc_upper(ctx, 6, 4, 4, 3, 2, 0.5, 0);  /* wrong block shape */
+    sbm_cbc *Ud = sbm_test_random_cbc_upper(ctx, 7, 4, 5, 3, 3, 0.5, 0);  /* wrong dimensions */
+    sbm_cbc *Bw = sbm_test_random_cbc_upper(ctx, 8, 5, 3, 2, 3, 0.5, 0);  /* C would be 4x3 blocks */
+    sbm_cbc *Bs = sbm_test_random_cbc_upper(ctx, 9, 5, 4, 2, 2, 0.5, 0);  /* C would have 3x2 blocks */
     double *a0 = sbm_test_cbc_dense(A), *b0 = sbm_test_cbc_dense(B), *u0 = sbm_test_cbc_dense(U);
     sbm_gemm_plan *plan = (sbm_gemm_plan *)0x1;
     sbm_cbc *C = (sbm_cbc *)0x1;
@@ -579,7 +530,7 @@ static void test_gemm_plan_errors(void **state)
                      SBM_ERR_BLOCK_SHAPE, "SBM_GEMM_UPPER needs square blocks in C, but C would have 3x2");
     SBM_ASSERT_FAILS(ctx, sbm_cbc_gemm_plan(ctx, SBM_OP_N, A, SBM_OP_N, Bw, NULL, SBM_GEMM_UPPER, &plan, &C),
                      SBM_ERR_DIMENSION_MISMATCH, "needs C square in blocks, but C would be 4 x 3 blocks");
-    /* U has blocks below the diagonal (make_cbc with density 0.5 on a 4x4: find the first) */
+    /* U has blocks below the diagonal (random, density 0.5 on a 4x4: find the first) */
     sbm_cbc *Uh = sbm_test_cbc_to_host(U);
     sbm_cbc_info uh = sbm_cbc_get_info(Uh);
     int64_t low_j = -1, low_i = -1;
@@ -630,25 +581,25 @@ static void test_gemm_execute_errors(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
     sbm_ctx *ctx = e->ctx;
-    sbm_cbc *A = make_cbc(ctx, 21, 6, 5, 3, 3, 0.5, 0);
-    sbm_cbc *B = make_cbc(ctx, 22, 5, 6, 3, 3, 0.5, 0);
-    sbm_cbc *U = make_cbc(ctx, 23, 6, 6, 3, 3, 0.3, 1);
+    sbm_cbc *A = sbm_test_random_cbc_upper(ctx, 21, 6, 5, 3, 3, 0.5, 0);
+    sbm_cbc *B = sbm_test_random_cbc_upper(ctx, 22, 5, 6, 3, 3, 0.5, 0);
+    sbm_cbc *U = sbm_test_random_cbc_upper(ctx, 23, 6, 6, 3, 3, 0.3, 1);
     sbm_gemm_plan *plan = NULL, *plan_nou = NULL;
     sbm_cbc *C = NULL, *Cnou = NULL;
     sbm_status st = sbm_cbc_gemm_plan(ctx, SBM_OP_N, A, SBM_OP_N, B, U, SBM_GEMM_UPPER, &plan, &C);
-    SKIP_IF_UNSUPPORTED(e, st);
+    SBM_TEST_SKIP_IF_UNSUPPORTED(e, st);
     SBM_ASSERT_OK(ctx, st);
     SBM_ASSERT_OK(ctx, sbm_cbc_gemm_plan(ctx, SBM_OP_N, A, SBM_OP_N, B, NULL, 0, &plan_nou, &Cnou));
     SBM_ASSERT_OK(ctx, sbm_cbc_gemm_execute(ctx, plan, 1.0, A, B, U, C));
     double *c0 = sbm_test_cbc_dense(C);
 
     /* same dimensions, other patterns */
-    sbm_cbc *A2 = make_cbc(ctx, 31, 6, 5, 3, 3, 0.5, 0);
-    sbm_cbc *B2 = make_cbc(ctx, 32, 5, 6, 3, 3, 0.5, 0);
-    sbm_cbc *U2 = make_cbc(ctx, 33, 6, 6, 3, 3, 0.3, 1);
+    sbm_cbc *A2 = sbm_test_random_cbc_upper(ctx, 31, 6, 5, 3, 3, 0.5, 0);
+    sbm_cbc *B2 = sbm_test_random_cbc_upper(ctx, 32, 5, 6, 3, 3, 0.5, 0);
+    sbm_cbc *U2 = sbm_test_random_cbc_upper(ctx, 33, 6, 6, 3, 3, 0.3, 1);
     /* other dimensions or block shape */
-    sbm_cbc *A3 = make_cbc(ctx, 21, 7, 5, 3, 3, 0.5, 0);
-    sbm_cbc *A4 = make_cbc(ctx, 21, 6, 5, 3, 3, 0.5, 0); /* A's pattern, new object: accepted */
+    sbm_cbc *A3 = sbm_test_random_cbc_upper(ctx, 21, 7, 5, 3, 3, 0.5, 0);
+    sbm_cbc *A4 = sbm_test_random_cbc_upper(ctx, 21, 6, 5, 3, 3, 0.5, 0); /* A's pattern, new object: accepted */
 
     SBM_ASSERT_FAILS(NULL, sbm_cbc_gemm_execute(NULL, plan, 1.0, A, B, U, C), SBM_ERR_NULL_ARGUMENT,
                      "sbm_cbc_gemm_execute: argument ctx is NULL");
@@ -689,8 +640,8 @@ static void test_gemm_execute_errors(void **state)
 
     /* a plan from another backend */
     if (e->backend != SBM_BACKEND_CPU) {
-        sbm_cbc *hA = make_cbc(e->host, 21, 6, 5, 3, 3, 0.5, 0);
-        sbm_cbc *hB = make_cbc(e->host, 22, 5, 6, 3, 3, 0.5, 0);
+        sbm_cbc *hA = sbm_test_random_cbc_upper(e->host, 21, 6, 5, 3, 3, 0.5, 0);
+        sbm_cbc *hB = sbm_test_random_cbc_upper(e->host, 22, 5, 6, 3, 3, 0.5, 0);
         sbm_gemm_plan *hplan = NULL;
         sbm_cbc *hC = NULL, *dC = NULL;
         SBM_ASSERT_OK(e->host, sbm_cbc_gemm_plan(e->host, SBM_OP_N, hA, SBM_OP_N, hB, NULL, 0, &hplan, &hC));

@@ -9,45 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SKIP_IF_UNSUPPORTED(e, st)                                                \
-    do {                                                                          \
-        if ((st) == SBM_ERR_NOT_SUPPORTED && (e)->backend != SBM_BACKEND_CPU) {   \
-            print_message("[  SKIP    ] %s\n", sbm_ctx_last_error((e)->ctx));     \
-            skip();                                                               \
-        }                                                                         \
-    } while (0)
+typedef sbm_test_shape shape;
 
-typedef struct shape {
-    int r, c;
-} shape;
-
-static const shape shapes[] = {
-#define X(R, C) {R, C},
-    SBM_BLOCK_SHAPES(X)
-#undef X
-    {2, 5}, {11, 4}, {16, 16}, {1, 7}, {32, 3},
-};
+static const shape shapes[] = SBM_TEST_SHAPES({2, 5}, {11, 4}, {16, 16}, {1, 7}, {32, 3});
 static const int nshapes = (int)(sizeof shapes / sizeof shapes[0]);
 
 static const int64_t dims[][2] = {{0, 0}, {0, 3}, {4, 0}, {1, 1}, {5, 3}, {3, 7}, {9, 9}};
 static const int ndims = (int)(sizeof dims / sizeof dims[0]);
-
-/* A vector of n doubles in ctx's memory, from a host array. */
-static double *vec_upload(sbm_ctx *ctx, const double *h, int64_t n)
-{
-    double *d = sbm__alloc(ctx, (size_t)n * sizeof(double), "test vector");
-    assert_non_null(d);
-    if (n > 0) SBM_ASSERT_OK(ctx, ctx->ops->copy(ctx, d, h, (size_t)n * sizeof(double), 0));
-    return d;
-}
-
-static double *vec_download(sbm_ctx *ctx, const double *d, int64_t n)
-{
-    double *h = malloc((size_t)(n + 1) * sizeof *h);
-    assert_non_null(h);
-    if (n > 0) SBM_ASSERT_OK(ctx, ctx->ops->copy(ctx, h, d, (size_t)n * sizeof(double), 1));
-    return h;
-}
 
 static void test_spmv_all(void **state)
 {
@@ -69,11 +37,11 @@ static void test_spmv_all(void **state)
                     /* beta == 0: y's old contents are ignored, NaN included */
                     double *hy0 = malloc((size_t)(yl + 1) * sizeof *hy0);
                     for (int64_t i = 0; i < yl; i++) hy0[i] = beta == 0.0 ? NAN : hy[i];
-                    double *x = vec_upload(e->ctx, hx, xl), *y = vec_upload(e->ctx, hy0, yl);
+                    double *x = sbm_test_vec_upload(e->ctx, hx, xl), *y = sbm_test_vec_upload(e->ctx, hy0, yl);
                     sbm_status st = sbm_cbc_spmv(e->ctx, op ? SBM_OP_T : SBM_OP_N, alpha, A, x, beta, y);
-                    SKIP_IF_UNSUPPORTED(e, st);
+                    SBM_TEST_SKIP_IF_UNSUPPORTED(e, st);
                     SBM_ASSERT_OK(e->ctx, st);
-                    double *got = vec_download(e->ctx, y, yl);
+                    double *got = sbm_test_vec_download(e->ctx, y, yl);
                     double *want = malloc((size_t)(yl + 1) * sizeof *want);
                     for (int64_t i = 0; i < yl; i++) {
                         double acc = 0.0;
@@ -83,7 +51,7 @@ static void test_spmv_all(void **state)
                     }
                     sbm_test_assert_near(got, want, yl, 1e-13 * (xl + 1), "y");
                     /* x untouched */
-                    double *xa = vec_download(e->ctx, x, xl);
+                    double *xa = sbm_test_vec_download(e->ctx, x, xl);
                     if (xl > 0) assert_memory_equal(xa, hx, (size_t)xl * sizeof(double));
                     free(xa);
                     free(want);
@@ -106,8 +74,8 @@ static void test_spmv_errors(void **state)
     sbm_ctx *ctx = e->ctx;
     sbm_cbc *A = sbm_test_random_cbc(ctx, 3, 4, 5, 3, 2, 0.5); /* 12 x 10 */
     double *hx = sbm_test_random_vector(1, 12), *hy = sbm_test_random_vector(2, 12);
-    double *x = vec_upload(ctx, hx, 12), *y = vec_upload(ctx, hy, 12);
-    double *buf = vec_upload(ctx, hy, 12);
+    double *x = sbm_test_vec_upload(ctx, hx, 12), *y = sbm_test_vec_upload(ctx, hy, 12);
+    double *buf = sbm_test_vec_upload(ctx, hy, 12);
 
     SBM_ASSERT_FAILS(NULL, sbm_cbc_spmv(NULL, SBM_OP_N, 1.0, A, x, 0.0, y), SBM_ERR_NULL_ARGUMENT,
                      "sbm_cbc_spmv: argument ctx is NULL");
@@ -133,14 +101,14 @@ static void test_spmv_errors(void **state)
         sbm_cbc_destroy(H);
     }
     /* inputs and outputs untouched by the failures */
-    double *xa = vec_download(ctx, x, 12), *ya = vec_download(ctx, y, 12);
+    double *xa = sbm_test_vec_download(ctx, x, 12), *ya = sbm_test_vec_download(ctx, y, 12);
     assert_memory_equal(xa, hx, 12 * sizeof(double));
     assert_memory_equal(ya, hy, 12 * sizeof(double));
     /* adjacent, non-overlapping halves of one buffer are fine */
-    double *big = vec_upload(ctx, hy, 12);
+    double *big = sbm_test_vec_upload(ctx, hy, 12);
     sbm_cbc *S = sbm_test_random_cbc(ctx, 4, 3, 3, 2, 2, 0.8); /* 6 x 6 */
     sbm_status st = sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, S, big, 0.0, big + 6);
-    SKIP_IF_UNSUPPORTED(e, st);
+    SBM_TEST_SKIP_IF_UNSUPPORTED(e, st);
     SBM_ASSERT_OK(ctx, st);
     sbm_cbc_destroy(S);
     sbm__free(ctx, big);

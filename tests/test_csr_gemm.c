@@ -15,7 +15,7 @@ static void require_gemm(sbm_test_env *e)
     sbm_status st = sbm_csr_gemm(e->ctx, Z, Z, &C);
     sbm_csr_destroy(C);
     sbm_csr_destroy(Z);
-    SKIP_IF_NOT_SUPPORTED(e, st);
+    SBM_TEST_SKIP_IF_UNSUPPORTED(e, st);
     SBM_ASSERT_OK(e->ctx, st);
 }
 
@@ -180,15 +180,15 @@ static void test_csr_gemm_plan_reuse(void **state)
 
     /* the plan's C has the pattern and zero values */
     sbm_csr_info ci = sbm_csr_get_info(C);
-    double *vals = dev_fetch(e->ctx, ci.values, ci.nnz);
+    double *vals = sbm_test_vec_download(e->ctx, ci.values, ci.nnz);
     for (int64_t p = 0; p < ci.nnz; p++) assert_true(vals[p] == 0.0);
     free(vals);
 
     SBM_ASSERT_OK(e->ctx, sbm_csr_gemm_execute(e->ctx, plan, A, B, C));
     check_product(C, &a, &b);
-    double *first = dev_fetch(e->ctx, ci.values, ci.nnz);
+    double *first = sbm_test_vec_download(e->ctx, ci.values, ci.nnz);
     SBM_ASSERT_OK(e->ctx, sbm_csr_gemm_execute(e->ctx, plan, A, B, C));
-    double *second = dev_fetch(e->ctx, ci.values, ci.nnz);
+    double *second = sbm_test_vec_download(e->ctx, ci.values, ci.nnz);
     assert_same_bits(first, second, ci.nnz, "C after a repeated execute");
     free(first);
     free(second);

@@ -13,7 +13,7 @@ static void require_spmm(sbm_test_env *e)
     sbm_status st =
         sbm_csr_spmm(e->ctx, 1.0, Z, 1, SBM_LAYOUT_ROW_MAJOR, NULL, 1, 0.0, NULL, 1);
     sbm_csr_destroy(Z);
-    SKIP_IF_NOT_SUPPORTED(e, st);
+    SBM_TEST_SKIP_IF_UNSUPPORTED(e, st);
     SBM_ASSERT_OK(e->ctx, st);
 }
 
@@ -76,7 +76,7 @@ static void test_csr_spmm_random(void **state)
                     for (int64_t i = 0; i < k->n; i++)
                         for (int64_t j = 0; j < ncols; j++)
                             B[at(layout, ldb, i, j)] = bval[i + j * k->n] = sbm_test_rng_value(&g);
-                    double *dB = dev_upload(e->ctx, B, nb);
+                    double *dB = sbm_test_vec_upload(e->ctx, B, nb);
 
                     for (size_t s = 0; s < sizeof ab / sizeof ab[0]; s++, run++) {
                         const double alpha = ab[s][0], beta = ab[s][1];
@@ -100,10 +100,10 @@ static void test_csr_spmm_random(void **state)
                                 double *w = &want[at(layout, ldc, i, j)];
                                 *w = beta == 0.0 ? alpha * sum : alpha * sum + beta * *w;
                             }
-                        double *dC = dev_upload(e->ctx, C0, ncc);
+                        double *dC = sbm_test_vec_upload(e->ctx, C0, ncc);
                         SBM_ASSERT_OK(e->ctx, sbm_csr_spmm(e->ctx, alpha, A, ncols, layout, dB,
                                                            ldb, beta, dC, ldc));
-                        dev_download(e->ctx, got, dC, ncc);
+                        sbm_test_vec_download_into(e->ctx, got, dC, ncc);
                         /* padding untouched (bitwise); values within tolerance */
                         for (int64_t t = 0; t < ncc; t++)
                             if (want[t] == -777.0 && got[t] != -777.0)
@@ -117,7 +117,7 @@ static void test_csr_spmm_random(void **state)
                         free(got);
                     }
                     /* B unchanged */
-                    double *b_after = dev_fetch(e->ctx, dB, nb);
+                    double *b_after = sbm_test_vec_download(e->ctx, dB, nb);
                     assert_same_bits(B, b_after, nb, "B");
                     free(b_after);
                     dev_free(e->ctx, dB);
@@ -139,14 +139,14 @@ static void test_csr_spmm_degenerate(void **state)
     sbm_csr *A = hcsr_upload(e->ctx, &a), *Z = hcsr_upload(e->ctx, &z);
     double c0[15], got[15];
     for (int t = 0; t < 15; t++) c0[t] = t + 0.5;
-    double *dC = dev_upload(e->ctx, c0, 15);
+    double *dC = sbm_test_vec_upload(e->ctx, c0, 15);
     SBM_ASSERT_OK(e->ctx, sbm_csr_spmm(e->ctx, 1.0, A, 0, SBM_LAYOUT_ROW_MAJOR, NULL, 0, 0.0, dC, 0));
     SBM_ASSERT_OK(e->ctx, sbm_csr_spmm(e->ctx, 1.0, A, 0, SBM_LAYOUT_COL_MAJOR, NULL, 4, 0.0, NULL, 5));
-    dev_download(e->ctx, got, dC, 15);
+    sbm_test_vec_download_into(e->ctx, got, dC, 15);
     assert_same_bits(c0, got, 15, "C after ncols = 0");
     /* 3x0 times 0x5: C = beta*C, B may be NULL */
     SBM_ASSERT_OK(e->ctx, sbm_csr_spmm(e->ctx, 1.0, Z, 5, SBM_LAYOUT_ROW_MAJOR, NULL, 5, 2.0, dC, 5));
-    dev_download(e->ctx, got, dC, 15);
+    sbm_test_vec_download_into(e->ctx, got, dC, 15);
     for (int t = 0; t < 15; t++) assert_true(got[t] == 2.0 * c0[t]);
     dev_free(e->ctx, dC);
     sbm_csr_destroy(A);
@@ -169,7 +169,7 @@ static void test_csr_spmm_errors(void **state)
         hb[t] = t + 1;
         hc[t] = -t - 1;
     }
-    double *dB = dev_upload(ctx, hb, 40), *dC = dev_upload(ctx, hc, 40);
+    double *dB = sbm_test_vec_upload(ctx, hb, 40), *dC = sbm_test_vec_upload(ctx, hc, 40);
 
     assert_int_equal(sbm_csr_spmm(NULL, 1.0, A, 3, R, dB, 3, 0.0, dC, 3), SBM_ERR_NULL_ARGUMENT);
     assert_non_null(strstr(sbm_ctx_last_error(NULL), "sbm_csr_spmm: argument ctx is NULL"));
@@ -219,7 +219,7 @@ static void test_csr_spmm_errors(void **state)
         sbm_csr_destroy(H);
     }
 
-    double *b_after = dev_fetch(ctx, dB, 40), *c_after = dev_fetch(ctx, dC, 40);
+    double *b_after = sbm_test_vec_download(ctx, dB, 40), *c_after = sbm_test_vec_download(ctx, dC, 40);
     assert_same_bits(hb, b_after, 40, "B");
     assert_same_bits(hc, c_after, 40, "C");
     assert_csr_unchanged(A, a_before, "A");

@@ -11,7 +11,7 @@ static void require_spmv(sbm_test_env *e)
     SBM_ASSERT_OK(e->ctx, sbm_csr_create(e->ctx, &Z, 0, 0, &zero, NULL, NULL));
     sbm_status st = sbm_csr_spmv(e->ctx, 1.0, Z, NULL, 0.0, NULL);
     sbm_csr_destroy(Z);
-    SKIP_IF_NOT_SUPPORTED(e, st);
+    SBM_TEST_SKIP_IF_UNSUPPORTED(e, st);
     SBM_ASSERT_OK(e->ctx, st);
 }
 
@@ -41,7 +41,7 @@ static void test_csr_spmv_random(void **state)
         sbm_csr *A = hcsr_upload(e->ctx, &a);
         double *ad = hcsr_dense(&a);
         double *x = sbm_test_random_vector(2000 + c, k->n);
-        double *dx = dev_upload(e->ctx, x, k->n);
+        double *dx = sbm_test_vec_upload(e->ctx, x, k->n);
         double *want = malloc(((size_t)k->m + 1) * sizeof *want);
         double *got = malloc(((size_t)k->m + 1) * sizeof *got);
         assert_true(want && got);
@@ -58,16 +58,16 @@ static void test_csr_spmv_random(void **state)
                     for (int64_t j = 0; j < k->n; j++) s += ad[i + j * k->m] * x[j];
                     want[i] = beta == 0.0 ? alpha * s : alpha * s + beta * y0[i];
                 }
-                double *dy = dev_upload(e->ctx, y0, k->m);
+                double *dy = sbm_test_vec_upload(e->ctx, y0, k->m);
                 SBM_ASSERT_OK(e->ctx, sbm_csr_spmv(e->ctx, alpha, A, dx, beta, dy));
-                dev_download(e->ctx, got, dy, k->m);
+                sbm_test_vec_download_into(e->ctx, got, dy, k->m);
                 sbm_test_assert_near(got, want, k->m, 1e-15 * (double)(k->n + 4), "y");
                 dev_free(e->ctx, dy);
                 free(y0);
             }
 
         /* x unchanged */
-        double *x_after = dev_fetch(e->ctx, dx, k->n);
+        double *x_after = sbm_test_vec_download(e->ctx, dx, k->n);
         assert_same_bits(x, x_after, k->n, "x");
         free(x_after);
         free(want);
@@ -88,17 +88,17 @@ static void test_csr_spmv_empty_null(void **state)
     hcsr a0 = hcsr_random(1, 0, 5, CSR_UNIFORM, 0.5), a1 = hcsr_random(2, 4, 0, CSR_UNIFORM, 0.5);
     sbm_csr *A0 = hcsr_upload(e->ctx, &a0), *A1 = hcsr_upload(e->ctx, &a1);
     double x[5] = {1, 2, 3, 4, 5}, y[4] = {1, NAN, 3, 4}, got[4];
-    double *dx = dev_upload(e->ctx, x, 5), *dy = dev_upload(e->ctx, y, 4);
+    double *dx = sbm_test_vec_upload(e->ctx, x, 5), *dy = sbm_test_vec_upload(e->ctx, y, 4);
     SBM_ASSERT_OK(e->ctx, sbm_csr_spmv(e->ctx, 1.0, A0, dx, 0.0, NULL));
     /* x is still required for a 0x5 matrix: its length is 5 */
     SBM_ASSERT_FAILS(e->ctx, sbm_csr_spmv(e->ctx, 1.0, A0, NULL, 0.0, NULL),
                      SBM_ERR_NULL_ARGUMENT, "argument x is NULL (A is 0x5, x needs 5 elements)");
     /* 4x0: y = beta*y (NaN * 2 stays NaN), then y = 0 for beta = 0 */
     SBM_ASSERT_OK(e->ctx, sbm_csr_spmv(e->ctx, 1.0, A1, NULL, 2.0, dy));
-    dev_download(e->ctx, got, dy, 4);
+    sbm_test_vec_download_into(e->ctx, got, dy, 4);
     assert_true(got[0] == 2.0 && isnan(got[1]) && got[2] == 6.0 && got[3] == 8.0);
     SBM_ASSERT_OK(e->ctx, sbm_csr_spmv(e->ctx, 1.0, A1, NULL, 0.0, dy));
-    dev_download(e->ctx, got, dy, 4);
+    sbm_test_vec_download_into(e->ctx, got, dy, 4);
     for (int i = 0; i < 4; i++) assert_true(got[i] == 0.0);
     dev_free(e->ctx, dx);
     dev_free(e->ctx, dy);
@@ -117,7 +117,7 @@ static void test_csr_spmv_errors(void **state)
     sbm_csr *A = hcsr_upload(ctx, &a);
     double *a_before = sbm_test_csr_dense(A);
     double hx[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, hy[6] = {-1, -2, -3, -4, -5, -6};
-    double *dx = dev_upload(ctx, hx, 10), *dy = dev_upload(ctx, hy, 6);
+    double *dx = sbm_test_vec_upload(ctx, hx, 10), *dy = sbm_test_vec_upload(ctx, hy, 6);
 
     assert_int_equal(sbm_csr_spmv(NULL, 1.0, A, dx, 0.0, dy), SBM_ERR_NULL_ARGUMENT);
     assert_non_null(strstr(sbm_ctx_last_error(NULL), "sbm_csr_spmv: argument ctx is NULL"));
@@ -135,7 +135,7 @@ static void test_csr_spmv_errors(void **state)
     SBM_ASSERT_FAILS(ctx, sbm_csr_spmv(ctx, 1.0, A, dx + 4, 1.0, dx), SBM_ERR_ALIASING,
                      "and y (6 elements at");
     /* adjacent, not overlapping: accepted (a backend without SpMV gets past the checks too) */
-    double *dxy = dev_upload(ctx, hx, 10);
+    double *dxy = sbm_test_vec_upload(ctx, hx, 10);
     sbm_status st = sbm_csr_spmv(ctx, 1.0, A, dxy, 0.0, dxy + 4);
     if (!(st == SBM_ERR_NOT_SUPPORTED && e->backend == SBM_BACKEND_CUDA)) SBM_ASSERT_OK(ctx, st);
     dev_free(ctx, dxy);
@@ -149,7 +149,7 @@ static void test_csr_spmv_errors(void **state)
         sbm_csr_destroy(H);
     }
 
-    double *x_after = dev_fetch(ctx, dx, 10), *y_after = dev_fetch(ctx, dy, 6);
+    double *x_after = sbm_test_vec_download(ctx, dx, 10), *y_after = sbm_test_vec_download(ctx, dy, 6);
     assert_same_bits(hx, x_after, 10, "x");
     assert_same_bits(hy, y_after, 6, "y");
     assert_csr_unchanged(A, a_before, "A");

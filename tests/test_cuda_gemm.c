@@ -13,56 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct triple {
-    int r, k, c;
-} triple;
+typedef sbm_test_triple triple;
 
-static const triple triples[] = {
-#define X(R, K, C) {R, K, C},
-    SBM_GEMM_TRIPLES(X)
-#undef X
-    {2, 5, 3}, {11, 4, 7}, {16, 16, 16}, {17, 2, 19}, {1, 6, 1},
-};
+static const triple triples[] =
+    SBM_TEST_TRIPLES({2, 5, 3}, {11, 4, 7}, {16, 16, 16}, {17, 2, 19}, {1, 6, 1});
 static const int ntriples = (int)(sizeof triples / sizeof triples[0]);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Helpers                                                                                  */
 /* ---------------------------------------------------------------------------------------- */
-
-/* Random matrix built on the host, created in ctx (same seed: same matrix in every context);
- * with upper_only no block below the diagonal. */
-static sbm_cbc *make_cbc(sbm_ctx *ctx, uint64_t seed, int64_t nbr, int64_t nbc, int r, int c,
-                         double density, int upper_only)
-{
-    sbm_test_rng g = sbm_test_rng_seed(seed);
-    int64_t *colptr = malloc((size_t)(nbc + 1) * sizeof *colptr);
-    int32_t *rowind = malloc((size_t)(nbr * nbc + 1) * sizeof *rowind);
-    assert_true(colptr && rowind);
-    int64_t k = 0;
-    colptr[0] = 0;
-    for (int64_t j = 0; j < nbc; j++) {
-        for (int64_t i = 0; i < nbr; i++)
-            if (sbm_test_rng_uniform(&g) < density && (!upper_only || i <= j)) rowind[k++] = (int32_t)i;
-        colptr[j + 1] = k;
-    }
-    double *values = malloc((size_t)(k * r * c + 1) * sizeof *values);
-    assert_non_null(values);
-    for (int64_t t = 0; t < k * r * c; t++) values[t] = sbm_test_rng_value(&g);
-    sbm_cbc *A = NULL;
-    SBM_ASSERT_OK(ctx, sbm_cbc_create(ctx, &A, nbr, nbc, r, c, colptr, rowind, values));
-    free(values);
-    free(rowind);
-    free(colptr);
-    return A;
-}
-
-/* Stored matrix X such that op(X) is nbr x nbc blocks of r x c. */
-static sbm_cbc *make_op(sbm_ctx *ctx, uint64_t seed, sbm_op op, int64_t nbr, int64_t nbc, int r,
-                        int c, double density)
-{
-    return op == SBM_OP_N ? make_cbc(ctx, seed, nbr, nbc, r, c, density, 0)
-                          : make_cbc(ctx, seed, nbc, nbr, c, r, density, 0);
-}
 
 /* 2D 5-point stencil on an n x n grid with dense b x b blocks of random values. */
 static sbm_cbc *make_poisson2d(sbm_ctx *ctx, uint64_t seed, int n, int b)
@@ -90,29 +49,6 @@ static sbm_cbc *make_poisson2d(sbm_ctx *ctx, uint64_t seed, int n, int b)
     free(rowind);
     free(colptr);
     return A;
-}
-
-/* X and Y (any backends) have the same shape and pattern; values bitwise equal (tol < 0) or
- * within tol relative to the largest value. */
-static void assert_same_cbc(const sbm_cbc *X, const sbm_cbc *Y, double tol)
-{
-    sbm_cbc *hx = sbm_test_cbc_to_host(X), *hy = sbm_test_cbc_to_host(Y);
-    sbm_cbc_info x = sbm_cbc_get_info(hx), y = sbm_cbc_get_info(hy);
-    assert_int_equal(x.nbr, y.nbr);
-    assert_int_equal(x.nbc, y.nbc);
-    assert_int_equal(x.r, y.r);
-    assert_int_equal(x.c, y.c);
-    assert_int_equal(x.nnzb, y.nnzb);
-    assert_memory_equal(x.colptr, y.colptr, (size_t)(x.nbc + 1) * sizeof(int64_t));
-    if (x.nnzb > 0) assert_memory_equal(x.rowind, y.rowind, (size_t)x.nnzb * sizeof(int32_t));
-    const int64_t n = x.nnzb * x.r * x.c;
-    if (tol < 0.0) {
-        if (n > 0) assert_memory_equal(x.values, y.values, (size_t)n * sizeof(double));
-    } else {
-        sbm_test_assert_near(x.values, y.values, n, tol, "values");
-    }
-    sbm_cbc_destroy(hx);
-    sbm_cbc_destroy(hy);
 }
 
 /* C = U + alpha*op(A)*op(B) in ctx (plan + execute), with the plan's info. */
@@ -148,9 +84,9 @@ static void test_cuda_gemm_vs_cpu(void **state)
             const int64_t nbr = 9, nbk = 7, nbc = upper ? 9 : 11;
             const unsigned flags = upper ? SBM_GEMM_UPPER : 0u;
             seed += 3;
-            sbm_cbc *A = make_op(e->ctx, seed, oa, nbr, nbk, tr.r, tr.k, 0.35);
-            sbm_cbc *B = make_op(e->ctx, seed + 1, ob, nbk, nbc, tr.k, tr.c, 0.35);
-            sbm_cbc *U = with_u ? make_cbc(e->ctx, seed + 2, nbr, nbc, tr.r, tr.c, 0.3, upper) : NULL;
+            sbm_cbc *A = sbm_test_random_cbc_op(e->ctx, seed, oa, nbr, nbk, tr.r, tr.k, 0.35);
+            sbm_cbc *B = sbm_test_random_cbc_op(e->ctx, seed + 1, ob, nbk, nbc, tr.k, tr.c, 0.35);
+            sbm_cbc *U = with_u ? sbm_test_random_cbc_upper(e->ctx, seed + 2, nbr, nbc, tr.r, tr.c, 0.3, upper) : NULL;
             sbm_cbc *hA = sbm_test_cbc_to_host(A), *hB = sbm_test_cbc_to_host(B);
             sbm_cbc *hU = U ? sbm_test_cbc_to_host(U) : NULL;
             sbm_gemm_plan_info gi, ci;
@@ -160,7 +96,7 @@ static void test_cuda_gemm_vs_cpu(void **state)
             assert_int_equal(gi.nnzb_c, ci.nnzb_c);
             assert_int_equal(gi.fast_path, ci.fast_path);
             assert_int_equal(gi.slices, 1);
-            assert_same_cbc(C, R, 1e-13 * tr.k * nbk);
+            sbm_test_assert_same_cbc(C, R, 1e-13 * tr.k * nbk);
             sbm_cbc_destroy(R);
             sbm_cbc_destroy(C);
             sbm_cbc_destroy(hU);
@@ -189,9 +125,9 @@ static void test_cuda_gemm_numeric_variants(void **state)
         for (int v = 0; v < 4; v++) {
             const sbm_op oa = (v & 1) ? SBM_OP_T : SBM_OP_N, ob = (v & 2) ? SBM_OP_T : SBM_OP_N;
             seed += 3;
-            sbm_cbc *A = make_op(e->ctx, seed, oa, 12, 9, tr.r, tr.k, 0.3);
-            sbm_cbc *B = make_op(e->ctx, seed + 1, ob, 9, 10, tr.k, tr.c, 0.3);
-            sbm_cbc *U = make_cbc(e->ctx, seed + 2, 12, 10, tr.r, tr.c, 0.2, 0);
+            sbm_cbc *A = sbm_test_random_cbc_op(e->ctx, seed, oa, 12, 9, tr.r, tr.k, 0.3);
+            sbm_cbc *B = sbm_test_random_cbc_op(e->ctx, seed + 1, ob, 9, 10, tr.k, tr.c, 0.3);
+            sbm_cbc *U = sbm_test_random_cbc_upper(e->ctx, seed + 2, 12, 10, tr.r, tr.c, 0.2, 0);
             sbm_cbc *hA = sbm_test_cbc_to_host(A), *hB = sbm_test_cbc_to_host(B), *hU = sbm_test_cbc_to_host(U);
             sbm_cbc *R = gemm(e->host, -0.5, oa, hA, ob, hB, hU, 0, NULL);
             for (int n = 0; n < 2; n++) {
@@ -202,8 +138,8 @@ static void test_cuda_gemm_numeric_variants(void **state)
                 SBM_ASSERT_OK(e->ctx, sbm_cbc_gemm_execute(e->ctx, p, -0.5, A, B, U, C));
                 sbm_cbc *C1 = sbm_test_cbc_to_host(C);
                 SBM_ASSERT_OK(e->ctx, sbm_cbc_gemm_execute(e->ctx, p, -0.5, A, B, U, C));
-                assert_same_cbc(C, C1, -1.0);
-                assert_same_cbc(C, R, 1e-13 * tr.k * 9);
+                sbm_test_assert_same_cbc(C, C1, -1.0);
+                sbm_test_assert_same_cbc(C, R, 1e-13 * tr.k * 9);
                 sbm_cbc_destroy(C1);
                 sbm_cbc_destroy(C);
                 sbm_gemm_plan_destroy(p);
@@ -229,15 +165,15 @@ static void test_cuda_gemm_numeric_variants(void **state)
 static void test_cuda_gemm_alpha(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
-    sbm_cbc *A = make_cbc(e->ctx, 1, 20, 15, 3, 3, 0.3, 0);
-    sbm_cbc *B = make_cbc(e->ctx, 2, 15, 20, 3, 3, 0.3, 0);
-    sbm_cbc *U = make_cbc(e->ctx, 3, 20, 20, 3, 3, 0.2, 0);
+    sbm_cbc *A = sbm_test_random_cbc_upper(e->ctx, 1, 20, 15, 3, 3, 0.3, 0);
+    sbm_cbc *B = sbm_test_random_cbc_upper(e->ctx, 2, 15, 20, 3, 3, 0.3, 0);
+    sbm_cbc *U = sbm_test_random_cbc_upper(e->ctx, 3, 20, 20, 3, 3, 0.2, 0);
     sbm_cbc *hA = sbm_test_cbc_to_host(A), *hB = sbm_test_cbc_to_host(B), *hU = sbm_test_cbc_to_host(U);
     const double alphas[3] = {0.0, 1.0, -2.5};
     for (int t = 0; t < 3; t++) {
         sbm_cbc *C = gemm(e->ctx, alphas[t], SBM_OP_N, A, SBM_OP_N, B, U, 0, NULL);
         sbm_cbc *R = gemm(e->host, alphas[t], SBM_OP_N, hA, SBM_OP_N, hB, hU, 0, NULL);
-        assert_same_cbc(C, R, alphas[t] == 0.0 ? -1.0 : 1e-13);
+        sbm_test_assert_same_cbc(C, R, alphas[t] == 0.0 ? -1.0 : 1e-13);
         sbm_cbc_destroy(R);
         sbm_cbc_destroy(C);
     }
@@ -257,13 +193,13 @@ static void test_cuda_gemm_empty(void **state)
     for (int t = 0; t < 5; t++) {
         for (int dens = 0; dens < 2; dens++) {
             const double d = dens ? 0.3 : 0.0;
-            sbm_cbc *A = make_cbc(e->ctx, 10 + t, dims[t][0], dims[t][1], 2, 3, d, 0);
-            sbm_cbc *B = make_cbc(e->ctx, 20 + t, dims[t][1], dims[t][2], 3, 4, d, 0);
+            sbm_cbc *A = sbm_test_random_cbc_upper(e->ctx, 10 + t, dims[t][0], dims[t][1], 2, 3, d, 0);
+            sbm_cbc *B = sbm_test_random_cbc_upper(e->ctx, 20 + t, dims[t][1], dims[t][2], 3, 4, d, 0);
             sbm_cbc *hA = sbm_test_cbc_to_host(A), *hB = sbm_test_cbc_to_host(B);
             sbm_gemm_plan_info gi;
             sbm_cbc *C = gemm(e->ctx, 1.5, SBM_OP_N, A, SBM_OP_N, B, NULL, 0, &gi);
             sbm_cbc *R = gemm(e->host, 1.5, SBM_OP_N, hA, SBM_OP_N, hB, NULL, 0, NULL);
-            assert_same_cbc(C, R, 1e-13);
+            sbm_test_assert_same_cbc(C, R, 1e-13);
             assert_true(gi.slices >= 1);
             sbm_cbc_destroy(R);
             sbm_cbc_destroy(C);
@@ -287,11 +223,11 @@ static void test_cuda_gemm_slices(void **state)
     for (int variant = 0; variant < 2; variant++) {
         const int upper = variant == 1;
         const sbm_op ob = upper ? SBM_OP_T : SBM_OP_N;
-        sbm_cbc *A = make_cbc(e->ctx, 31, 60, 80, 3, 3, 0.06, 0);
-        sbm_cbc *B = upper ? make_cbc(e->ctx, 32, 60, 80, 3, 3, 0.06, 0)
-                           : make_cbc(e->ctx, 32, 80, 120, 3, 3, 0.06, 0);
+        sbm_cbc *A = sbm_test_random_cbc_upper(e->ctx, 31, 60, 80, 3, 3, 0.06, 0);
+        sbm_cbc *B = upper ? sbm_test_random_cbc_upper(e->ctx, 32, 60, 80, 3, 3, 0.06, 0)
+                           : sbm_test_random_cbc_upper(e->ctx, 32, 80, 120, 3, 3, 0.06, 0);
         const int64_t nbc = upper ? 60 : 120;
-        sbm_cbc *U = make_cbc(e->ctx, 33, 60, nbc, 3, 3, 0.05, upper);
+        sbm_cbc *U = sbm_test_random_cbc_upper(e->ctx, 33, 60, nbc, 3, 3, 0.05, upper);
         const unsigned flags = upper ? SBM_GEMM_UPPER : 0u;
         sbm_gemm_plan_info i1, i2;
         SBM_ASSERT_OK(e->ctx, sbm_ctx_set_memory_budget(e->ctx, 0));
@@ -312,12 +248,12 @@ static void test_cuda_gemm_slices(void **state)
         assert_true(i2.slices >= 3);
         assert_int_equal(i1.products, i2.products);
         assert_int_equal(i1.nnzb_c, i2.nnzb_c);
-        assert_same_cbc(C1, C2, -1.0);
+        sbm_test_assert_same_cbc(C1, C2, -1.0);
         /* the smallest budget: one column per slice */
         SBM_ASSERT_OK(e->ctx, sbm_ctx_set_memory_budget(e->ctx, 1));
         sbm_cbc *C3 = gemm(e->ctx, 0.5, SBM_OP_N, A, ob, B, U, flags, &i2);
         assert_int_equal(i2.slices, nbc);
-        assert_same_cbc(C1, C3, -1.0);
+        sbm_test_assert_same_cbc(C1, C3, -1.0);
         SBM_ASSERT_OK(e->ctx, sbm_ctx_set_memory_budget(e->ctx, 0));
         sbm_cbc_destroy(C3);
         sbm_cbc_destroy(C2);
@@ -333,9 +269,9 @@ static void test_cuda_gemm_slices(void **state)
 static void test_cuda_gemm_sort_variants(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
-    sbm_cbc *A = make_cbc(e->ctx, 41, 70, 50, 6, 3, 0.08, 0);
-    sbm_cbc *B = make_cbc(e->ctx, 42, 70, 50, 6, 3, 0.08, 0);
-    sbm_cbc *U = make_cbc(e->ctx, 43, 70, 70, 6, 6, 0.05, 1);
+    sbm_cbc *A = sbm_test_random_cbc_upper(e->ctx, 41, 70, 50, 6, 3, 0.08, 0);
+    sbm_cbc *B = sbm_test_random_cbc_upper(e->ctx, 42, 70, 50, 6, 3, 0.08, 0);
+    sbm_cbc *U = sbm_test_random_cbc_upper(e->ctx, 43, 70, 70, 6, 6, 0.05, 1);
     sbm_gemm_plan_info i1, i2;
     const char *old = getenv("SBM_CUDA_GEMM_SORT");
     char *saved = old ? strdup(old) : NULL;
@@ -353,8 +289,8 @@ static void test_cuda_gemm_sort_variants(void **state)
         unsetenv("SBM_CUDA_GEMM_SORT");
     }
     assert_int_equal(i1.products, i2.products);
-    assert_same_cbc(C1, C2, -1.0);
-    assert_same_cbc(C1, C3, -1.0);
+    sbm_test_assert_same_cbc(C1, C2, -1.0);
+    sbm_test_assert_same_cbc(C1, C3, -1.0);
     sbm_cbc_destroy(C3);
     sbm_cbc_destroy(C2);
     sbm_cbc_destroy(C1);
@@ -368,7 +304,7 @@ static void test_cuda_gemm_determinism(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
     /* many products per output block: long sums where an unordered reduction would show */
-    sbm_cbc *A = make_cbc(e->ctx, 51, 40, 400, 4, 4, 0.5, 0);
+    sbm_cbc *A = sbm_test_random_cbc_upper(e->ctx, 51, 40, 400, 4, 4, 0.5, 0);
     sbm_gemm_plan *p = NULL;
     sbm_cbc *C = NULL;
     SBM_ASSERT_OK(e->ctx, sbm_cbc_gemm_plan(e->ctx, SBM_OP_N, A, SBM_OP_T, A, NULL, SBM_GEMM_UPPER, &p, &C));
@@ -376,9 +312,9 @@ static void test_cuda_gemm_determinism(void **state)
     sbm_cbc *C1 = sbm_test_cbc_to_host(C);
     SBM_ASSERT_OK(e->ctx, sbm_cbc_gemm_execute(e->ctx, p, 1.0, A, A, NULL, C));
     sbm_cbc *C2 = sbm_test_cbc_to_host(C);
-    assert_same_cbc(C1, C2, -1.0);
+    sbm_test_assert_same_cbc(C1, C2, -1.0);
     sbm_cbc *C3 = gemm(e->ctx, 1.0, SBM_OP_N, A, SBM_OP_T, A, NULL, SBM_GEMM_UPPER, NULL);
-    assert_same_cbc(C1, C3, -1.0);
+    sbm_test_assert_same_cbc(C1, C3, -1.0);
     sbm_cbc_destroy(C3);
     sbm_cbc_destroy(C2);
     sbm_cbc_destroy(C1);
@@ -391,7 +327,7 @@ static void test_cuda_gemm_determinism(void **state)
 static void test_cuda_gemm_plan_reuse(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
-    sbm_cbc *W = make_cbc(e->ctx, 61, 30, 200, 9, 3, 0.1, 0);
+    sbm_cbc *W = sbm_test_random_cbc_upper(e->ctx, 61, 30, 200, 9, 3, 0.1, 0);
     sbm_gemm_plan *p = NULL;
     sbm_cbc *C = NULL;
     SBM_ASSERT_OK(e->ctx, sbm_cbc_gemm_plan(e->ctx, SBM_OP_N, W, SBM_OP_T, W, NULL, SBM_GEMM_UPPER, &p, &C));
@@ -403,7 +339,7 @@ static void test_cuda_gemm_plan_reuse(void **state)
         SBM_ASSERT_OK(e->ctx, sbm_cbc_create(e->ctx, &W2, h.nbr, h.nbc, h.r, h.c, h.colptr, h.rowind, h.values));
         SBM_ASSERT_OK(e->ctx, sbm_cbc_gemm_execute(e->ctx, p, 2.0, W2, W2, NULL, C));
         sbm_cbc *R = gemm(e->host, 2.0, SBM_OP_N, H, SBM_OP_T, H, NULL, SBM_GEMM_UPPER, NULL);
-        assert_same_cbc(C, R, 1e-13 * 200);
+        sbm_test_assert_same_cbc(C, R, 1e-13 * 200);
         sbm_cbc_destroy(R);
         sbm_cbc_destroy(W2);
         sbm_cbc_destroy(H);
@@ -427,7 +363,7 @@ static void test_cuda_gemm_large(void **state)
         sbm_cbc *C = gemm(e->ctx, 1.0, oa, A, SBM_OP_N, A, NULL, flags, &gi);
         sbm_cbc *R = gemm(e->host, 1.0, oa, hA, SBM_OP_N, hA, NULL, flags, &ci);
         assert_int_equal(gi.products, ci.products);
-        assert_same_cbc(C, R, 1e-13 * 20);
+        sbm_test_assert_same_cbc(C, R, 1e-13 * 20);
         sbm_cbc_destroy(R);
         sbm_cbc_destroy(C);
     }
@@ -459,7 +395,7 @@ static void test_cuda_gemm_large(void **state)
     sbm_cbc *R = gemm(e->host, -1.0, SBM_OP_N, hW, SBM_OP_T, hW, NULL, SBM_GEMM_UPPER, &ci);
     assert_int_equal(gi.products, ci.products);
     assert_int_equal(gi.fast_path, 1);
-    assert_same_cbc(S, R, 1e-12);
+    sbm_test_assert_same_cbc(S, R, 1e-12);
     sbm_cbc_destroy(R);
     sbm_cbc_destroy(S);
     sbm_cbc_destroy(hW);
@@ -477,7 +413,7 @@ static void test_cuda_bad_input(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
     sbm_ctx *ctx = e->ctx;
-    sbm_cbc *A = make_cbc(ctx, 81, 6, 5, 3, 3, 0.5, 0);
+    sbm_cbc *A = sbm_test_random_cbc_upper(ctx, 81, 6, 5, 3, 3, 0.5, 0);
     sbm_cbc *hA = sbm_test_cbc_to_host(A);
     sbm_gemm_plan *p = NULL;
     sbm_cbc *C = NULL;
@@ -554,10 +490,10 @@ static void test_cuda_bad_input(void **state)
     SBM_ASSERT_OK(ctx, sbm_cbc_copy(ctx, hD, &Dinv));
     SBM_ASSERT_FAILS(ctx, sbm_bdiag_inverse(ctx, Dbad, Dinv), SBM_ERR_NOT_POSITIVE_DEFINITE,
                      "diagonal block 2 (3x3) is not positive definite (its leading minor of order 3");
-    assert_same_cbc(Dinv, hD, -1.0);
+    sbm_test_assert_same_cbc(Dinv, hD, -1.0);
     SBM_ASSERT_FAILS(ctx, sbm_bdiag_inverse(ctx, Dbad, Dbad), SBM_ERR_NOT_POSITIVE_DEFINITE,
                      "diagonal block 2");
-    assert_same_cbc(Dbad, hD, -1.0);
+    sbm_test_assert_same_cbc(Dbad, hD, -1.0);
     sbm_cbc_destroy(Dinv);
     sbm_cbc_destroy(Dbad);
     sbm_cbc_destroy(hD);

@@ -11,39 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct shape {
-    int r, c;
-} shape;
+typedef sbm_test_shape shape;
 
-static const shape shapes[] = {
-#define X(R, C) {R, C},
-    SBM_BLOCK_SHAPES(X)
-#undef X
-    {2, 5}, {11, 4}, {16, 16}, {1, 7}, {32, 3},
-};
+static const shape shapes[] = SBM_TEST_SHAPES({2, 5}, {11, 4}, {16, 16}, {1, 7}, {32, 3});
 static const int nshapes = (int)(sizeof shapes / sizeof shapes[0]);
-
-/* Same shape, pattern; values bitwise (tol < 0) or to tol. */
-static void assert_same_cbc(const sbm_cbc *X, const sbm_cbc *Y, double tol)
-{
-    sbm_cbc *hx = sbm_test_cbc_to_host(X), *hy = sbm_test_cbc_to_host(Y);
-    sbm_cbc_info x = sbm_cbc_get_info(hx), y = sbm_cbc_get_info(hy);
-    assert_int_equal(x.nbr, y.nbr);
-    assert_int_equal(x.nbc, y.nbc);
-    assert_int_equal(x.r, y.r);
-    assert_int_equal(x.c, y.c);
-    assert_int_equal(x.nnzb, y.nnzb);
-    assert_memory_equal(x.colptr, y.colptr, (size_t)(x.nbc + 1) * sizeof(int64_t));
-    if (x.nnzb > 0) assert_memory_equal(x.rowind, y.rowind, (size_t)x.nnzb * sizeof(int32_t));
-    const int64_t n = x.nnzb * x.r * x.c;
-    if (tol < 0.0) {
-        if (n > 0) assert_memory_equal(x.values, y.values, (size_t)n * sizeof(double));
-    } else {
-        sbm_test_assert_near(x.values, y.values, n, tol, "values");
-    }
-    sbm_cbc_destroy(hx);
-    sbm_cbc_destroy(hy);
-}
 
 static void assert_same_csr(const sbm_csr *X, const sbm_csr *Y)
 {
@@ -122,7 +93,7 @@ static void test_cuda_conversions(void **state)
             sbm_cbc *AT = NULL, *HT = NULL;
             SBM_ASSERT_OK(e->ctx, sbm_cbc_transpose(e->ctx, A, &AT));
             SBM_ASSERT_OK(e->host, sbm_cbc_transpose(e->host, H, &HT));
-            assert_same_cbc(AT, HT, -1.0);
+            sbm_test_assert_same_cbc(AT, HT, -1.0);
             sbm_csr *S = NULL, *HS = NULL;
             SBM_ASSERT_OK(e->ctx, sbm_cbc_to_csr(e->ctx, A, &S));
             SBM_ASSERT_OK(e->host, sbm_cbc_to_csr(e->host, H, &HS));
@@ -135,15 +106,15 @@ static void test_cuda_conversions(void **state)
             sbm_cbc *B = NULL, *HB = NULL;
             SBM_ASSERT_OK(e->ctx, sbm_csr_to_cbc(e->ctx, S, r, c, &B));
             SBM_ASSERT_OK(e->host, sbm_csr_to_cbc(e->host, HS, r, c, &HB));
-            assert_same_cbc(B, HB, -1.0);
-            assert_same_cbc(B, A, -1.0);
+            sbm_test_assert_same_cbc(B, HB, -1.0);
+            sbm_test_assert_same_cbc(B, A, -1.0);
             sbm_cbc_destroy(HB);
             sbm_cbc_destroy(B);
             if (r % 2 == 0 || c == 1) {
                 const int r2 = r % 2 == 0 ? r / 2 : r, c2 = c;
                 SBM_ASSERT_OK(e->ctx, sbm_csr_to_cbc(e->ctx, S, r2, c2, &B));
                 SBM_ASSERT_OK(e->host, sbm_csr_to_cbc(e->host, HS, r2, c2, &HB));
-                assert_same_cbc(B, HB, -1.0);
+                sbm_test_assert_same_cbc(B, HB, -1.0);
                 sbm_cbc_destroy(HB);
                 sbm_cbc_destroy(B);
             }
@@ -182,7 +153,7 @@ static void test_cuda_conversions(void **state)
             sbm_cbc *Cs = NULL, *HCs = NULL;
             SBM_ASSERT_OK(e->ctx, sbm_cbc_add(e->ctx, 0.5, A, -2.0, A2, &Cs));
             SBM_ASSERT_OK(e->host, sbm_cbc_add(e->host, 0.5, H, -2.0, H2, &HCs));
-            assert_same_cbc(Cs, HCs, -1.0);
+            sbm_test_assert_same_cbc(Cs, HCs, -1.0);
             sbm_cbc_destroy(HCs);
             sbm_cbc_destroy(Cs);
             sbm_cbc_destroy(H2);
@@ -220,9 +191,9 @@ static void test_cuda_bdiag(void **state)
             SBM_ASSERT_OK(e->host, sbm_cbc_copy(e->host, HD, &HDi));
             SBM_ASSERT_OK(e->ctx, sbm_bdiag_inverse(e->ctx, D, Di));
             SBM_ASSERT_OK(e->host, sbm_bdiag_inverse(e->host, HD, HDi));
-            assert_same_cbc(Di, HDi, 1e-12 * b);
+            sbm_test_assert_same_cbc(Di, HDi, 1e-12 * b);
             SBM_ASSERT_OK(e->ctx, sbm_bdiag_inverse(e->ctx, D, D));
-            assert_same_cbc(D, Di, -1.0);
+            sbm_test_assert_same_cbc(D, Di, -1.0);
             /* scaling with a D that misses some diagonal blocks (zero) */
             sbm_cbc *A = sbm_test_random_cbc(e->ctx, seed + 7, nbr, nbc, r, c, 0.3);
             sbm_cbc *HA = sbm_test_random_cbc(e->host, seed + 7, nbr, nbc, r, c, 0.3);
@@ -232,9 +203,9 @@ static void test_cuda_bdiag(void **state)
             const sbm_side sd = side == 0 ? SBM_SIDE_LEFT : SBM_SIDE_RIGHT;
             SBM_ASSERT_OK(e->ctx, sbm_bdiag_scale(e->ctx, sd, Di, A, B));
             SBM_ASSERT_OK(e->host, sbm_bdiag_scale(e->host, sd, HDi, HA, HB));
-            assert_same_cbc(B, HB, 1e-13 * b);
+            sbm_test_assert_same_cbc(B, HB, 1e-13 * b);
             SBM_ASSERT_OK(e->ctx, sbm_bdiag_scale(e->ctx, sd, Di, A, A)); /* in place */
-            assert_same_cbc(A, B, -1.0);
+            sbm_test_assert_same_cbc(A, B, -1.0);
             sbm_cbc *Dz = sbm_test_random_cbc(e->ctx, seed + 9, nd, nd, b, b, 0.0);
             SBM_ASSERT_OK(e->ctx, sbm_bdiag_scale(e->ctx, sd, Dz, B, B));
             double *zero = calloc((size_t)(nbr * r * nbc * c + 1), sizeof *zero);
@@ -343,7 +314,7 @@ static void test_cuda_context(void **state)
     SBM_ASSERT_OK(e->ctx, sbm_cbc_copy(e->ctx, H, &D));
     SBM_ASSERT_OK(e->ctx, sbm_cbc_copy(e->ctx, D, &D2));
     SBM_ASSERT_OK(e->host, sbm_cbc_copy(e->host, D2, &H2));
-    assert_same_cbc(H, H2, -1.0);
+    sbm_test_assert_same_cbc(H, H2, -1.0);
     SBM_ASSERT_OK(e->ctx, sbm_cbc_check(e->ctx, D2, 1));
     sbm_cbc_destroy(H2);
     sbm_cbc_destroy(D2);

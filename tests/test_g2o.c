@@ -12,30 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char tmp_dir[512];
-
-static int make_tmp_dir(void **state)
-{
-    (void)state;
-    const char *base = getenv("TMPDIR");
-    snprintf(tmp_dir, sizeof tmp_dir, "%s/sbm_test_g2o_XXXXXX", base && *base ? base : "/tmp");
-    return mkdtemp(tmp_dir) ? 0 : -1;
-}
-
-static int remove_tmp_dir(void **state)
-{
-    (void)state;
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
 static const char *write_text(const char *name, const char *text)
 {
     static char buf[8][1024];
     static int next;
     char *p = buf[next++ % 8];
-    snprintf(p, sizeof buf[0], "%s/%s", tmp_dir, name);
+    snprintf(p, sizeof buf[0], "%s/%s", sbm_test_tmp_dir, name);
     FILE *f = fopen(p, "wb");
     assert_non_null(f);
     assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
@@ -255,7 +237,7 @@ static void test_read_malformed(void **state)
     }
     sbm_g2o_graph *g = NULL;
     char missing[600];
-    snprintf(missing, sizeof missing, "%s/nonexistent.g2o", tmp_dir);
+    snprintf(missing, sizeof missing, "%s/nonexistent.g2o", sbm_test_tmp_dir);
     SBM_ASSERT_FAILS(e->ctx, sbm_g2o_read(e->ctx, missing, &g), SBM_ERR_IO, "nonexistent.g2o: cannot open");
     SBM_ASSERT_FAILS(e->ctx, sbm_g2o_read(e->ctx, NULL, &g), SBM_ERR_NULL_ARGUMENT, "path");
     SBM_ASSERT_FAILS(e->ctx, sbm_g2o_read(e->ctx, missing, NULL), SBM_ERR_NULL_ARGUMENT, "graph");
@@ -271,5 +253,5 @@ int main(void)
         SBM_TEST_BOTH(test_read_small),
         SBM_TEST_BOTH(test_read_malformed),
     };
-    return cmocka_run_group_tests(tests, make_tmp_dir, remove_tmp_dir);
+    return cmocka_run_group_tests(tests, sbm_test_make_tmp_dir, sbm_test_remove_tmp_dir);
 }

@@ -7,17 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct shape {
-    int r, c;
-} shape;
+typedef sbm_test_shape shape;
 
 /* Every shape in the fast-path list plus generic ones. */
-static const shape shapes[] = {
-#define X(R, C) {R, C},
-    SBM_BLOCK_SHAPES(X)
-#undef X
-    {2, 5}, {11, 4}, {16, 16}, {1, 32}, {32, 3},
-};
+static const shape shapes[] = SBM_TEST_SHAPES({2, 5}, {11, 4}, {16, 16}, {1, 32}, {32, 3});
 static const int nshapes = (int)(sizeof shapes / sizeof shapes[0]);
 
 /* Dimensions exercised per shape: empty, a single block, rectangular, with empty columns. */

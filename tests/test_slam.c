@@ -14,16 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define OK_OR_SKIP(e, call)                                                                  \
-    do {                                                                                     \
-        sbm_status st_ = (call);                                                             \
-        if (st_ == SBM_ERR_NOT_SUPPORTED && sbm_ctx_backend((e)->ctx) == SBM_BACKEND_CUDA) { \
-            print_message("[  SKIP    ] %s\n", sbm_ctx_last_error((e)->ctx));              \
-            skip();                                                                          \
-        }                                                                                    \
-        SBM_ASSERT_OK((e)->ctx, st_);                                                        \
-    } while (0)
-
 static const double PI = 3.14159265358979323846;
 
 /* ---------------------------------------------------------------------------------------- */
@@ -313,7 +303,7 @@ static void check_lambda(sbm_test_env *e, sbm_g2o_graph *graph, int fd, double t
     }
     sbm_slam_system *s = NULL;
     SBM_ASSERT_OK(ctx, sbm_slam_system_create(ctx, graph, &s));
-    OK_OR_SKIP(e, sbm_slam_linearize(ctx, s, graph));
+    SBM_TEST_OK_OR_SKIP(e, sbm_slam_linearize(ctx, s, graph));
     sbm_slam_system_info si = sbm_slam_system_get_info(s);
     assert_int_equal(si.error_dim, d);
     assert_int_equal(si.free_vertices * d, n);
@@ -413,7 +403,7 @@ static void test_gn_every_graph(void **state)
         o.callback = record;
         o.user = &t;
         sbm_solver_summary s;
-        OK_OR_SKIP(e, sbm_slam_solve(e->ctx, g, &o, &s));
+        SBM_TEST_OK_OR_SKIP(e, sbm_slam_solve(e->ctx, g, &o, &s));
         double chi2;
         SBM_ASSERT_OK(e->ctx, sbm_g2o_chi2(e->ctx, g, &chi2));
         assert_true(chi2 == s.final_cost);
@@ -439,7 +429,7 @@ static void test_gn_converges(void **state)
         {
             sbm_slam_system *sys = NULL;
             SBM_ASSERT_OK(e->ctx, sbm_slam_system_create(e->ctx, g, &sys));
-            OK_OR_SKIP(e, sbm_slam_linearize(e->ctx, sys, g));
+            SBM_TEST_OK_OR_SKIP(e, sbm_slam_linearize(e->ctx, sys, g));
             sbm_slam_system_info si = sbm_slam_system_get_info(sys);
             double b[64];
             SBM_ASSERT_OK(e->ctx, sbm__ba_download(e->ctx, b, si.b, si.free_vertices * 6));
@@ -451,7 +441,7 @@ static void test_gn_converges(void **state)
         o.linear_solver = k == 0 ? SBM_LINEAR_DENSE_CHOLESKY : SBM_LINEAR_PCG;
         o.pcg_tolerance = 1e-12;
         sbm_solver_summary s;
-        OK_OR_SKIP(e, sbm_slam_solve(e->ctx, g, &o, &s));
+        SBM_TEST_OK_OR_SKIP(e, sbm_slam_solve(e->ctx, g, &o, &s));
         assert_int_equal(s.linear_solver, o.linear_solver);
         finals[k] = s.final_cost;
         sbm_slam_system *sys = NULL;
@@ -496,7 +486,7 @@ static void test_slam_errors(void **state)
     memset(gi.poses + 7 * 2 + 3, 0, sizeof q);
     SBM_ASSERT_FAILS(e->ctx, sbm_slam_linearize(e->ctx, s, g), SBM_ERR_NOT_FINITE, "a zero quaternion");
     memcpy(gi.poses + 7 * 2 + 3, q, sizeof q);
-    OK_OR_SKIP(e, sbm_slam_linearize(e->ctx, s, g));
+    SBM_TEST_OK_OR_SKIP(e, sbm_slam_linearize(e->ctx, s, g));
     sbm_slam_system_destroy(s);
     sbm_slam_system_destroy(NULL);
     assert_null(sbm_slam_system_get_info(NULL).Lambda);

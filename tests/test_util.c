@@ -1,5 +1,9 @@
 /* Shared test helpers: fixtures per backend, seeded random matrices, dense references. */
+#define _POSIX_C_SOURCE 200809L
+
 #include "test_util.h"
+
+#include "sbm_internal.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -86,6 +90,19 @@ int64_t sbm_test_rng_below(sbm_test_rng *g, int64_t n)
 sbm_cbc *sbm_test_random_cbc(sbm_ctx *ctx, uint64_t seed, int64_t nbr, int64_t nbc, int r, int c,
                              double density)
 {
+    return sbm_test_random_cbc_upper(ctx, seed, nbr, nbc, r, c, density, 0);
+}
+
+sbm_cbc *sbm_test_random_cbc_op(sbm_ctx *ctx, uint64_t seed, sbm_op op, int64_t nbr, int64_t nbc,
+                                int r, int c, double density)
+{
+    return op == SBM_OP_N ? sbm_test_random_cbc_upper(ctx, seed, nbr, nbc, r, c, density, 0)
+                          : sbm_test_random_cbc_upper(ctx, seed, nbc, nbr, c, r, density, 0);
+}
+
+sbm_cbc *sbm_test_random_cbc_upper(sbm_ctx *ctx, uint64_t seed, int64_t nbr, int64_t nbc, int r,
+                                   int c, double density, int upper_only)
+{
     sbm_test_rng g = sbm_test_rng_seed(seed);
     size_t rc = (size_t)r * c;
     int64_t *colptr = malloc((size_t)(nbc + 1) * sizeof *colptr);
@@ -96,7 +113,9 @@ sbm_cbc *sbm_test_random_cbc(sbm_ctx *ctx, uint64_t seed, int64_t nbr, int64_t n
     colptr[0] = 0;
     for (int64_t j = 0; j < nbc; j++) {
         for (int64_t i = 0; i < nbr; i++)
-            if (sbm_test_rng_uniform(&g) < density) rowind[k++] = (int32_t)i;
+            /* the draw comes first: the same seed gives the same values with upper_only */
+            if (sbm_test_rng_uniform(&g) < density && (!upper_only || i <= j))
+                rowind[k++] = (int32_t)i;
         colptr[j + 1] = k;
     }
     double *values = malloc((size_t)(k * rc + 1) * sizeof *values);
@@ -311,4 +330,70 @@ const char *sbm_test_data_path(const char *relative)
     const char *dir = getenv("SBM_DATA_DIR");
     snprintf(buf, sizeof buf, "%s/%s", dir && *dir ? dir : SBM_DATA_DIR, relative);
     return buf;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Temporary directories, vectors in the context's memory                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+char sbm_test_tmp_dir[512];
+
+int sbm_test_make_tmp_dir(void **state)
+{
+    (void)state;
+    const char *base = getenv("TMPDIR");
+    snprintf(sbm_test_tmp_dir, sizeof sbm_test_tmp_dir, "%s/sbm_test_XXXXXX",
+             base && *base ? base : "/tmp");
+    return mkdtemp(sbm_test_tmp_dir) ? 0 : -1;
+}
+
+int sbm_test_remove_tmp_dir(void **state)
+{
+    (void)state;
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", sbm_test_tmp_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+double *sbm_test_vec_upload(sbm_ctx *ctx, const double *h, int64_t n)
+{
+    size_t bytes = (size_t)n * sizeof(double);
+    double *d = sbm__alloc(ctx, bytes, "a test array");
+    assert_non_null(d);
+    if (n > 0) SBM_ASSERT_OK(ctx, ctx->ops->copy(ctx, d, h, bytes, 0));
+    return d;
+}
+
+void sbm_test_vec_download_into(sbm_ctx *ctx, double *h, const double *d, int64_t n)
+{
+    if (n > 0) SBM_ASSERT_OK(ctx, ctx->ops->copy(ctx, h, d, (size_t)n * sizeof(double), 1));
+}
+
+double *sbm_test_vec_download(sbm_ctx *ctx, const double *d, int64_t n)
+{
+    double *h = malloc(((size_t)n + 1) * sizeof *h);
+    assert_non_null(h);
+    sbm_test_vec_download_into(ctx, h, d, n);
+    return h;
+}
+
+void sbm_test_assert_same_cbc(const sbm_cbc *X, const sbm_cbc *Y, double tol)
+{
+    sbm_cbc *hx = sbm_test_cbc_to_host(X), *hy = sbm_test_cbc_to_host(Y);
+    sbm_cbc_info x = sbm_cbc_get_info(hx), y = sbm_cbc_get_info(hy);
+    assert_int_equal(x.nbr, y.nbr);
+    assert_int_equal(x.nbc, y.nbc);
+    assert_int_equal(x.r, y.r);
+    assert_int_equal(x.c, y.c);
+    assert_int_equal(x.nnzb, y.nnzb);
+    assert_memory_equal(x.colptr, y.colptr, (size_t)(x.nbc + 1) * sizeof(int64_t));
+    if (x.nnzb > 0) assert_memory_equal(x.rowind, y.rowind, (size_t)x.nnzb * sizeof(int32_t));
+    const int64_t n = x.nnzb * x.r * x.c;
+    if (tol < 0.0) {
+        if (n > 0) assert_memory_equal(x.values, y.values, (size_t)n * sizeof(double));
+    } else {
+        sbm_test_assert_near(x.values, y.values, n, tol, "values");
+    }
+    sbm_cbc_destroy(hx);
+    sbm_cbc_destroy(hy);
 }

@@ -55,6 +55,13 @@ int64_t sbm_test_rng_below(sbm_test_rng *g, int64_t n); /* [0, n) */
 /* Each block present independently with probability density; values in [-1, 1). */
 sbm_cbc *sbm_test_random_cbc(sbm_ctx *ctx, uint64_t seed, int64_t nbr, int64_t nbc, int r, int c,
                              double density);
+/* As sbm_test_random_cbc (same seed: same matrix); with upper_only no block below the
+ * diagonal. */
+sbm_cbc *sbm_test_random_cbc_upper(sbm_ctx *ctx, uint64_t seed, int64_t nbr, int64_t nbc, int r,
+                                   int c, double density, int upper_only);
+/* A random stored matrix X such that op(X) is nbr x nbc blocks of r x c. */
+sbm_cbc *sbm_test_random_cbc_op(sbm_ctx *ctx, uint64_t seed, sbm_op op, int64_t nbr, int64_t nbc,
+                                int r, int c, double density);
 /* Block-diagonal SPD matrix (every diagonal block present, well conditioned). */
 sbm_cbc *sbm_test_random_bdiag_spd(sbm_ctx *ctx, uint64_t seed, int64_t nb, int b);
 sbm_csr *sbm_test_random_csr(sbm_ctx *ctx, uint64_t seed, int64_t m, int64_t n, double density);
@@ -83,6 +90,9 @@ sbm_csr *sbm_test_csr_to_host(const sbm_csr *A);
 void sbm_test_assert_near(const double *got, const double *want, int64_t n, double tol,
                           const char *what);
 /* The matrix is valid (sbm_cbc_check) and its dense form equals want ((nbr*r) x (nbc*c)). */
+/* X and Y (any backends) have the same shape and pattern; values bitwise equal (tol < 0) or
+ * within tol (as sbm_test_assert_near). */
+void sbm_test_assert_same_cbc(const sbm_cbc *X, const sbm_cbc *Y, double tol);
 void sbm_test_assert_cbc_dense(const sbm_cbc *A, const double *want, double tol);
 void sbm_test_assert_csr_dense(const sbm_csr *A, const double *want, double tol);
 
@@ -98,5 +108,59 @@ void sbm_test_assert_ok_(sbm_ctx *ctx, sbm_status got, const char *expr, const c
 
 /* Path of a file under ../shared/data (static buffer). */
 const char *sbm_test_data_path(const char *relative);
+
+
+/* ---------------------------------------------------------------------------------------- */
+/* Shape lists, skips, temporary directories, vectors in the context's memory               */
+/* ---------------------------------------------------------------------------------------- */
+
+/* One block shape r x c / one GEMM triple (r x k times k x c). */
+typedef struct sbm_test_shape {
+    int r, c;
+} sbm_test_shape;
+typedef struct sbm_test_triple {
+    int r, k, c;
+} sbm_test_triple;
+
+/* Initializer of every shape in SBM_BLOCK_SHAPES (every triple in SBM_GEMM_TRIPLES) followed by
+ * the suite's own generic extras, e.g. SBM_TEST_SHAPES({2, 5}, {11, 4}); suites pick different
+ * extras on purpose, so the list stays per suite (needs sbm_blocks.h). */
+#define SBM_TEST_SHAPE_ITEM_(R, C) {R, C},
+#define SBM_TEST_TRIPLE_ITEM_(R, K, C) {R, K, C},
+#define SBM_TEST_SHAPES(...) {SBM_BLOCK_SHAPES(SBM_TEST_SHAPE_ITEM_) __VA_ARGS__}
+#define SBM_TEST_TRIPLES(...) {SBM_GEMM_TRIPLES(SBM_TEST_TRIPLE_ITEM_) __VA_ARGS__}
+
+/* A backend other than the CPU that does not implement the operation yet (status st is
+ * SBM_ERR_NOT_SUPPORTED) skips visibly; the CPU backend must implement everything. */
+#define SBM_TEST_SKIP_IF_UNSUPPORTED(e, st)                                               \
+    do {                                                                                  \
+        if ((st) == SBM_ERR_NOT_SUPPORTED && (e)->backend != SBM_BACKEND_CPU) {           \
+            print_message("[  SKIP    ] %s\n", sbm_ctx_last_error((e)->ctx));             \
+            skip();                                                                       \
+        }                                                                                 \
+    } while (0)
+
+/* A call that must succeed, except that SBM_ERR_NOT_SUPPORTED skips on a backend other than
+ * the CPU (as SBM_TEST_SKIP_IF_UNSUPPORTED). */
+#define SBM_TEST_OK_OR_SKIP(e, call)                                                      \
+    do {                                                                                  \
+        sbm_status st_ = (call);                                                          \
+        SBM_TEST_SKIP_IF_UNSUPPORTED(e, st_);                                             \
+        SBM_ASSERT_OK((e)->ctx, st_);                                                     \
+    } while (0)
+
+/* Temporary directory of a suite: group setup/teardown (cmocka_run_group_tests) that create
+ * sbm_test_tmp_dir under $TMPDIR (or /tmp) and remove it with everything in it. */
+extern char sbm_test_tmp_dir[512];
+int sbm_test_make_tmp_dir(void **state);
+int sbm_test_remove_tmp_dir(void **state);
+
+/* n doubles in ctx's memory holding the host array h (n may be 0); free with sbm__free
+ * (white-box: goes through the backend's copy). */
+double *sbm_test_vec_upload(sbm_ctx *ctx, const double *h, int64_t n);
+/* Copies n doubles of ctx's memory d into the host array h. */
+void sbm_test_vec_download_into(sbm_ctx *ctx, double *h, const double *d, int64_t n);
+/* Host copy (malloc'd, at least one element) of n doubles of ctx's memory d. */
+double *sbm_test_vec_download(sbm_ctx *ctx, const double *d, int64_t n);
 
 #endif /* SBM_TEST_UTIL_H */
