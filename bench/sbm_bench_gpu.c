@@ -267,6 +267,7 @@ typedef struct gemm_row {
     int64_t products, nnzb_c, slices;
     int fast;
     double plan_ms, plan_seg_ms, plan_radix_ms, plan_fresh_ms, exec_ms, exec_team_ms, exec_dmma_ms, gflops, peak_mb;
+    double exec_stage_ms, exec_sdmma_ms, exec_stage_np_ms, exec_sdmma_np_ms; /* staged kernels */
     double sumsq;
     peer_spgemm_result cus;
     int cpu_ok;
@@ -337,7 +338,8 @@ out:
     return res;
 }
 
-/* Median execute time of a plan made with the numeric kernel `numeric` (team or dmma). */
+/* Median execute time of a plan made with the numeric kernel `numeric` (team, dmma, stage,
+ * sdmma, stage-np, sdmma-np: see kernels/cuda_gemm.cu). */
 static double time_exec_variant(sbm_ctx *ctx, const bench_case *bc, const sbm_cbc *A,
                                 const sbm_cbc *B, const char *numeric, int reps)
 {
@@ -423,6 +425,10 @@ static void run_sbm_gpu(const bench_case *bc, int reps, gemm_row *row)
         C = NULL;
         row->exec_team_ms = time_exec_variant(ctx, bc, A, B, "team", reps);
         row->exec_dmma_ms = row->fast ? time_exec_variant(ctx, bc, A, B, "dmma", reps) : -1.0;
+        row->exec_stage_ms = row->fast ? time_exec_variant(ctx, bc, A, B, "stage", reps) : -1.0;
+        row->exec_sdmma_ms = row->fast ? time_exec_variant(ctx, bc, A, B, "sdmma", reps) : -1.0;
+        row->exec_stage_np_ms = row->fast ? time_exec_variant(ctx, bc, A, B, "stage-np", reps) : -1.0;
+        row->exec_sdmma_np_ms = row->fast ? time_exec_variant(ctx, bc, A, B, "sdmma-np", reps) : -1.0;
     }
 out:
     sbm_gemm_plan_destroy(p);
@@ -520,8 +526,10 @@ static void run_spmv(sbm_ctx *host, int large, int reps, FILE *csv, double copy_
 {
     printf("\nBlock SpMV y = A*x on 2D Poisson (%s grid), beta = 0; device copy bandwidth %.0f GB/s "
            "(read + write)\n", large ? "300x300" : "60x60", copy_gbs);
-    printf("%-14s %10s %10s %9s %8s %9s %8s %10s %8s  %s\n", "case", "nnzb", "MB", "N ms",
-           "N %copy", "T ms", "T %copy", "BSR ms", "BSR %", "cuSPARSE status");
+    printf("N ms, T ms: the default kernel; N v1..v3, T v1..v3: each version forced (ms)\n");
+    printf("%-14s %10s %10s %9s %8s %9s %8s %10s %8s  %7s %7s %7s  %7s %7s %7s  %s\n", "case", "nnzb",
+           "MB", "N ms", "N %copy", "T ms", "T %copy", "BSR ms", "BSR %", "N v1", "N v2", "N v3",
+           "T v1", "T v2", "T v3", "cuSPARSE status");
     sbm_ctx *ctx = NULL;
     CHECK(NULL, sbm_ctx_create(&ctx, SBM_BACKEND_CUDA, 0));
     for (int b = 1; b <= 8; b++) {
@@ -545,23 +553,30 @@ static void run_spmv(sbm_ctx *host, int large, int reps, FILE *csv, double copy_
         /* bytes a SpMV must move: values, block indices and pointers, x and y once */
         const double mbytes = (double)a.nnzb * b * b * 8 + (double)a.nnzb * 4 + (double)(a.nbc + 1) * 8 +
                               (double)n * 8 + (double)m * 8;
-        double ms[2] = {0, 0};
+        /* ms[op][0]: the default kernel; ms[op][v]: version v forced (kernels/cuda_spmv.cu) */
+        double ms[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
+        static const char *const vers[4] = {NULL, "v1", "v2", "v3"};
         cudaEvent_t e0, e1;
         cudaEventCreate(&e0);
         cudaEventCreate(&e1);
         double *t = calloc((size_t)reps + 1, sizeof *t);
         for (int op = 0; op < 2; op++) {
-            for (int rep = 0; rep <= reps; rep++) {
-                cudaEventRecord(e0, 0);
-                CHECK(ctx, sbm_cbc_spmv(ctx, op ? SBM_OP_T : SBM_OP_N, 1.0, A, x, 0.0, y));
-                cudaEventRecord(e1, 0);
-                cudaEventSynchronize(e1);
-                float f = 0.0f;
-                cudaEventElapsedTime(&f, e0, e1);
-                if (rep > 0) t[rep - 1] = f;
+            for (int v = 0; v < 4; v++) {
+                if (vers[v]) setenv("SBM_CUDA_SPMV", vers[v], 1);
+                else unsetenv("SBM_CUDA_SPMV");
+                for (int rep = 0; rep <= reps; rep++) {
+                    cudaEventRecord(e0, 0);
+                    CHECK(ctx, sbm_cbc_spmv(ctx, op ? SBM_OP_T : SBM_OP_N, 1.0, A, x, 0.0, y));
+                    cudaEventRecord(e1, 0);
+                    cudaEventSynchronize(e1);
+                    float f = 0.0f;
+                    cudaEventElapsedTime(&f, e0, e1);
+                    if (rep > 0) t[rep - 1] = f;
+                }
+                ms[op][v] = median(t, reps);
             }
-            ms[op] = median(t, reps);
         }
+        unsetenv("SBM_CUDA_SPMV");
         /* cuSPARSE BSR SpMV on the same matrix (BSR arrays from sbm_cbc_to_bsr, column-major blocks) */
         peer_spmv_result pr;
         cudaMalloc((void **)&brp, (size_t)(a.nbr + 1) * sizeof(int64_t));
@@ -575,19 +590,22 @@ static void run_spmv(sbm_ctx *host, int large, int reps, FILE *csv, double copy_
         } else {
             peer_cusparse_bsrmv(a.nbr, a.nbc, a.nnzb, b, brp, bci, bv, 1, x, y, reps, &pr);
         }
-        const double gbN = mbytes / (ms[0] * 1e6), gbT = mbytes / (ms[1] * 1e6);
+        const double gbN = mbytes / (ms[0][0] * 1e6), gbT = mbytes / (ms[1][0] * 1e6);
         const double gbB = pr.ok ? mbytes / (pr.ms * 1e6) : 0.0;
         char name[32];
         snprintf(name, sizeof name, "poisson2d-b%d", b);
-        printf("%-14s %10lld %10.1f %9.4f %7.0f%% %9.4f %7.0f%% %10.4f %7.0f%%  %s\n", name,
-               (long long)a.nnzb, mbytes / 1e6, ms[0], 100.0 * gbN / copy_gbs, ms[1],
+        printf("%-14s %10lld %10.1f %9.4f %7.0f%% %9.4f %7.0f%% %10.4f %7.0f%%  %7.4f %7.4f %7.4f  "
+               "%7.4f %7.4f %7.4f  %s\n", name,
+               (long long)a.nnzb, mbytes / 1e6, ms[0][0], 100.0 * gbN / copy_gbs, ms[1][0],
                100.0 * gbT / copy_gbs, pr.ok ? pr.ms : 0.0, pr.ok ? 100.0 * gbB / copy_gbs : 0.0,
-               pr.status);
+               ms[0][1], ms[0][2], ms[0][3], ms[1][1], ms[1][2], ms[1][3], pr.status);
         if (csv)
-            fprintf(csv, "spmv,%s,%d,%d,%d,%lld,,,,,%.6f,%.6f,,,,,%.6f,,%s,,,,,%.1f,%.1f,%.1f,%.1f,,,,\n",
-                    name, b, 1, b, (long long)a.nnzb, ms[0], ms[1], pr.ok ? pr.ms : -1.0, pr.status,
+            fprintf(csv, "spmv,%s,%d,%d,%d,%lld,,,,,%.6f,%.6f,,,,,%.6f,,%s,,,,,%.1f,%.1f,%.1f,%.1f,,,,,,,,,"
+                         "%.6f,%.6f,%.6f,%.6f,%.6f,%.6f\n",
+                    name, b, 1, b, (long long)a.nnzb, ms[0][0], ms[1][0], pr.ok ? pr.ms : -1.0, pr.status,
                     copy_gbs, 100.0 * gbN / copy_gbs, 100.0 * gbT / copy_gbs,
-                    pr.ok ? 100.0 * gbB / copy_gbs : -1.0);
+                    pr.ok ? 100.0 * gbB / copy_gbs : -1.0, ms[0][1], ms[0][2], ms[0][3], ms[1][1],
+                    ms[1][2], ms[1][3]);
         free(t);
         cudaEventDestroy(e0);
         cudaEventDestroy(e1);
@@ -643,7 +661,9 @@ int main(int argc, char **argv)
                      "plan_radix_ms,gflops,peak_mb,cusparse_full_ms,cusparse_reuse_exec_ms,"
                      "cusparse_reuse_setup_ms,cusparse_peak_mb,cusparse_status,cpu_plan_ms,"
                      "cpu_exec_ms,speedup_exec,speedup_full,copy_gbs_or_check,pct_n,pct_t,pct_bsr,"
-                     "plan_new_operands_ms,exec_team_ms,exec_dmma_ms,plan_segmented_ms\n");
+                     "plan_new_operands_ms,exec_team_ms,exec_dmma_ms,plan_segmented_ms,exec_stage_ms,"
+                     "exec_sdmma_ms,exec_stage_np_ms,exec_sdmma_np_ms,spmv_n_v1_ms,spmv_n_v2_ms,"
+                     "spmv_n_v3_ms,spmv_t_v1_ms,spmv_t_v2_ms,spmv_t_v3_ms\n");
     sbm_ctx *host = NULL;
     CHECK(NULL, sbm_ctx_create(&host, SBM_BACKEND_CPU, 0));
     bench_case cs[64];
@@ -654,11 +674,14 @@ int main(int argc, char **argv)
            "default sort; seg / radix: each sort variant forced; new ops: operands new to the "
            "context (fingerprints computed)\n"
            "exec: default numeric kernel; team / dmma: thread per element / FP64 tensor cores; "
+           "stage / sdmma: the same staged through shared memory, persistent grid (-np: one tile "
+           "per CTA); "
            "x exec = cuSPARSE reuse compute / exec; x full = cuSPARSE all phases / (plan + exec)\n");
-    printf("%-18s %-6s %9s %8s %3s %8s %8s %8s %8s %8s %8s %8s %8s %7s %10s %9s %6s %6s %8s %8s  %s\n",
+    printf("%-18s %-6s %9s %8s %3s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %7s %10s %9s %6s "
+           "%6s %8s %8s  %s\n",
            "case", "rxkxc", "products", "nnzb_C", "sl", "plan ms", "seg", "radix", "new ops", "exec ms",
-           "team", "dmma", "GFLOP/s", "peakMB", "cus full", "cus exec", "x exec", "x full",
-           "cpu plan", "cpu exec", "cuSPARSE status / check");
+           "team", "dmma", "stage", "sdmma", "stage-np", "sdmma-np", "GFLOP/s", "peakMB", "cus full",
+           "cus exec", "x exec", "x full", "cpu plan", "cpu exec", "cuSPARSE status / check");
     for (int t = 0; t < n; t++) {
         gemm_row row;
         memset(&row, 0, sizeof row);
@@ -680,18 +703,19 @@ int main(int argc, char **argv)
         char rkc[16];
         snprintf(rkc, sizeof rkc, "%dx%dx%d", row.r, row.k, row.c);
         if (row.note[0]) printf("%-16s FAILED: %s\n", cs[t].name, row.note);
-        printf("%-18s %-6s %9lld %8lld %3lld %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.1f %7.1f "
-               "%10.3f %9.3f %6.1f %6.1f %8.1f %8.1f  %s; %s\n",
+        printf("%-18s %-6s %9lld %8lld %3lld %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f %8.3f "
+               "%8.3f %8.3f %8.1f %7.1f %10.3f %9.3f %6.1f %6.1f %8.1f %8.1f  %s; %s\n",
                cs[t].name, rkc, (long long)row.products, (long long)row.nnzb_c, (long long)row.slices,
                row.plan_ms, row.plan_seg_ms, row.plan_radix_ms, row.plan_fresh_ms, row.exec_ms,
-               row.exec_team_ms,
-               row.exec_dmma_ms, row.gflops, row.peak_mb,
+               row.exec_team_ms, row.exec_dmma_ms, row.exec_stage_ms, row.exec_sdmma_ms,
+               row.exec_stage_np_ms, row.exec_sdmma_np_ms, row.gflops, row.peak_mb,
                row.cus.ok ? row.cus.full_ms : 0.0, row.cus.reuse_ok ? row.cus.reuse_exec_ms : 0.0, sx,
                sf, row.cpu_plan_ms, row.cpu_exec_ms, row.cus.ok ? "ok" : row.cus.status, check);
         fflush(stdout);
         if (csv)
             fprintf(csv, "gemm,%s,%d,%d,%d,%lld,%lld,%lld,%d,%.6f,%.6f,%.6f,%.3f,%.3f,%.6f,%.6f,%.6f,"
-                         "%.3f,%s,%.3f,%.3f,%.3f,%.3f,%.3e,,,,%.6f,%.6f,%.6f,%.6f\n",
+                         "%.3f,%s,%.3f,%.3f,%.3f,%.3f,%.3e,,,,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,"
+                         "%.6f,,,,,,\n",
                     cs[t].name, row.r, row.k, row.c, (long long)row.products, (long long)row.nnzb_c,
                     (long long)row.slices, row.fast, row.plan_ms, row.exec_ms, row.plan_radix_ms,
                     row.gflops, row.peak_mb, row.cus.ok ? row.cus.full_ms : -1.0,
@@ -700,7 +724,8 @@ int main(int argc, char **argv)
                     (double)row.cus.peak_bytes / (1024.0 * 1024.0),
                     row.cus.ok ? "ok" : row.cus.status, row.cpu_ok ? row.cpu_plan_ms : -1.0,
                     row.cpu_ok ? row.cpu_exec_ms : -1.0, sx, sf, rel, row.plan_fresh_ms,
-                    row.exec_team_ms, row.exec_dmma_ms, row.plan_seg_ms);
+                    row.exec_team_ms, row.exec_dmma_ms, row.plan_seg_ms, row.exec_stage_ms,
+                    row.exec_sdmma_ms, row.exec_stage_np_ms, row.exec_sdmma_np_ms);
         sbm_cbc_destroy(cs[t].A);
         sbm_cbc_destroy(cs[t].B);
     }

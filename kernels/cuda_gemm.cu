@@ -29,15 +29,19 @@
  * execute (numeric only; no allocation)
  *   every output block sums the dense block products of its run of entries in sorted order
  *   (op(B) block, then op(A) block: the CPU backend's order), so the result is deterministic
- *   and no floating-point atomics are used. Two kernels, compiled for every triple of
- *   SBM_GEMM_TRIPLES: one warp per output block on the FP64 tensor cores (mma.sync m8n8k4,
- *   the default for blocks of 4x4 and larger), and one team of r*c threads per output block,
- *   one thread per element (small blocks, and the generic runtime-size path for any other
- *   shape up to SBM_MAX_BLOCK_DIM). op T is handled by indexing the stored block transposed. */
+ *   and no floating-point atomics are used. Kernels compiled for every triple of
+ *   SBM_GEMM_TRIPLES: tiles of output blocks staged through shared memory by persistent,
+ *   software-pipelined CTAs (cp.async), computed either one thread per output element or one
+ *   warp per output block on the FP64 tensor cores (mma.sync m8n8k4); and, unstaged, the same
+ *   two ways from global memory. The one-team-of-r*c-threads kernel is also the generic
+ *   runtime-size path for any other shape up to SBM_MAX_BLOCK_DIM. The default per triple is
+ *   in sbm__gemm_numeric_kind. op T is handled by indexing the stored block transposed. */
 #include "cuda_internal.cuh"
 #include "sbm_blocks.h"
 
 #include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,7 +59,12 @@ typedef struct sbm__gpu_plan {
     int k;
     int c;
     int has_u;               /* U took part in the plan */
-    int dmma;                /* numeric pass on the FP64 tensor cores (else one thread per element) */
+    int numeric;             /* numeric kernel (SBM__NUM_*, see sbm__gemm_numeric_kind) */
+    int st_nb;               /* staged kernels: output blocks per tile */
+    int st_ec;               /* staged kernels: entries staged per chunk */
+    unsigned st_grid;        /* staged kernels: CTAs */
+    int64_t st_tiles;        /* staged kernels: tiles */
+    size_t st_smem;          /* staged kernels: dynamic shared memory per CTA */
     int64_t nnzb_c;          /* blocks of C */
     int64_t entries;         /* products + U entries */
     uint64_t *pairs;         /* sorted entries (size entries) */
@@ -255,6 +264,22 @@ __global__ void sbm__k_gemm_compress(int64_t nbc, const int64_t *coloff, const u
     }
 }
 
+/* Most entries of one output block (max of seg[q+1] - seg[q]) into *out (zeroed before). */
+__global__ void sbm__k_gemm_max_run(int64_t nnzb_c, const int64_t *seg, unsigned long long *out)
+{
+    unsigned long long m = 0;
+    SBM__GRID_STRIDE(q, nnzb_c)
+    {
+        const unsigned long long n = (unsigned long long)(seg[q + 1] - seg[q]);
+        if (n > m) m = n;
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        const unsigned long long v = __shfl_down_sync(0xffffffffu, m, o);
+        if (v > m) m = v;
+    }
+    if ((threadIdx.x & 31) == 0) atomicMax(out, m);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Numeric pass                                                                             */
 /* ---------------------------------------------------------------------------------------- */
@@ -425,7 +450,7 @@ __global__ void __launch_bounds__(256)
                 }
     }
 #else
-    __trap(); /* never selected below sm_80 (see sbm__gemm_use_dmma) */
+    __trap(); /* never selected below sm_80 (see sbm__gemm_numeric_kind) */
 #endif
 }
 
@@ -441,18 +466,412 @@ static sbm__dmma_kernel sbm__select_dmma(int r, int k, int c)
     return NULL;
 }
 
-/* Numeric kernel of a plan: the tensor-core one for fast triples whose output blocks have at
- * least 25 elements, else one thread per element. Measured on an H100 (bench/RESULTS.md, 2D
- * Poisson A*A, execute ms thread-per-element / tensor cores): 4x4 0.26 / 0.47, 5x5 0.55 / 0.54,
- * 6x6 0.99 / 0.56, 8x8 1.28 / 0.59, BA 9x3x9 1.93 / 1.07, BA 6x3x6 1.23 / 0.69.
- * SBM_CUDA_GEMM_NUMERIC=team or =dmma overrides (for measurements and tests). */
-static int sbm__gemm_use_dmma(sbm_ctx *ctx, int r, int k, int c)
+/* ---------------------------------------------------------------------------------------- */
+/* Numeric pass, staged through shared memory                                               */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Both kernels above walk an output block's entries one after the other, each a chain of
+ * dependent loads (seg -> entry -> operand blocks), so a warp has at most one product's operands
+ * in flight: on an H100 they are latency-bound (2D Poisson A*A: dmma flat at 0.45-0.59 ms for
+ * b = 2..8, the thread-per-element kernel at 1.1-1.3 TB/s; bench/NOTES-gpu.md). The staged
+ * kernels below give every CTA a tile of consecutive output blocks and copy, with cp.async
+ * (global -> shared without registers, sm_80+), all the tile's entries and then all their
+ * operand blocks into shared memory at once, so a CTA has a whole tile's loads in flight. The
+ * CTAs are persistent and software-pipelined: while the operand blocks of tile t are loaded,
+ * the entries of the next tile and the output-block offsets of the one after it are loaded
+ * too, so each tile costs one round trip to memory, not three. Tiles whose entries exceed the
+ * staging capacity are processed in chunks (the accumulators live in registers across chunks),
+ * so the order of summation is the sorted order, as in the other kernels. Two ways to compute
+ * from shared memory: one thread per output element (CUDA cores; small blocks) or one warp per
+ * output block on the FP64 tensor cores (mma.sync m8n8k4), several blocks per warp. Measured
+ * (H100, bench/NOTES-gpu.md): 1.05-1.5x faster than the unstaged kernels for b = 2..6, 1.7x on
+ * BA; still latency-bound (Nsight Compute: memory and compute both under 45% at b = 6), since a
+ * CTA's copy, wait, compute and store run one after the other and about 5 CTAs fit per SM;
+ * overlapping them within a CTA (two operand stages) is the next step. */
+#define SBM__ST_THREADS 128 /* threads per CTA */
+#define SBM__ST_EPT 4       /* output elements per thread (thread-per-element mode) */
+#define SBM__ST_VBYTES 32768 /* most bytes of staged operand blocks per chunk */
+
+template <int R, int K, int C, int DMMA>
+struct sbm__st_cfg {
+    static constexpr int RK = R * K, KC = K * C, T = R * C;
+    static constexpr int MT = (R + 7) / 8, NT = (C + 7) / 8, KS = (K + 3) / 4;
+    static constexpr int BPW = 8 / (MT * NT) > 0 ? 8 / (MT * NT) : 1; /* blocks per warp */
+    static constexpr int NW = SBM__ST_THREADS / 32;
+    static constexpr int NB_ = DMMA ? NW * BPW : SBM__ST_THREADS * SBM__ST_EPT / T;
+    static constexpr int NBMAX = NB_ > 0 ? NB_ : 1; /* output blocks per tile, at most */
+};
+
+/* Host mirror of sbm__st_cfg::NBMAX. */
+static int sbm__st_nbmax(int r, int k, int c, int dmma)
+{
+    if (dmma) {
+        const int mt = (r + 7) / 8, nt = (c + 7) / 8;
+        const int bpw = 8 / (mt * nt) > 0 ? 8 / (mt * nt) : 1;
+        return SBM__ST_THREADS / 32 * bpw;
+    }
+    const int nb = SBM__ST_THREADS * SBM__ST_EPT / (r * c);
+    return nb > 0 ? nb : 1;
+}
+
+/* Dynamic shared memory of a tile: operand blocks of ec entries (op(A) blocks, then op(B)
+ * blocks from a 16-byte boundary), two buffers of ec entries, three of nbmax+1 offsets. */
+static size_t sbm__st_smem(int r, int k, int c, int ec, int nbmax)
+{
+    const size_t rk = (size_t)r * k, kc = (size_t)k * c;
+    return (((size_t)ec * rk + 1) / 2 * 2 + (size_t)ec * kc) * sizeof(double) +
+           2 * (size_t)ec * sizeof(uint64_t) + 3 * (size_t)(nbmax + 1) * sizeof(int64_t);
+}
+
+template <int BYTES>
+__device__ __forceinline__ void sbm__cp_async(void *smem, const void *gmem)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(s), "l"(gmem), "n"(BYTES)
+                 : "memory");
+#else
+    if (BYTES == 16) *(double2 *)smem = *(const double2 *)gmem;
+    else *(uint64_t *)smem = *(const uint64_t *)gmem;
+#endif
+}
+
+/* Wait for all of this thread's copies (the caller's __syncthreads then publishes them). */
+__device__ __forceinline__ void sbm__cp_async_wait_all()
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+#endif
+}
+
+/* Copy n 8-byte words src[0..n) to dst[0..n) (CTA-wide). */
+__device__ __forceinline__ void sbm__st_copy_words(void *dst, const void *src, int n)
+{
+    for (int i = threadIdx.x; i < n; i += SBM__ST_THREADS)
+        sbm__cp_async<8>((uint64_t *)dst + i, (const uint64_t *)src + i);
+}
+
+/* Copy the stored blocks of entries P[0..ne) (A index low, B index high) into s_a and s_b;
+ * U entries have no operand blocks. 16-byte copies when the block size is even and the source
+ * is 16-byte aligned. */
+template <int RK, int KC>
+__device__ __forceinline__ void sbm__st_stage(int ne, const uint64_t *P, const double *av,
+                                              const double *bv, double *s_a, double *s_b,
+                                              bool v16a, bool v16b)
+{
+    constexpr int HA = RK / 2 > 0 ? RK / 2 : 1, HB = KC / 2 > 0 ? KC / 2 : 1;
+    const int tid = threadIdx.x;
+    if (v16a) {
+        for (int x = tid; x < ne * HA; x += SBM__ST_THREADS) {
+            const int e = x / HA, w = x - e * HA;
+            const uint32_t a = (uint32_t)P[e];
+            if (a != SBM__U_TAG)
+                sbm__cp_async<16>(s_a + e * RK + 2 * w, av + (int64_t)a * RK + 2 * w);
+        }
+    } else {
+        for (int x = tid; x < ne * RK; x += SBM__ST_THREADS) {
+            const int e = x / RK, w = x - e * RK;
+            const uint32_t a = (uint32_t)P[e];
+            if (a != SBM__U_TAG) sbm__cp_async<8>(s_a + e * RK + w, av + (int64_t)a * RK + w);
+        }
+    }
+    if (v16b) {
+        for (int x = tid; x < ne * HB; x += SBM__ST_THREADS) {
+            const int e = x / HB, w = x - e * HB;
+            const uint64_t v = P[e];
+            if ((uint32_t)v != SBM__U_TAG)
+                sbm__cp_async<16>(s_b + e * KC + 2 * w, bv + (int64_t)(v >> 32) * KC + 2 * w);
+        }
+    } else {
+        for (int x = tid; x < ne * KC; x += SBM__ST_THREADS) {
+            const int e = x / KC, w = x - e * KC;
+            const uint64_t v = P[e];
+            if ((uint32_t)v != SBM__U_TAG)
+                sbm__cp_async<8>(s_b + e * KC + w, bv + (int64_t)(v >> 32) * KC + w);
+        }
+    }
+}
+
+/* Tile t is output blocks [t*nb, t*nb + nb) (fewer in the last tile), its entries
+ * [seg[t*nb], seg[t*nb + nbt]) processed in chunks of at most ec. The grid is persistent: CTA
+ * b takes tiles b, b + gridDim.x, ... DMMA selects the compute mode (see above). */
+template <int R, int K, int C, int DMMA>
+__global__ void __launch_bounds__(SBM__ST_THREADS, DMMA ? 6 : 8)
+    sbm__k_gemm_staged(int64_t nnzb_c, int64_t ntiles, int nb, int ec, int ta, int tb,
+                       const uint64_t *__restrict__ pairs, const int64_t *__restrict__ seg,
+                       const double *__restrict__ av, const double *__restrict__ bv,
+                       const double *__restrict__ uvals, double alpha, double *__restrict__ cv)
+{
+    typedef sbm__st_cfg<R, K, C, DMMA> cfg;
+    constexpr int RK = cfg::RK, KC = cfg::KC, T = cfg::T, NBMAX = cfg::NBMAX;
+    constexpr int MT = cfg::MT, NT = cfg::NT, KS = cfg::KS, BPW = cfg::BPW, NW = cfg::NW;
+    constexpr int EPT = SBM__ST_EPT, NTH = SBM__ST_THREADS;
+    extern __shared__ __align__(16) unsigned char sbm__st_mem[];
+    double *s_a = (double *)sbm__st_mem;
+    double *s_b = s_a + ((int64_t)ec * RK + 1) / 2 * 2;
+    uint64_t *s_p = (uint64_t *)(s_b + (int64_t)ec * KC); /* 2 buffers of ec entries */
+    int64_t *s_s = (int64_t *)(s_p + 2 * (int64_t)ec);    /* 3 buffers of NBMAX+1 offsets */
+    const int tid = threadIdx.x;
+    const bool v16a = RK % 2 == 0 && ((uintptr_t)av & 15) == 0;
+    const bool v16b = KC % 2 == 0 && ((uintptr_t)bv & 15) == 0;
+    const int64_t G = gridDim.x;
+    int64_t tile = blockIdx.x;
+    if (tile >= ntiles) return;
+
+    /* per-thread constants of the compute modes */
+    const int lane = tid & 31, warp = tid >> 5, g = lane >> 2, t4 = lane & 3;
+    int a_off[MT][KS], b_off[NT][KS];
+    bool a_ok[MT][KS], b_ok[NT][KS];
+    if (DMMA) {
+#pragma unroll
+        for (int s = 0; s < KS; s++) {
+            const int p = 4 * s + t4;
+#pragma unroll
+            for (int mi = 0; mi < MT; mi++) {
+                const int i = 8 * mi + g; /* element (i, p) of op(A) */
+                a_ok[mi][s] = i < R && p < K;
+                a_off[mi][s] = a_ok[mi][s] ? (ta ? p + i * K : i + p * R) : 0;
+            }
+#pragma unroll
+            for (int ni = 0; ni < NT; ni++) {
+                const int j = 8 * ni + g; /* element (p, j) of op(B) */
+                b_ok[ni][s] = p < K && j < C;
+                b_off[ni][s] = b_ok[ni][s] ? (tb ? j + p * C : p + j * K) : 0;
+            }
+        }
+    }
+
+    /* prologue: offsets of the first tile; then its first entries and the next tile's offsets */
+    {
+        const int64_t q0 = tile * nb;
+        const int nbt = (int)(nnzb_c - q0 < nb ? nnzb_c - q0 : nb);
+        sbm__st_copy_words(s_s, seg + q0, nbt + 1);
+        sbm__cp_async_wait_all();
+        __syncthreads();
+        const int64_t E0 = s_s[0], E1 = s_s[nbt];
+        sbm__st_copy_words(s_p, pairs + E0, (int)(E1 - E0 < ec ? E1 - E0 : ec));
+        if (tile + G < ntiles) {
+            const int64_t q1 = (tile + G) * nb;
+            const int nbt1 = (int)(nnzb_c - q1 < nb ? nnzb_c - q1 : nb);
+            sbm__st_copy_words(s_s + (NBMAX + 1), seg + q1, nbt1 + 1);
+        }
+        sbm__cp_async_wait_all();
+        __syncthreads();
+    }
+
+    for (int it = 0;; it++) {
+        /* here: S holds this tile's offsets, Pc its first chunk of entries, and (if any) the
+         * next tile's offsets are in the following offset buffer */
+        const int64_t *S = s_s + (it % 3) * (NBMAX + 1);
+        uint64_t *Pc = s_p + (it & 1) * (int64_t)ec;
+        const int64_t q0 = tile * nb;
+        const int nbt = (int)(nnzb_c - q0 < nb ? nnzb_c - q0 : nb);
+        const int64_t E0 = S[0], E1 = S[nbt];
+        const int64_t next = tile + G;
+        double acc[EPT];
+        double d[BPW][MT][NT][2];
+#pragma unroll
+        for (int u = 0; u < EPT; u++) acc[u] = 0.0;
+#pragma unroll
+        for (int m = 0; m < BPW; m++)
+#pragma unroll
+            for (int mi = 0; mi < MT; mi++)
+#pragma unroll
+                for (int ni = 0; ni < NT; ni++) d[m][mi][ni][0] = d[m][mi][ni][1] = 0.0;
+
+        for (int64_t c0 = E0; c0 < E1; c0 += ec) {
+            const int ne = (int)(E1 - c0 < ec ? E1 - c0 : ec);
+            if (c0 != E0) { /* a later chunk of a large tile: its entries were not prefetched */
+                __syncthreads();
+                sbm__st_copy_words(Pc, pairs + c0, ne);
+                sbm__cp_async_wait_all();
+                __syncthreads();
+            }
+            sbm__st_stage<RK, KC>(ne, Pc, av, bv, s_a, s_b, v16a, v16b);
+            if (c0 == E0 && next < ntiles) {
+                /* prefetch: the next tile's first entries, the offsets of the one after it */
+                const int64_t *S1 = s_s + ((it + 1) % 3) * (NBMAX + 1);
+                const int64_t q1 = next * nb;
+                const int nbt1 = (int)(nnzb_c - q1 < nb ? nnzb_c - q1 : nb);
+                const int64_t F0 = S1[0], F1 = S1[nbt1];
+                sbm__st_copy_words(s_p + ((it + 1) & 1) * (int64_t)ec, pairs + F0,
+                                   (int)(F1 - F0 < ec ? F1 - F0 : ec));
+                if (next + G < ntiles) {
+                    const int64_t q2 = (next + G) * nb;
+                    const int nbt2 = (int)(nnzb_c - q2 < nb ? nnzb_c - q2 : nb);
+                    sbm__st_copy_words(s_s + ((it + 2) % 3) * (NBMAX + 1), seg + q2, nbt2 + 1);
+                }
+            }
+            sbm__cp_async_wait_all();
+            __syncthreads();
+
+            if (!DMMA) {
+#pragma unroll
+                for (int u = 0; u < EPT; u++) {
+                    const int o = tid + u * NTH;
+                    if (o < nbt * T) {
+                        const int ql = o / T, w = o - ql * T, i = w % R, j = w / R;
+                        const int a0 = ta ? i * K : i, as = ta ? 1 : R;
+                        const int b0 = tb ? j : j * K, bs = tb ? C : 1;
+                        const int lo = (int)((S[ql] > c0 ? S[ql] : c0) - c0);
+                        const int hi = (int)((S[ql + 1] < c0 + ne ? S[ql + 1] : c0 + ne) - c0);
+                        double x = acc[u];
+                        for (int e = lo; e < hi; e++) {
+                            if ((uint32_t)Pc[e] == SBM__U_TAG) continue;
+                            const double *ap = s_a + e * RK + a0, *bp = s_b + e * KC + b0;
+#pragma unroll
+                            for (int p = 0; p < K; p++) x += ap[p * as] * bp[p * bs];
+                        }
+                        acc[u] = x;
+                    }
+                }
+            } else {
+#pragma unroll
+                for (int m = 0; m < BPW; m++) {
+                    const int ql = warp + m * NW;
+                    if (ql < nbt) { /* warp-uniform */
+                        const int lo = (int)((S[ql] > c0 ? S[ql] : c0) - c0);
+                        const int hi = (int)((S[ql + 1] < c0 + ne ? S[ql + 1] : c0 + ne) - c0);
+                        for (int e = lo; e < hi; e++) {
+                            if ((uint32_t)Pc[e] == SBM__U_TAG) continue;
+                            const double *ap = s_a + e * RK, *bp = s_b + e * KC;
+                            double fa[MT][KS], fb[NT][KS];
+#pragma unroll
+                            for (int s = 0; s < KS; s++) {
+#pragma unroll
+                                for (int mi = 0; mi < MT; mi++) fa[mi][s] = a_ok[mi][s] ? ap[a_off[mi][s]] : 0.0;
+#pragma unroll
+                                for (int ni = 0; ni < NT; ni++) fb[ni][s] = b_ok[ni][s] ? bp[b_off[ni][s]] : 0.0;
+                            }
+#pragma unroll
+                            for (int s = 0; s < KS; s++)
+#pragma unroll
+                                for (int mi = 0; mi < MT; mi++)
+#pragma unroll
+                                    for (int ni = 0; ni < NT; ni++)
+                                        sbm__dmma(d[m][mi][ni][0], d[m][mi][ni][1], fa[mi][s], fb[ni][s]);
+                        }
+                    }
+                }
+            }
+        }
+
+        /* write the tile: the CPU backend's order, scale the sum, then add U (a U entry is the
+         * first of its output block) */
+        if (!DMMA) {
+#pragma unroll
+            for (int u = 0; u < EPT; u++) {
+                const int o = tid + u * NTH;
+                if (o < nbt * T) {
+                    const int ql = o / T, w = o - ql * T;
+                    double x = acc[u];
+                    if (alpha != 1.0) x *= alpha;
+                    if (uvals) {
+                        const uint64_t v = pairs[S[ql]];
+                        if ((uint32_t)v == SBM__U_TAG) x += uvals[(int64_t)(v >> 32) * T + w];
+                    }
+                    cv[q0 * T + o] = x;
+                }
+            }
+        } else {
+#pragma unroll
+            for (int m = 0; m < BPW; m++) {
+                const int ql = warp + m * NW;
+                if (ql < nbt) {
+                    const int64_t q = q0 + ql;
+                    int64_t ub = -1;
+                    if (uvals) {
+                        const uint64_t v = pairs[S[ql]];
+                        if ((uint32_t)v == SBM__U_TAG) ub = (int64_t)(v >> 32);
+                    }
+#pragma unroll
+                    for (int mi = 0; mi < MT; mi++)
+#pragma unroll
+                        for (int ni = 0; ni < NT; ni++)
+#pragma unroll
+                            for (int h = 0; h < 2; h++) {
+                                const int i = 8 * mi + g, j = 8 * ni + 2 * t4 + h;
+                                if (i < R && j < C) {
+                                    double x = d[m][mi][ni][h];
+                                    if (alpha != 1.0) x *= alpha;
+                                    if (ub >= 0) x += uvals[ub * T + i + (int64_t)j * R];
+                                    cv[q * T + i + (int64_t)j * R] = x;
+                                }
+                            }
+                }
+            }
+        }
+        tile = next;
+        if (tile >= ntiles) break;
+        __syncthreads(); /* every thread is done with this tile's buffers */
+    }
+}
+
+typedef void (*sbm__staged_kernel)(int64_t, int64_t, int, int, int, int, const uint64_t *,
+                                   const int64_t *, const double *, const double *,
+                                   const double *, double, double *);
+
+static sbm__staged_kernel sbm__select_staged(int r, int k, int c, int dmma)
+{
+#define SBM_X_(R, K, C)                                                                        \
+    if (r == (R) && k == (K) && c == (C))                                                      \
+        return dmma ? sbm__k_gemm_staged<R, K, C, 1> : sbm__k_gemm_staged<R, K, C, 0>;
+    SBM_GEMM_TRIPLES(SBM_X_)
+#undef SBM_X_
+    return NULL;
+}
+
+/* Numeric kernels of a plan (sbm__gpu_plan.numeric). */
+enum {
+    SBM__NUM_TEAM = 0,  /* one thread per output element, operands from global memory */
+    SBM__NUM_DMMA = 1,  /* one warp per output block on the tensor cores, from global memory */
+    SBM__NUM_STAGE = 2, /* staged tiles, one thread per output element */
+    SBM__NUM_SDMMA = 3  /* staged tiles, one warp per output block on the tensor cores */
+};
+
+/* Numeric kernel for a fast triple (the generic path is always SBM__NUM_TEAM). Measured on an
+ * H100 (bench/NOTES-gpu.md, runs 1 and 2 of 2026-11-22; execute ms, 2D Poisson A*A, run 2,
+ * team / dmma / stage / sdmma): 1x1 0.026 / 0.275 / 0.030 / 0.198, 2x2 0.074 / 0.420 / 0.060 /
+ * 0.205, 3x3 0.160 / 0.450 / 0.153 / 0.221, 4x4 0.260 / 0.473 / 0.188 / 0.237, 5x5 0.545 /
+ * 0.537 / 0.422 / 0.369, 6x6 0.987 / 0.561 / 0.508 / 0.406, 7x7 1.453 / 0.592 / 0.882 / 0.582,
+ * 8x8 1.272 / 0.583 / 0.897 / 0.581; 3D Poisson 7x7 dmma 0.776 / sdmma 0.786, 8x8 0.795 / 0.745;
+ * BA 9x3x9 dmma 1.057 / sdmma 0.802 / sdmma one tile per CTA 0.607, BA 6x3x6 0.690 / 0.501 /
+ * 0.392. Hence: staged tiles, one thread per element up to 16 elements per block and the tensor
+ * cores above; 1x1x1 stays one thread per element from global memory, and 7x7x7 on the
+ * unstaged tensor-core kernel (staged not faster: 2D 1.7% faster, 3D 1.3% slower, both runs).
+ * Small products (fewer tiles than resident CTAs) keep the unstaged kernels too: see
+ * sbm__stage_setup. SBM_CUDA_GEMM_NUMERIC overrides, for measurements and tests: team, dmma,
+ * stage, sdmma (persistent grid), stage-np, sdmma-np (one tile per CTA). *persist: 1 or 0 when
+ * forced, else -1 (decided in sbm__stage_setup); *forced: the kernel was forced. */
+static int sbm__gemm_numeric_kind(sbm_ctx *ctx, int r, int k, int c, int *persist, int *forced)
 {
     const char *env = getenv("SBM_CUDA_GEMM_NUMERIC");
-    if (!sbm__select_dmma(r, k, c) || sbm__cuda_st(ctx)->prop.major < 8) return 0;
-    if (env && strcmp(env, "team") == 0) return 0;
-    if (env && strcmp(env, "dmma") == 0) return 1;
-    return r * c >= 25;
+    *persist = -1;
+    *forced = 1;
+    if (!sbm__select_dmma(r, k, c) || sbm__cuda_st(ctx)->prop.major < 8) return SBM__NUM_TEAM;
+    if (env) {
+        if (strcmp(env, "team") == 0) return SBM__NUM_TEAM;
+        if (strcmp(env, "dmma") == 0) return SBM__NUM_DMMA;
+        *persist = 1;
+        if (strcmp(env, "stage") == 0) return SBM__NUM_STAGE;
+        if (strcmp(env, "sdmma") == 0) return SBM__NUM_SDMMA;
+        *persist = 0;
+        if (strcmp(env, "stage-np") == 0) return SBM__NUM_STAGE;
+        if (strcmp(env, "sdmma-np") == 0) return SBM__NUM_SDMMA;
+        *persist = -1;
+    }
+    *forced = 0;
+    if (r * k * c == 1) return SBM__NUM_TEAM;
+    if (r == 7 && k == 7 && c == 7) return SBM__NUM_DMMA;
+    return r * c > 16 ? SBM__NUM_SDMMA : SBM__NUM_STAGE;
+}
+
+/* The unstaged kernel for a fast triple (the rule before the staged kernels): the tensor cores
+ * for output blocks of 25 elements and more, else one thread per element. */
+static int sbm__gemm_unstaged_kind(int r, int c)
+{
+    return r * c >= 25 ? SBM__NUM_DMMA : SBM__NUM_TEAM;
 }
 
 typedef void (*sbm__numeric_kernel)(int64_t, int, int, int, int, int, const uint64_t *,
@@ -473,6 +892,85 @@ static sbm__numeric_kernel sbm__select_numeric(int r, int k, int c, int *fast)
 /* ---------------------------------------------------------------------------------------- */
 /* Plan                                                                                     */
 /* ---------------------------------------------------------------------------------------- */
+
+/* Tile geometry of the staged kernels: as many output blocks per tile as the compute mode
+ * holds (sbm__st_cfg::NBMAX), with room for 1.25 times their mean number of entries, unless the
+ * operand blocks of that many entries exceed SBM__ST_VBYTES: then fewer blocks per tile. Tiles
+ * with more entries are processed in chunks. Unless forced (SBM_CUDA_GEMM_NUMERIC), a product
+ * with fewer tiles than CTAs resident at once goes back to the unstaged kernel: the staged ones
+ * need several tiles per CTA to overlap their phases, and the g2o products (4-8 k blocks of C,
+ * 76-345 tiles) ran faster unstaged (run 2: parking-garage 6x6x6 0.016 ms unstaged, 0.021
+ * staged). The grid: persistent (as many CTAs as are resident at once, occupancy API), unless
+ * some output block has more entries than a chunk, then one CTA per tile (see below).
+ * SBM_CUDA_GEMM_TILE="nb,ec,grid" overrides the geometry (for tests: tiny tiles, chunks and
+ * grids reach every path of the kernels). */
+static sbm_status sbm__stage_setup(sbm_ctx *ctx, sbm__gpu_plan *P, int persist, int forced)
+{
+    sbm_status st = SBM_SUCCESS;
+    unsigned long long *d_max = NULL, maxrun = 0;
+    const int dm = P->numeric == SBM__NUM_SDMMA;
+    const int nbmax = sbm__st_nbmax(P->r, P->k, P->c, dm);
+    const int op_bytes = (P->r * P->k + P->k * P->c) * (int)sizeof(double);
+    const double mean = (double)P->entries / (double)P->nnzb_c;
+    const int sms = sbm__cuda_st(ctx)->prop.multiProcessorCount;
+    const char *env = getenv("SBM_CUDA_GEMM_TILE");
+    sbm__staged_kernel kern = sbm__select_staged(P->r, P->k, P->c, dm);
+    int ecmax = SBM__ST_VBYTES / op_bytes, nb = nbmax, ec, nblk = 0;
+    long long grid = 0;
+    if (ecmax > 1024) ecmax = 1024; /* small blocks: bound the entry buffers too */
+    if (ecmax < 2) ecmax = 2;
+    if (nb * mean * 1.25 > ecmax) {
+        nb = (int)(ecmax / (mean * 1.25));
+        if (nb < 1) nb = 1;
+        ec = ecmax;
+    } else {
+        ec = (int)ceil(nb * mean * 1.25);
+        if (ec < 2) ec = 2;
+    }
+    if (env) {
+        int enb = 0, eec = 0, egrid = 0;
+        if (sscanf(env, "%d,%d,%d", &enb, &eec, &egrid) >= 2) {
+            nb = enb < 1 ? 1 : enb > nbmax ? nbmax : enb;
+            ec = eec < 1 ? 1 : eec > 4096 ? 4096 : eec;
+            grid = egrid;
+        }
+    }
+    P->st_nb = nb;
+    P->st_ec = ec;
+    P->st_tiles = (P->nnzb_c + nb - 1) / nb;
+    P->st_smem = sbm__st_smem(P->r, P->k, P->c, ec, nbmax);
+    if (P->st_smem > 48 * 1024)
+        SBM__CU(ctx, cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          (int)P->st_smem),
+                "shared memory of the staged block products");
+    SBM__CU(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&nblk, kern, SBM__ST_THREADS,
+                                                               P->st_smem),
+            "occupancy of the staged block products");
+    if (nblk < 1) nblk = 1;
+    if (!forced && P->st_tiles < (int64_t)nblk * sms) {
+        P->numeric = sbm__gemm_unstaged_kind(P->r, P->c);
+        goto done;
+    }
+    if (persist < 0) {
+        /* The persistent grid deals tiles round-robin, which assumes tiles of similar cost; an
+         * output block with more entries than a chunk makes its tile several times slower
+         * (BA: camera blocks of ~600 entries), and one tile per CTA lets the hardware balance
+         * (run 2: BA 9x3x9 0.802 ms persistent, 0.607 one tile per CTA). */
+        SBM__CK(sbm__cuda_workspace(ctx, SBM__WS_PRIM, sizeof *d_max, (void **)&d_max));
+        SBM__CK(sbm__cuda_zero(ctx, d_max, sizeof *d_max));
+        sbm__k_gemm_max_run<<<sbm__grid(P->nnzb_c, 256), 256, 0, sbm__cuda_stream(ctx)>>>(
+            P->nnzb_c, P->seg, d_max);
+        SBM__LAUNCHED(ctx, "longest output block");
+        SBM__CK(sbm__cuda_d2h(ctx, &maxrun, d_max, sizeof maxrun));
+        persist = maxrun <= (unsigned long long)ec;
+    }
+    if (grid < 1) grid = persist ? (long long)nblk * sms : P->st_tiles;
+    if (grid > P->st_tiles) grid = P->st_tiles;
+    if (grid > 0x7fffffffLL) grid = 0x7fffffffLL; /* the persistent loop covers the rest */
+    P->st_grid = (unsigned)grid;
+done:
+    return st;
+}
 
 void sbm__cuda_gemm_plan_destroy(sbm_gemm_plan *plan)
 {
@@ -859,8 +1357,13 @@ sbm_status sbm__cuda_gemm_plan(sbm_ctx *ctx, sbm_op op_a, const sbm_cbc *A, sbm_
     SBM__CK(sbm__cuda_sync(ctx)); /* surface asynchronous faults here, not in a later call */
 
     (void)sbm__select_numeric(r, k, c, &fast);
-    P->dmma = sbm__gemm_use_dmma(ctx, r, k, c);
     P->nnzb_c = nnzb_c;
+    {
+        int persist = -1, forced = 0;
+        P->numeric = sbm__gemm_numeric_kind(ctx, r, k, c, &persist, &forced);
+        if (P->numeric >= SBM__NUM_STAGE && nnzb_c > 0)
+            SBM__CK(sbm__stage_setup(ctx, P, persist, forced));
+    }
     P->h.pattern_c = C->pattern_id;
     P->h.info.products = products;
     P->h.info.nnzb_c = nnzb_c;
@@ -909,7 +1412,14 @@ sbm_status sbm__cuda_gemm_execute(sbm_ctx *ctx, const sbm_gemm_plan *plan, doubl
         sbm__k_gemm_copy_u<<<sbm__grid(P->nnzb_c * T, 256), 256, 0, s>>>(
             P->nnzb_c, T, P->pairs, P->seg, U ? U->values : NULL, C->values);
         SBM__LAUNCHED(ctx, "C = U");
-    } else if (P->dmma) {
+    } else if (P->numeric >= SBM__NUM_STAGE) {
+        sbm__select_staged(P->r, P->k, P->c, P->numeric == SBM__NUM_SDMMA)<<<P->st_grid,
+                                                                            SBM__ST_THREADS,
+                                                                            P->st_smem, s>>>(
+            P->nnzb_c, P->st_tiles, P->st_nb, P->st_ec, P->op_a == SBM_OP_T, P->op_b == SBM_OP_T,
+            P->pairs, P->seg, A->values, B->values, U ? U->values : NULL, alpha, C->values);
+        SBM__LAUNCHED(ctx, "block products (staged tiles)");
+    } else if (P->numeric == SBM__NUM_DMMA) {
         /* one warp per output block, 8 warps per CTA */
         const unsigned g = sbm__grid((P->nnzb_c + 7) / 8, 1);
         sbm__select_dmma(P->r, P->k, P->c)<<<g, 256, 0, s>>>(

@@ -52,10 +52,8 @@ typedef struct sbm__cuda_tcache {
 #define SBM__TCACHE_SIZE 4
 
 /* Pattern fingerprints already computed, keyed like the row views by the pattern id (a pattern
- * instance never changes, so neither does its fingerprint). The fingerprint is a sequential
- * FNV-1a over the host copy of the indices (it must equal the CPU backend's value): a few
- * milliseconds for a matrix of a million blocks, paid once per pattern instead of once per
- * plan and operand. */
+ * instance never changes, so neither does its fingerprint): re-planning with the same operands
+ * launches no fingerprint kernel. */
 typedef struct sbm__cuda_hcache {
     uint64_t pattern_id; /* 0: empty */
     int64_t dims[4];     /* nbr, nbc, nnzb, r*64+c (CBC) or m, n, nnz, -1 (CSR) */

@@ -109,15 +109,20 @@ static void test_cuda_gemm_vs_cpu(void **state)
     }
 }
 
-/* Both numeric kernels (one thread per element; one warp per block on the FP64 tensor cores)
- * forced for every fast triple, every op combination, with U and alpha: each against the CPU
+/* Every numeric kernel (one thread per element; one warp per block on the FP64 tensor cores;
+ * their staged, shared-memory-tiled forms, persistent or not) forced for every fast triple, every op combination, with U and alpha: each against the CPU
  * backend, and each deterministic. */
 static void test_cuda_gemm_numeric_variants(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
     const char *old = getenv("SBM_CUDA_GEMM_NUMERIC");
     char *saved = old ? strdup(old) : NULL;
-    const char *variants[2] = {"team", "dmma"};
+    /* the staged kernels with tiny tiles (5 blocks per tile, 3 entries per chunk, 2 CTAs), so
+     * that these small products cross tile and chunk boundaries */
+    const char *variants[6] = {"team", "dmma", "stage", "sdmma", "stage-np", "sdmma-np"};
+    const char *old_tile = getenv("SBM_CUDA_GEMM_TILE");
+    char *saved_tile = old_tile ? strdup(old_tile) : NULL;
+    setenv("SBM_CUDA_GEMM_TILE", "5,3,2", 1);
     uint64_t seed = 900;
     for (int t = 0; t < ntriples; t++) {
         const triple tr = triples[t];
@@ -130,7 +135,7 @@ static void test_cuda_gemm_numeric_variants(void **state)
             sbm_cbc *U = sbm_test_random_cbc_upper(e->ctx, seed + 2, 12, 10, tr.r, tr.c, 0.2, 0);
             sbm_cbc *hA = sbm_test_cbc_to_host(A), *hB = sbm_test_cbc_to_host(B), *hU = sbm_test_cbc_to_host(U);
             sbm_cbc *R = gemm(e->host, -0.5, oa, hA, ob, hB, hU, 0, NULL);
-            for (int n = 0; n < 2; n++) {
+            for (int n = 0; n < 6; n++) {
                 setenv("SBM_CUDA_GEMM_NUMERIC", variants[n], 1);
                 sbm_gemm_plan *p = NULL;
                 sbm_cbc *C = NULL;
@@ -158,6 +163,12 @@ static void test_cuda_gemm_numeric_variants(void **state)
         free(saved);
     } else {
         unsetenv("SBM_CUDA_GEMM_NUMERIC");
+    }
+    if (saved_tile) {
+        setenv("SBM_CUDA_GEMM_TILE", saved_tile, 1);
+        free(saved_tile);
+    } else {
+        unsetenv("SBM_CUDA_GEMM_TILE");
     }
 }
 
