@@ -378,6 +378,23 @@ static int commit_vector(char *tmp, const char *path, const char *matrix_path)
     return 0;
 }
 
+/* The symmetric matrix A to out and, with vec_path, the vector x (n values) beside it: the
+ * vector goes to a temporary file first, so either both files appear or neither does. */
+static int write_system(sbm_ctx *host, const sbm_cbc *A, const char *out, const char *vec_path,
+                        const double *x, int64_t n)
+{
+    char *tmp = NULL;
+    if (vec_path && write_vector_tmp(vec_path, x, n, &tmp) != 0) return EXIT_FAILURE;
+    if (write_symmetric(host, A, out) != 0) {
+        if (tmp) {
+            unlink(tmp);
+            free(tmp);
+        }
+        return EXIT_FAILURE;
+    }
+    return tmp ? commit_vector(tmp, vec_path, out) : 0;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* ba-schur                                                                                 */
 /* ---------------------------------------------------------------------------------------- */
@@ -400,7 +417,6 @@ int sbm_cli_ba_schur(int argc, char **argv)
     sbm_ba_system *sys = NULL;
     sbm_cbc *S = NULL, *hS = NULL;
     double *rhs = NULL;
-    char *tmp = NULL;
     rc = EXIT_FAILURE;
     if (sbm_ctx_create(&host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS) {
         cli_lib_error(NULL, NULL);
@@ -427,13 +443,7 @@ int sbm_cli_ba_schur(int argc, char **argv)
         cli_lib_error(host, NULL);
         goto done;
     }
-    if (o.rhs && write_vector_tmp(o.rhs, rhs, 9 * pi.cameras, &tmp) != 0) goto done;
-    if (write_symmetric(host, hS, o.out) != 0) goto done;
-    if (tmp) {
-        char *t = tmp;
-        tmp = NULL;
-        if (commit_vector(t, o.rhs, o.out) != 0) goto done;
-    }
+    if (write_system(host, hS, o.out, o.rhs, rhs, 9 * pi.cameras) != 0) goto done;
     const sbm_cbc_info si = sbm_cbc_get_info(hS);
     printf("%s: %lld cameras, %lld points, %lld observations, cost %.6e\n", o.bal,
            (long long)pi.cameras, (long long)pi.points, (long long)pi.observations,
@@ -444,10 +454,6 @@ int sbm_cli_ba_schur(int argc, char **argv)
            o.rhs ? o.rhs : "");
     rc = 0;
 done:
-    if (tmp) {
-        unlink(tmp);
-        free(tmp);
-    }
     free(rhs);
     sbm_cbc_destroy(hS);
     sbm_cbc_destroy(S);
@@ -609,7 +615,6 @@ int sbm_cli_slam_info(int argc, char **argv)
     sbm_slam_system *sys = NULL;
     sbm_cbc *hL = NULL;
     double *b = NULL;
-    char *tmp = NULL;
     rc = EXIT_FAILURE;
     if (sbm_ctx_create(&host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS) {
         cli_lib_error(NULL, NULL);
@@ -640,13 +645,7 @@ int sbm_cli_slam_info(int argc, char **argv)
         cli_lib_error(host, NULL);
         goto done;
     }
-    if (o.rhs && write_vector_tmp(o.rhs, b, n, &tmp) != 0) goto done;
-    if (write_symmetric(host, hL, o.out) != 0) goto done;
-    if (tmp) {
-        char *t = tmp;
-        tmp = NULL;
-        if (commit_vector(t, o.rhs, o.out) != 0) goto done;
-    }
+    if (write_system(host, hL, o.out, o.rhs, b, n) != 0) goto done;
     const sbm_g2o_info gi = sbm_g2o_get_info(g);
     printf("%s: %dD, %lld vertices (%lld fixed), %lld edges%s, chi2 %.6e\n", o.g2o, gi.dim,
            (long long)gi.vertices, (long long)gi.fixed, (long long)gi.edges,
@@ -656,10 +655,6 @@ int sbm_cli_slam_info(int argc, char **argv)
            si.error_dim, backend_name(ctx), o.out, o.rhs ? ", b -> " : "", o.rhs ? o.rhs : "");
     rc = 0;
 done:
-    if (tmp) {
-        unlink(tmp);
-        free(tmp);
-    }
     free(b);
     sbm_cbc_destroy(hL);
     sbm_slam_system_destroy(sys);
