@@ -371,19 +371,14 @@ __device__ __forceinline__ void sbm__dmma(double &d0, double &d1, double a, doub
 #endif
 }
 
-template <int R, int K, int C>
-__global__ void __launch_bounds__(256)
-    sbm__k_gemm_numeric_dmma(int64_t nnzb_c, int ta, int tb, const uint64_t *__restrict__ pairs,
-                             const int64_t *__restrict__ seg, const double *__restrict__ av,
-                             const double *__restrict__ bv, const double *__restrict__ uvals,
-                             double alpha, double *__restrict__ cv)
+/* The fragment offsets of one lane for the m8n8k4 products of an R x K by K x C block pair
+ * (op(A) element (8*mi + g, 4*s + t), op(B) element (4*s + t, 8*ni + g)), with the elements
+ * outside the blocks masked; shared by the unstaged and the staged tensor-core kernels. */
+template <int R, int K, int C, int MT, int NT, int KS>
+__device__ __forceinline__ void sbm__dmma_offsets(int g, int t, int ta, int tb, int (&a_off)[MT][KS],
+                                                  bool (&a_ok)[MT][KS], int (&b_off)[NT][KS],
+                                                  bool (&b_ok)[NT][KS])
 {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    constexpr int MT = (R + 7) / 8, NT = (C + 7) / 8, KS = (K + 3) / 4;
-    constexpr int64_t RK = (int64_t)R * K, KC = (int64_t)K * C, T = (int64_t)R * C;
-    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
-    int a_off[MT][KS], b_off[NT][KS];
-    bool a_ok[MT][KS], b_ok[NT][KS];
 #pragma unroll
     for (int s = 0; s < KS; s++) {
         const int p = 4 * s + t;
@@ -400,6 +395,22 @@ __global__ void __launch_bounds__(256)
             b_off[ni][s] = b_ok[ni][s] ? (tb ? j + p * C : p + j * K) : 0;
         }
     }
+}
+
+template <int R, int K, int C>
+__global__ void __launch_bounds__(256)
+    sbm__k_gemm_numeric_dmma(int64_t nnzb_c, int ta, int tb, const uint64_t *__restrict__ pairs,
+                             const int64_t *__restrict__ seg, const double *__restrict__ av,
+                             const double *__restrict__ bv, const double *__restrict__ uvals,
+                             double alpha, double *__restrict__ cv)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    constexpr int MT = (R + 7) / 8, NT = (C + 7) / 8, KS = (K + 3) / 4;
+    constexpr int64_t RK = (int64_t)R * K, KC = (int64_t)K * C, T = (int64_t)R * C;
+    const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+    int a_off[MT][KS], b_off[NT][KS];
+    bool a_ok[MT][KS], b_ok[NT][KS];
+    sbm__dmma_offsets<R, K, C>(g, t, ta, tb, a_off, a_ok, b_off, b_ok);
     const int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     const int64_t nwarps = ((int64_t)gridDim.x * blockDim.x) >> 5;
     for (int64_t q = warp; q < nnzb_c; q += nwarps) {
@@ -624,22 +635,7 @@ __global__ void __launch_bounds__(SBM__ST_THREADS, DMMA ? 6 : 8)
     int a_off[MT][KS], b_off[NT][KS];
     bool a_ok[MT][KS], b_ok[NT][KS];
     if (DMMA) {
-#pragma unroll
-        for (int s = 0; s < KS; s++) {
-            const int p = 4 * s + t4;
-#pragma unroll
-            for (int mi = 0; mi < MT; mi++) {
-                const int i = 8 * mi + g; /* element (i, p) of op(A) */
-                a_ok[mi][s] = i < R && p < K;
-                a_off[mi][s] = a_ok[mi][s] ? (ta ? p + i * K : i + p * R) : 0;
-            }
-#pragma unroll
-            for (int ni = 0; ni < NT; ni++) {
-                const int j = 8 * ni + g; /* element (p, j) of op(B) */
-                b_ok[ni][s] = p < K && j < C;
-                b_off[ni][s] = b_ok[ni][s] ? (tb ? j + p * C : p + j * K) : 0;
-            }
-        }
+        sbm__dmma_offsets<R, K, C>(g, t4, ta, tb, a_off, a_ok, b_off, b_ok);
     }
 
     /* prologue: offsets of the first tile; then its first entries and the next tile's offsets */

@@ -183,42 +183,43 @@ done:
     return st;
 }
 
-sbm_status sbm__cuda_cbc_pattern_hash(sbm_ctx *ctx, const sbm_cbc *A, uint64_t *hash)
+/* The fingerprint of a device pattern (offsets ptr[0..n], indices ind[0..nnz)), cached by pattern
+ * id; key holds the four dimensions the fingerprint is finished with (kind names the matrix). */
+static sbm_status sbm__cuda_pattern_hash(sbm_ctx *ctx, uint64_t id, const int64_t key[4],
+                                         const int64_t fin[4], const int64_t *ptr, int64_t n,
+                                         const int32_t *ind, int64_t nnz, const char *kind,
+                                         uint64_t *hash)
 {
-    const int64_t dims[4] = {A->nbr, A->nbc, A->nnzb, (int64_t)A->r * 64 + A->c};
-    uint64_t sums[2];
+    uint64_t sums[2] = {0, 0};
     int64_t last = 0;
     *hash = 0;
     SBM__TRY(sbm__cuda_enter(ctx));
-    if (sbm__hcache_find(ctx, A->pattern_id, dims, hash)) return SBM_SUCCESS;
-    SBM__TRY(sbm__cuda_fp_sums(ctx, A->colptr, A->nbc, A->rowind, A->nnzb, sums, &last));
-    if (last != A->nnzb)
+    if (sbm__hcache_find(ctx, id, key, hash)) return SBM_SUCCESS;
+    SBM__TRY(sbm__cuda_fp_sums(ctx, ptr, n, ind, nnz, sums, &last));
+    if (last != nnz)
         return sbm__error(ctx, SBM_ERR_INVALID_POINTERS,
-                          "matrix: colptr[%" PRId64 "] = %" PRId64 " does not equal its %" PRId64
-                          " stored blocks",
-                          A->nbc, last, A->nnzb);
-    *hash = sbm__fp_finish(A->nbr, A->nbc, A->r, A->c, sums[0], sums[1]);
-    sbm__hcache_put(ctx, A->pattern_id, dims, *hash);
+                          "matrix: %s[%" PRId64 "] = %" PRId64 " does not equal its %" PRId64
+                          " stored entries",
+                          kind, n, last, nnz);
+    *hash = sbm__fp_finish(fin[0], fin[1], fin[2], fin[3], sums[0], sums[1]);
+    sbm__hcache_put(ctx, id, key, *hash);
     return SBM_SUCCESS;
+}
+
+sbm_status sbm__cuda_cbc_pattern_hash(sbm_ctx *ctx, const sbm_cbc *A, uint64_t *hash)
+{
+    const int64_t key[4] = {A->nbr, A->nbc, A->nnzb, (int64_t)A->r * 64 + A->c};
+    const int64_t fin[4] = {A->nbr, A->nbc, A->r, A->c};
+    return sbm__cuda_pattern_hash(ctx, A->pattern_id, key, fin, A->colptr, A->nbc, A->rowind,
+                                  A->nnzb, "colptr", hash);
 }
 
 sbm_status sbm__cuda_csr_pattern_hash(sbm_ctx *ctx, const sbm_csr *A, uint64_t *hash)
 {
-    const int64_t dims[4] = {A->m, A->n, A->nnz, -1};
-    uint64_t sums[2];
-    int64_t last = 0;
-    *hash = 0;
-    SBM__TRY(sbm__cuda_enter(ctx));
-    if (sbm__hcache_find(ctx, A->pattern_id, dims, hash)) return SBM_SUCCESS;
-    SBM__TRY(sbm__cuda_fp_sums(ctx, A->rowptr, A->m, A->colind, A->nnz, sums, &last));
-    if (last != A->nnz)
-        return sbm__error(ctx, SBM_ERR_INVALID_POINTERS,
-                          "matrix: rowptr[%" PRId64 "] = %" PRId64 " does not equal its %" PRId64
-                          " stored entries",
-                          A->m, last, A->nnz);
-    *hash = sbm__fp_finish(A->m, A->n, -1, 0, sums[0], sums[1]);
-    sbm__hcache_put(ctx, A->pattern_id, dims, *hash);
-    return SBM_SUCCESS;
+    const int64_t key[4] = {A->m, A->n, A->nnz, -1};
+    const int64_t fin[4] = {A->m, A->n, -1, 0};
+    return sbm__cuda_pattern_hash(ctx, A->pattern_id, key, fin, A->rowptr, A->m, A->colind,
+                                  A->nnz, "rowptr", hash);
 }
 
 /* ---------------------------------------------------------------------------------------- */
