@@ -127,6 +127,18 @@ void sbm_ctx_clear_error(sbm_ctx *ctx);
 /* Wait for all work queued on the context's stream (no-op on CPU). */
 sbm_status sbm_ctx_synchronize(sbm_ctx *ctx);
 
+/* Dense arrays of doubles in the context's memory space (device memory on CUDA), for the x, y,
+ * B and C operands of SpMV and SpMM, so that programs need no CUDA headers. Allocated through
+ * the context's allocator: destroy an array before changing the allocator. count == 0 gives a
+ * valid, unusable pointer. */
+sbm_status sbm_array_create(sbm_ctx *ctx, int64_t count, double **array);
+/* Releases an array made by sbm_array_create in ctx (NULL is ignored). */
+void sbm_array_destroy(sbm_ctx *ctx, double *array);
+/* array[0..count) = h_src[0..count), from host memory; complete on return. */
+sbm_status sbm_array_upload(sbm_ctx *ctx, double *array, const double *h_src, int64_t count);
+/* h_dst[0..count) = array[0..count), to host memory; waits for queued work on the stream. */
+sbm_status sbm_array_download(sbm_ctx *ctx, double *h_dst, const double *array, int64_t count);
+
 /* ======================================================================================== */
 /* CBC: constant-block-size compressed sparse column matrices                               */
 /* ======================================================================================== */
@@ -300,9 +312,53 @@ sbm_status sbm_bdiag_scale(sbm_ctx *ctx, sbm_side side, const sbm_cbc *D, const 
  * old contents (NaN included). */
 sbm_status sbm_cbc_spmv(sbm_ctx *ctx, sbm_op op, double alpha, const sbm_cbc *A, const double *x,
                         double beta, double *y);
-/* y = alpha*A*x + beta*y for CSR A. */
+/* y = alpha*A*x + beta*y for CSR A; beta == 0 ignores y's old contents (NaN included). The CUDA
+ * backend picks a CSR kernel (thread per row, lanes per row, or merge-path split) from row
+ * statistics it computes once per pattern; the result is deterministic (the same bits on every
+ * run), not necessarily bitwise equal to the CPU's. */
 sbm_status sbm_csr_spmv(sbm_ctx *ctx, double alpha, const sbm_csr *A, const double *x, double beta,
                         double *y);
+/* Storage formats for repeated CSR SpMV (Bell & Garland): a plan converts A once into one of
+ * them, and every execute multiplies from that copy. AUTO chooses from cheap row statistics
+ * (CUDA: DIA or ELL where they pad A by at most 25%, else the CSR kernel sbm_csr_spmv would
+ * run). The CPU backend accepts every format but stores and multiplies CSR (the format it
+ * reports is SBM_SPMV_CSR_SCALAR); the padding limits below apply there too, so a plan refused
+ * on one backend is refused on all. */
+typedef enum sbm_spmv_format {
+    SBM_SPMV_AUTO = 0,       /* chosen by the backend from the row-length statistics */
+    SBM_SPMV_CSR_SCALAR = 1, /* CSR, one thread per row */
+    SBM_SPMV_CSR_VECTOR = 2, /* CSR, a warp (or part of one) per row */
+    SBM_SPMV_CSR_MERGE = 3,  /* CSR, merge-path split: equal rows+nonzeros per thread */
+    SBM_SPMV_COO = 4,        /* COO, segmented reduction */
+    SBM_SPMV_ELL = 5,        /* ELLPACK, column-major, padded to the longest row */
+    SBM_SPMV_HYB = 6,        /* ELL for the first K entries of each row, COO for the rest */
+    SBM_SPMV_DIA = 7         /* diagonals */
+} sbm_spmv_format;
+
+typedef struct sbm_spmv_plan sbm_spmv_plan;
+
+/* Convert A (pattern and values) into format for repeated y = alpha*A*x + beta*y. ELL and DIA
+ * may store at most 3*nnz + 4096 slots (ELL: rows x longest row; DIA: rows x occupied
+ * diagonals); beyond that the format is refused with SBM_ERR_INVALID_ARGUMENT and the measured
+ * fill in the message. COO and HYB hold 32-bit row indices (SBM_ERR_OVERFLOW beyond 2^31-1
+ * rows). DIA skips stored zeros, so where A holds an explicit zero and x an Inf or NaN its
+ * result is finite where the other formats give NaN. The plan owns its copy: later changes to A
+ * (or destroying A) do not reach it until sbm_spmv_plan_update with a matrix of the same
+ * pattern. *plan is NULL after a failure. */
+sbm_status sbm_csr_spmv_plan(sbm_ctx *ctx, const sbm_csr *A, sbm_spmv_format format,
+                             sbm_spmv_plan **plan);
+/* Refresh the plan's values from A, which must have the pattern the plan was made from (the
+ * same matrix, or any with an equal pattern: SBM_ERR_PLAN_MISMATCH otherwise). */
+sbm_status sbm_spmv_plan_update(sbm_ctx *ctx, sbm_spmv_plan *plan, const sbm_csr *A);
+/* y = alpha*A*x + beta*y with the plan's copy of A; beta == 0 ignores y. Deterministic. */
+sbm_status sbm_spmv_plan_execute(sbm_ctx *ctx, const sbm_spmv_plan *plan, double alpha,
+                                 const double *x, double beta, double *y);
+/* The format the plan stores (never AUTO); SBM_SPMV_AUTO for NULL. */
+sbm_spmv_format sbm_spmv_plan_format(const sbm_spmv_plan *plan);
+/* Name of a format ("csr-vector", "hyb", ...); "unknown" for a value not in the enum. */
+const char *sbm_spmv_format_name(sbm_spmv_format format);
+void sbm_spmv_plan_destroy(sbm_spmv_plan *plan);
+
 /* C = alpha*A*B + beta*C with dense B (n x ncols) and C (m x ncols) in layout, leading dimensions
  * ldb and ldc (elements). */
 sbm_status sbm_csr_spmm(sbm_ctx *ctx, double alpha, const sbm_csr *A, int64_t ncols,

@@ -229,6 +229,7 @@ static void sbm__cuda_ctx_destroy(sbm_ctx *ctx)
     cudaStreamSynchronize(sbm__cuda_stream(ctx));
     for (int i = 0; i < SBM__WS_SLOTS; i++) sbm__cuda_buffer_release(&S->ws[i]);
     sbm__cuda_tcache_clear(ctx);
+    sbm__cuda_scache_clear(ctx);
     (void)cudaGetLastError();
     free(S);
     ctx->backend_data = NULL;
@@ -274,13 +275,15 @@ static sbm__backend_ops sbm__make_cuda_ops(void)
     o.bdiag_inverse = sbm__cuda_bdiag_inverse;
     o.bdiag_scale = sbm__cuda_bdiag_scale;
     o.cbc_spmv = sbm__cuda_cbc_spmv;
-    /* scalar CSR SpMV, SpMM and SpGEMM belong to a later issue: NULL makes the front end
-     * answer SBM_ERR_NOT_SUPPORTED */
-    o.csr_spmv = NULL;
-    o.csr_spmm = NULL;
-    o.csr_gemm_plan = NULL;
-    o.csr_gemm_execute = NULL;
-    o.csr_gemm_plan_destroy = NULL;
+    o.csr_spmv = sbm__cuda_csr_spmv;
+    o.csr_spmm = sbm__cuda_csr_spmm;
+    o.csr_gemm_plan = sbm__cuda_csr_gemm_plan;
+    o.csr_gemm_execute = sbm__cuda_csr_gemm_execute;
+    o.csr_gemm_plan_destroy = sbm__cuda_csr_gemm_plan_destroy;
+    o.csr_spmv_plan = sbm__cuda_csr_spmv_plan;
+    o.csr_spmv_plan_update = sbm__cuda_csr_spmv_plan_update;
+    o.csr_spmv_plan_execute = sbm__cuda_csr_spmv_plan_execute;
+    o.spmv_plan_destroy = sbm__cuda_spmv_plan_destroy;
     o.cbc_pattern_hash = sbm__cuda_cbc_pattern_hash;
     o.csr_pattern_hash = sbm__cuda_csr_pattern_hash;
     return o;

@@ -62,6 +62,22 @@ typedef struct sbm__cuda_hcache {
 
 #define SBM__HCACHE_SIZE 16
 
+/* Row statistics of a CSR pattern for the choice of the SpMV kernel (cuda_csr_spmv.cu), keyed by
+ * pattern id like the caches above, with the merge-path split once a merge kernel needs it. */
+typedef struct sbm__cuda_scache {
+    uint64_t pattern_id;     /* 0: empty */
+    int64_t m, nnz;          /* shape of the pattern */
+    int64_t max_row;         /* longest row */
+    int64_t warp_slots;      /* sum over groups of 32 rows of 32 x the group's longest row */
+    int64_t *tiles;          /* merge-path coordinates (row, entry) of each tile start, or NULL */
+    int64_t ntiles;          /* tiles of that split */
+    int tile_items;          /* merge items (rows + entries) per tile of that split */
+    sbm_allocator allocator; /* allocator that made tiles */
+    uint64_t last_use;       /* for least-recently-used replacement */
+} sbm__cuda_scache;
+
+#define SBM__SCACHE_SIZE 4
+
 typedef struct sbm__cuda_state {
     int device;                               /* ordinal */
     cudaDeviceProp prop;                      /* its properties */
@@ -70,6 +86,8 @@ typedef struct sbm__cuda_state {
     uint64_t tcache_clock;                    /* use counter for the cache */
     sbm__cuda_hcache hcache[SBM__HCACHE_SIZE]; /* pattern fingerprints */
     int hcache_next;                          /* round-robin replacement */
+    sbm__cuda_scache scache[SBM__SCACHE_SIZE]; /* CSR row statistics for SpMV */
+    uint64_t scache_clock;                    /* use counter for that cache */
 } sbm__cuda_state;
 
 static inline sbm__cuda_state *sbm__cuda_st(sbm_ctx *ctx)
@@ -223,14 +241,41 @@ sbm_status sbm__cuda_gemm_execute(sbm_ctx *ctx, const sbm_gemm_plan *plan, doubl
                                   const sbm_cbc *A, const sbm_cbc *B, const sbm_cbc *U, sbm_cbc *C);
 void sbm__cuda_gemm_plan_destroy(sbm_gemm_plan *plan);
 
+/* cuda_csr_gemm.cu */
+sbm_status sbm__cuda_csr_gemm_plan(sbm_ctx *ctx, const sbm_csr *A, const sbm_csr *B,
+                                   sbm_csr_plan **plan, sbm_csr **C);
+sbm_status sbm__cuda_csr_gemm_execute(sbm_ctx *ctx, const sbm_csr_plan *plan, const sbm_csr *A,
+                                      const sbm_csr *B, sbm_csr *C);
+void sbm__cuda_csr_gemm_plan_destroy(sbm_csr_plan *plan);
+
 /* cuda_bdiag.cu */
 sbm_status sbm__cuda_bdiag_inverse(sbm_ctx *ctx, const sbm_cbc *D, sbm_cbc *Dinv);
 sbm_status sbm__cuda_bdiag_scale(sbm_ctx *ctx, sbm_side side, const sbm_cbc *D, const sbm_cbc *A,
                                  sbm_cbc *B);
 
+/* cuda_csr_spmm.cu */
+sbm_status sbm__cuda_csr_spmm(sbm_ctx *ctx, double alpha, const sbm_csr *A, int64_t ncols,
+                              sbm_layout layout, const double *B, int64_t ldb, double beta,
+                              double *C, int64_t ldc);
+
 /* cuda_spmv.cu */
 sbm_status sbm__cuda_cbc_spmv(sbm_ctx *ctx, sbm_op op, double alpha, const sbm_cbc *A,
                               const double *x, double beta, double *y);
+
+/* cuda_csr_spmv.cu */
+sbm_status sbm__cuda_csr_spmv(sbm_ctx *ctx, double alpha, const sbm_csr *A, const double *x,
+                              double beta, double *y);
+sbm_status sbm__cuda_csr_spmv_plan(sbm_ctx *ctx, const sbm_csr *A, sbm_spmv_format format,
+                                   sbm_spmv_plan **plan);
+sbm_status sbm__cuda_csr_spmv_plan_update(sbm_ctx *ctx, sbm_spmv_plan *plan, const sbm_csr *A);
+sbm_status sbm__cuda_csr_spmv_plan_execute(sbm_ctx *ctx, const sbm_spmv_plan *plan, double alpha,
+                                           const double *x, double beta, double *y);
+void sbm__cuda_spmv_plan_destroy(sbm_spmv_plan *plan);
+void sbm__cuda_scache_clear(sbm_ctx *ctx);
+/* Longest row and warp slots (sum over groups of 32 rows of 32 x the group's longest row) of A's
+ * pattern, from the context's row-statistics cache (computed on a miss). */
+sbm_status sbm__cuda_csr_row_stats(sbm_ctx *ctx, const sbm_csr *A, int64_t *max_row,
+                                   int64_t *warp_slots);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Device helpers                                                                           */

@@ -60,6 +60,10 @@ const sbm__backend_ops sbm__cpu_ops = {
     .csr_gemm_plan = sbm__cpu_csr_gemm_plan,
     .csr_gemm_execute = sbm__cpu_csr_gemm_execute,
     .csr_gemm_plan_destroy = sbm__cpu_csr_gemm_plan_destroy,
+    .csr_spmv_plan = sbm__cpu_csr_spmv_plan,
+    .csr_spmv_plan_update = sbm__cpu_csr_spmv_plan_update,
+    .csr_spmv_plan_execute = sbm__cpu_csr_spmv_plan_execute,
+    .spmv_plan_destroy = sbm__cpu_spmv_plan_destroy,
     .cbc_pattern_hash = sbm__cpu_cbc_pattern_hash,
     .csr_pattern_hash = sbm__cpu_csr_pattern_hash,
 };

@@ -46,4 +46,12 @@ sbm_status sbm__cpu_csr_gemm_execute(sbm_ctx *ctx, const sbm_csr_plan *plan,
                                      const sbm_csr *A, const sbm_csr *B, sbm_csr *C);
 void sbm__cpu_csr_gemm_plan_destroy(sbm_csr_plan *plan);
 
+/* src/cpu_spmv_plan.c: SpMV plans (a CSR copy of A, multiplied by sbm__cpu_csr_spmv) */
+sbm_status sbm__cpu_csr_spmv_plan(sbm_ctx *ctx, const sbm_csr *A, sbm_spmv_format format,
+                                  sbm_spmv_plan **plan);
+sbm_status sbm__cpu_csr_spmv_plan_update(sbm_ctx *ctx, sbm_spmv_plan *plan, const sbm_csr *A);
+sbm_status sbm__cpu_csr_spmv_plan_execute(sbm_ctx *ctx, const sbm_spmv_plan *plan, double alpha,
+                                          const double *x, double beta, double *y);
+void sbm__cpu_spmv_plan_destroy(sbm_spmv_plan *plan);
+
 #endif /* SBM_CPU_BACKEND_H */

@@ -213,6 +213,14 @@ typedef struct sbm__backend_ops {
                                    const sbm_csr *B, sbm_csr *C);
     void (*csr_gemm_plan_destroy)(sbm_csr_plan *plan);
 
+    /* CSR SpMV plans (src/spmv_plan.c); plans start with sbm__spmv_plan_base */
+    sbm_status (*csr_spmv_plan)(sbm_ctx *ctx, const sbm_csr *A, sbm_spmv_format format,
+                                sbm_spmv_plan **plan);
+    sbm_status (*csr_spmv_plan_update)(sbm_ctx *ctx, sbm_spmv_plan *plan, const sbm_csr *A);
+    sbm_status (*csr_spmv_plan_execute)(sbm_ctx *ctx, const sbm_spmv_plan *plan, double alpha,
+                                        const double *x, double beta, double *y);
+    void (*spmv_plan_destroy)(sbm_spmv_plan *plan);
+
     /* pattern fingerprints (see sbm__hash_*_pattern_host), for plan checks */
     sbm_status (*cbc_pattern_hash)(sbm_ctx *ctx, const sbm_cbc *A, uint64_t *hash);
     sbm_status (*csr_pattern_hash)(sbm_ctx *ctx, const sbm_csr *A, uint64_t *hash);
@@ -232,6 +240,24 @@ typedef struct sbm__plan_header {
     uint64_t hash_u;
     sbm_gemm_plan_info info;     /* block SpGEMM plans: statistics, filled by the backend */
 } sbm__plan_header;
+
+/* SpMV plans start with this; the backend's state follows. The front end fills h, m, n, nnz;
+ * the backend fills format (never AUTO). */
+typedef struct sbm__spmv_plan_base {
+    sbm__plan_header h;
+    sbm_spmv_format format; /* the format stored */
+    int64_t m, n, nnz;      /* A's shape and entries */
+} sbm__spmv_plan_base;
+
+/* Padding limit of the ELL and DIA SpMV formats, the same on every backend (so a plan that
+ * works on one works on all): a conversion that would store more than
+ * SBM__SPMV_MAX_FILL * nnz + SBM__SPMV_FILL_SLACK slots (ELL: rows x longest row; DIA: rows x
+ * occupied diagonals) is refused with SBM_ERR_INVALID_ARGUMENT and the measured fill
+ * (src/spmv_plan.c). width is the longest row (ELL) or the number of diagonals (DIA). */
+#define SBM__SPMV_MAX_FILL 3
+#define SBM__SPMV_FILL_SLACK 4096
+sbm_status sbm__spmv_check_fill(sbm_ctx *ctx, sbm_spmv_format format, int64_t m, int64_t nnz,
+                                int64_t width);
 
 /* Flag bit sbm_cbc_gemm adds for gemm_plan (never a user flag): the plan will be executed exactly
  * once, right away, with the same operands, then destroyed. A backend may skip what only reuse

@@ -129,6 +129,67 @@ static void test_allocator_hook(void **state)
     }
 }
 
+/* Dense arrays in the context's memory: round trip, empty arrays, and every error path. */
+static void test_arrays(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    double h[37], back[37];
+    for (int i = 0; i < 37; i++) h[i] = 1.0 / (i + 1) - 0.25 * i;
+    double *d = NULL, *z = NULL;
+    SBM_ASSERT_OK(e->ctx, sbm_array_create(e->ctx, 37, &d));
+    assert_non_null(d);
+    SBM_ASSERT_OK(e->ctx, sbm_array_upload(e->ctx, d, h, 37));
+    memset(back, 0, sizeof back);
+    SBM_ASSERT_OK(e->ctx, sbm_array_download(e->ctx, back, d, 37));
+    assert_memory_equal(back, h, sizeof h);
+    /* a partial download reads only the prefix */
+    back[5] = -7.0;
+    SBM_ASSERT_OK(e->ctx, sbm_array_download(e->ctx, back, d, 5));
+    assert_true(back[5] == -7.0 && back[4] == h[4]);
+
+    /* zero elements: a valid pointer, and copies of nothing accept NULL */
+    SBM_ASSERT_OK(e->ctx, sbm_array_create(e->ctx, 0, &z));
+    assert_non_null(z);
+    SBM_ASSERT_OK(e->ctx, sbm_array_upload(e->ctx, NULL, NULL, 0));
+    SBM_ASSERT_OK(e->ctx, sbm_array_download(e->ctx, NULL, NULL, 0));
+    sbm_array_destroy(e->ctx, z);
+
+    double *p = (double *)0x1;
+    SBM_ASSERT_FAILS(e->ctx, sbm_array_create(e->ctx, -3, &p), SBM_ERR_INVALID_ARGUMENT,
+                     "sbm_array_create: argument count is negative (-3)");
+    assert_null(p);
+    SBM_ASSERT_FAILS(e->ctx, sbm_array_create(e->ctx, INT64_MAX, &p), SBM_ERR_OVERFLOW,
+                     "do not fit in size_t bytes");
+    SBM_ASSERT_FAILS(e->ctx, sbm_array_create(e->ctx, 4, NULL), SBM_ERR_NULL_ARGUMENT,
+                     "argument array is NULL");
+    SBM_ASSERT_FAILS(e->ctx, sbm_array_upload(e->ctx, NULL, h, 4), SBM_ERR_NULL_ARGUMENT,
+                     "sbm_array_upload: argument array is NULL");
+    SBM_ASSERT_FAILS(e->ctx, sbm_array_upload(e->ctx, d, NULL, 4), SBM_ERR_NULL_ARGUMENT,
+                     "argument h_src is NULL");
+    SBM_ASSERT_FAILS(e->ctx, sbm_array_download(e->ctx, NULL, d, 4), SBM_ERR_NULL_ARGUMENT,
+                     "sbm_array_download: argument h_dst is NULL");
+    SBM_ASSERT_FAILS(e->ctx, sbm_array_download(e->ctx, back, NULL, 4), SBM_ERR_NULL_ARGUMENT,
+                     "argument array is NULL");
+    SBM_ASSERT_FAILS(e->ctx, sbm_array_download(e->ctx, back, d, -1), SBM_ERR_INVALID_ARGUMENT,
+                     "argument count is negative (-1)");
+    assert_int_equal(sbm_array_create(NULL, 4, &p), SBM_ERR_NULL_ARGUMENT);
+    sbm_array_destroy(e->ctx, NULL);
+    sbm_array_destroy(NULL, d); /* no context: nothing can be released, nothing happens */
+    sbm_array_destroy(e->ctx, d);
+
+    /* failures go through the allocator hook (CPU: the hook serves host memory) */
+    if (e->backend == SBM_BACKEND_CPU) {
+        counting cnt = {NULL, 0, 1, 0};
+        sbm_allocator a = {counting_alloc, counting_free, &cnt};
+        SBM_ASSERT_OK(e->ctx, sbm_ctx_set_allocator(e->ctx, &a));
+        SBM_ASSERT_FAILS(e->ctx, sbm_array_create(e->ctx, 10, &p), SBM_ERR_OUT_OF_MEMORY,
+                         "cannot allocate 80 bytes for a dense array");
+        assert_null(p);
+        assert_int_equal(cnt.live, 0);
+        SBM_ASSERT_OK(e->ctx, sbm_ctx_set_allocator(e->ctx, NULL));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -136,6 +197,7 @@ int main(void)
         cmocka_unit_test(test_create_errors),
         SBM_TEST_BOTH(test_settings),
         SBM_TEST_BOTH(test_allocator_hook),
+        SBM_TEST_BOTH(test_arrays),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,9 +1,108 @@
 /* Scalar CSR SpGEMM C = A*B (plan / execute): seeded random operands of several row-length
- * distributions against dense references and an exact symbolic pattern; plan reuse; pattern
- * mismatches; every error path; A*A on the square Matrix Market files. */
+ * distributions (one very long row, rows in every product bin of the GPU kernels) against dense
+ * references and an exact symbolic pattern; plan reuse; pattern mismatches; every error path;
+ * A*A on the square Matrix Market files. On the GPU also: both paths (SBM_CUDA_CSR_GEMM=auto and
+ * =global) bitwise equal, row slices under a tiny memory budget equal to one pass, a row too
+ * large for the budget, determinism of independent plans. */
+#define _POSIX_C_SOURCE 200809L /* setenv, unsetenv, strdup */
 #include "csr_test_common.h"
 
 #include <stdio.h>
+
+/* Set an environment variable for the duration of a test: env_set returns the old value
+ * (malloc'd, or NULL when unset) for env_restore, which puts it back and frees it. */
+static char *env_set(const char *name, const char *value)
+{
+    const char *old = getenv(name);
+    char *saved = old ? strdup(old) : NULL;
+    setenv(name, value, 1);
+    return saved;
+}
+
+static void env_restore(const char *name, char *saved)
+{
+    if (saved) {
+        setenv(name, saved, 1);
+        free(saved);
+    } else {
+        unsetenv(name);
+    }
+}
+
+/* X and Y (any backends) have the same shape and pattern and bitwise equal values. */
+static void assert_same_csr(const sbm_csr *X, const sbm_csr *Y, const char *what)
+{
+    sbm_csr *Xh = sbm_test_csr_to_host(X), *Yh = sbm_test_csr_to_host(Y);
+    sbm_csr_info xi = sbm_csr_get_info(Xh), yi = sbm_csr_get_info(Yh);
+    assert_int_equal(xi.m, yi.m);
+    assert_int_equal(xi.n, yi.n);
+    assert_int_equal(xi.nnz, yi.nnz);
+    assert_memory_equal(xi.rowptr, yi.rowptr, (size_t)(xi.m + 1) * sizeof(int64_t));
+    if (xi.nnz > 0) assert_memory_equal(xi.colind, yi.colind, (size_t)xi.nnz * sizeof(int32_t));
+    assert_same_bits(xi.values, yi.values, xi.nnz, what);
+    sbm_csr_destroy(Xh);
+    sbm_csr_destroy(Yh);
+}
+
+/* Rows of growing length: row i holds about 1.25^i distinct random columns (at most n), so
+ * that with B rows of about ten entries the products per row pass through every bin of the
+ * GPU kernels, 1..16 up to more than 4096 (the global path). */
+static hcsr hcsr_ladder(uint64_t seed, int64_t m, int64_t n)
+{
+    sbm_test_rng g = sbm_test_rng_seed(seed);
+    hcsr h = {m, n, calloc((size_t)m + 1, sizeof(int64_t)), NULL, NULL};
+    int64_t cap = 0;
+    for (int64_t i = 0; i < m; i++) {
+        int64_t len = (int64_t)pow(1.25, (double)i);
+        cap += len < n ? len : n;
+    }
+    h.colind = malloc((size_t)cap * sizeof *h.colind + 1);
+    h.values = malloc((size_t)cap * sizeof *h.values + 1);
+    unsigned char *used = calloc((size_t)n + 1, 1);
+    assert_true(h.rowptr && h.colind && h.values && used);
+    for (int64_t i = 0; i < m; i++) {
+        int64_t len = (int64_t)pow(1.25, (double)i), t = 0;
+        if (len > n) len = n;
+        memset(used, 0, (size_t)n);
+        for (int64_t c = 0; c < len;) {
+            int64_t j = sbm_test_rng_below(&g, n);
+            if (!used[j]) {
+                used[j] = 1;
+                c++;
+            }
+        }
+        for (int64_t j = 0; j < n; j++)
+            if (used[j]) {
+                h.colind[h.rowptr[i] + t] = (int32_t)j;
+                h.values[h.rowptr[i] + t] = sbm_test_rng_value(&g);
+                t++;
+            }
+        h.rowptr[i + 1] = h.rowptr[i] + len;
+    }
+    free(used);
+    return h;
+}
+
+/* Every long_every-th row with density dlong, the others dshort. */
+static hcsr hcsr_mixed(uint64_t seed, int64_t m, int64_t n, int long_every, double dlong,
+                       double dshort)
+{
+    sbm_test_rng g = sbm_test_rng_seed(seed);
+    hcsr h = {m, n, calloc((size_t)m + 1, sizeof(int64_t)), malloc((size_t)(m * n) * 4 + 4),
+              malloc((size_t)(m * n) * 8 + 8)};
+    assert_true(h.rowptr && h.colind && h.values);
+    for (int64_t i = 0; i < m; i++) {
+        const double d = i % long_every == 0 ? dlong : dshort;
+        int64_t t = h.rowptr[i];
+        for (int64_t j = 0; j < n; j++)
+            if (sbm_test_rng_uniform(&g) < d) {
+                h.colind[t] = (int32_t)j;
+                h.values[t++] = sbm_test_rng_value(&g);
+            }
+        h.rowptr[i + 1] = t;
+    }
+    return h;
+}
 
 /* Skip on a backend without CSR SpGEMM (the only status that skips), before anything is
  * allocated that a skip would leak. */
@@ -86,16 +185,33 @@ static const gemm_case cases[] = {
     {5, 0, 7, CSR_UNIFORM, 0.5, CSR_UNIFORM, 0.5},         /* inner dimension 0 */
     {5, 7, 0, CSR_UNIFORM, 0.5, CSR_UNIFORM, 0.5},         /* N x 0 */
     {0, 0, 0, CSR_UNIFORM, 0.5, CSR_UNIFORM, 0.5},
+    /* one very long row: a full row of A times B's 600 rows of about 24 entries (14400
+     * products, the global path on the GPU) */
+    {30, 600, 80, CSR_DENSE_ROW, 0.02, CSR_UNIFORM, 0.3},
+    {400, 400, 400, CSR_POWER, 0, CSR_UNIFORM, 0.03},
 };
+static const int ncases = (int)(sizeof cases / sizeof cases[0]);
+
+/* The operands of case c (c == ncases: the ladder of growing rows). */
+static void case_operands(int c, hcsr *a, hcsr *b)
+{
+    if (c == ncases) {
+        *a = hcsr_ladder(300, 48, 3000);
+        *b = hcsr_random(301, 3000, 500, CSR_UNIFORM, 0.02);
+        return;
+    }
+    const gemm_case *g = &cases[c];
+    *a = hcsr_random(100 + c, g->m, g->k, g->ka, g->da);
+    *b = hcsr_random(200 + c, g->k, g->n, g->kb, g->db);
+}
 
 static void test_csr_gemm_random(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
     require_gemm(e);
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        const gemm_case *g = &cases[c];
-        hcsr a = hcsr_random(100 + c, g->m, g->k, g->ka, g->da);
-        hcsr b = hcsr_random(200 + c, g->k, g->n, g->kb, g->db);
+    for (int c = 0; c <= ncases; c++) {
+        hcsr a, b;
+        case_operands(c, &a, &b);
         sbm_csr *A = hcsr_upload(e->ctx, &a), *B = hcsr_upload(e->ctx, &b);
 
         /* one-shot */
@@ -119,6 +235,144 @@ static void test_csr_gemm_random(void **state)
         sbm_csr_destroy(B);
         hcsr_free(&a);
         hcsr_free(&b);
+    }
+}
+
+/* C = A*B through plan + execute in the current SBM_CUDA_CSR_GEMM mode; the plan's statistics
+ * (GPU: slices of the global path) into *info when given. */
+static sbm_csr *plan_execute(sbm_ctx *ctx, const sbm_csr *A, const sbm_csr *B,
+                             sbm_gemm_plan_info *info)
+{
+    sbm_csr_plan *plan = NULL;
+    sbm_csr *C = NULL;
+    SBM_ASSERT_OK(ctx, sbm_csr_gemm_plan(ctx, A, B, &plan, &C));
+    SBM_ASSERT_OK(ctx, sbm_csr_gemm_execute(ctx, plan, A, B, C));
+    if (info) *info = ((const sbm__plan_header *)plan)->info; /* white-box */
+    sbm_csr_gemm_plan_destroy(plan);
+    return C;
+}
+
+/* Both GPU paths on every case: the shared-memory bins with the global path for long rows
+ * (auto), and every row through the global ESC path (global). Each is checked against the
+ * dense reference, and the two are bitwise equal: both sum every entry's products one at a
+ * time in expansion order. */
+static void test_csr_gemm_paths(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    require_gemm(e);
+    char *saved = env_set("SBM_CUDA_CSR_GEMM", "auto");
+    for (int c = 0; c <= ncases; c++) {
+        hcsr a, b;
+        case_operands(c, &a, &b);
+        sbm_csr *A = hcsr_upload(e->ctx, &a), *B = hcsr_upload(e->ctx, &b);
+        setenv("SBM_CUDA_CSR_GEMM", "auto", 1);
+        sbm_csr *C1 = plan_execute(e->ctx, A, B, NULL);
+        setenv("SBM_CUDA_CSR_GEMM", "global", 1);
+        sbm_csr *C2 = plan_execute(e->ctx, A, B, NULL);
+        sbm_csr *C3 = NULL;
+        SBM_ASSERT_OK(e->ctx, sbm_csr_gemm(e->ctx, A, B, &C3));
+        check_product(C1, &a, &b);
+        check_product(C2, &a, &b);
+        assert_same_csr(C1, C2, "C of the global path");
+        assert_same_csr(C1, C3, "C of the one-shot global path");
+        sbm_csr_destroy(C3);
+        sbm_csr_destroy(C2);
+        sbm_csr_destroy(C1);
+        sbm_csr_destroy(A);
+        sbm_csr_destroy(B);
+        hcsr_free(&a);
+        hcsr_free(&b);
+    }
+    env_restore("SBM_CUDA_CSR_GEMM", saved);
+}
+
+/* A tiny memory budget cuts the global path into row slices (at least 3); the result is
+ * bitwise the one-pass result. A budget below what one row needs is SBM_ERR_OUT_OF_MEMORY
+ * naming the row and the sizes. In both modes (auto: only the long rows are global). */
+static void test_csr_gemm_slices(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    require_gemm(e);
+    /* every 4th row about 1000 entries times B rows of about 8: 8000 products, global */
+    hcsr a = hcsr_mixed(61, 40, 2000, 4, 0.5, 0.01);
+    hcsr b = hcsr_random(62, 2000, 400, CSR_UNIFORM, 0.02);
+    sbm_csr *A = hcsr_upload(e->ctx, &a), *B = hcsr_upload(e->ctx, &b);
+    static const char *modes[] = {"auto", "global"};
+    char *saved = env_set("SBM_CUDA_CSR_GEMM", "auto");
+    for (int mode = 0; mode < 2; mode++) {
+        setenv("SBM_CUDA_CSR_GEMM", modes[mode], 1);
+        sbm_gemm_plan_info i1, i2 = {0};
+        SBM_ASSERT_OK(e->ctx, sbm_ctx_set_memory_budget(e->ctx, 0));
+        sbm_csr *C1 = plan_execute(e->ctx, A, B, &i1);
+        check_product(C1, &a, &b);
+        assert_int_equal(i1.slices, 1);
+        sbm_csr *C2 = NULL;
+        for (size_t budget = (size_t)1 << 24; budget >= 1024 && !C2; budget /= 2) {
+            sbm_csr_plan *plan = NULL;
+            sbm_csr *C = NULL;
+            SBM_ASSERT_OK(e->ctx, sbm_ctx_set_memory_budget(e->ctx, budget));
+            sbm_status st = sbm_csr_gemm_plan(e->ctx, A, B, &plan, &C);
+            if (st == SBM_ERR_OUT_OF_MEMORY) break; /* below one row: checked below */
+            SBM_ASSERT_OK(e->ctx, st);
+            i2 = ((const sbm__plan_header *)plan)->info;
+            SBM_ASSERT_OK(e->ctx, sbm_csr_gemm_execute(e->ctx, plan, A, B, C));
+            sbm_csr_gemm_plan_destroy(plan);
+            if (i2.slices >= 3) {
+                print_message("[  INFO    ] %s: %lld slices at a budget of %zu bytes\n",
+                              modes[mode], (long long)i2.slices, budget);
+                C2 = C;
+            } else {
+                sbm_csr_destroy(C);
+            }
+        }
+        assert_non_null(C2);
+        assert_int_equal(i1.products, i2.products);
+        assert_int_equal(i1.nnzb_c, i2.nnzb_c);
+        assert_same_csr(C1, C2, "C from row slices");
+
+        /* one byte: not even one row fits; the outputs stay NULL */
+        sbm_csr_plan *plan = (sbm_csr_plan *)(uintptr_t)1;
+        sbm_csr *C3 = (sbm_csr *)(uintptr_t)1;
+        SBM_ASSERT_OK(e->ctx, sbm_ctx_set_memory_budget(e->ctx, 1));
+        SBM_ASSERT_FAILS(e->ctx, sbm_csr_gemm_plan(e->ctx, A, B, &plan, &C3),
+                         SBM_ERR_OUT_OF_MEMORY, "products, whose expansion and sort need");
+        assert_null(plan);
+        assert_null(C3);
+        SBM_ASSERT_FAILS(e->ctx, sbm_csr_gemm(e->ctx, A, B, &C3), SBM_ERR_OUT_OF_MEMORY,
+                         "the memory budget is 1 bytes");
+        SBM_ASSERT_OK(e->ctx, sbm_ctx_set_memory_budget(e->ctx, 0));
+        sbm_csr_destroy(C2);
+        sbm_csr_destroy(C1);
+    }
+    env_restore("SBM_CUDA_CSR_GEMM", saved);
+    sbm_csr_destroy(A);
+    sbm_csr_destroy(B);
+    hcsr_free(&a);
+    hcsr_free(&b);
+}
+
+/* Two independent plans and executes of the same product give bitwise the same C (pattern and
+ * values), for power-law rows of every length and the ladder. */
+static void test_csr_gemm_determinism(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    require_gemm(e);
+    hcsr a[2], b[2];
+    a[0] = hcsr_random(71, 700, 700, CSR_POWER, 0);
+    b[0] = hcsr_random(72, 700, 600, CSR_POWER, 0);
+    case_operands(ncases, &a[1], &b[1]);
+    for (int t = 0; t < 2; t++) {
+        sbm_csr *A = hcsr_upload(e->ctx, &a[t]), *B = hcsr_upload(e->ctx, &b[t]);
+        sbm_csr *C1 = plan_execute(e->ctx, A, B, NULL);
+        sbm_csr *C2 = plan_execute(e->ctx, A, B, NULL);
+        check_product(C1, &a[t], &b[t]);
+        assert_same_csr(C1, C2, "C of a second plan");
+        sbm_csr_destroy(C2);
+        sbm_csr_destroy(C1);
+        sbm_csr_destroy(A);
+        sbm_csr_destroy(B);
+        hcsr_free(&a[t]);
+        hcsr_free(&b[t]);
     }
 }
 
@@ -401,20 +655,29 @@ static void test_csr_gemm_execute_errors(void **state)
     hcsr_free(&s);
 }
 
-/* An allocator that fails from the n-th allocation on. */
+/* An allocator that fails from the n-th allocation on and otherwise hands out the backend's
+ * default memory (device memory on the GPU). Static: the context's workspace pool may free
+ * through it after the test returns. */
 typedef struct failing_alloc {
-    int left; /* allocations still granted */
+    int left;                       /* allocations still granted */
+    const sbm__backend_ops *ops;    /* the backend whose default allocator serves them */
 } failing_alloc;
+
+static failing_alloc failing;
 
 static void *failing_alloc_fn(void *user, size_t bytes)
 {
     failing_alloc *f = user;
     if (f->left <= 0) return NULL;
     f->left--;
-    return malloc(bytes);
+    return f->ops->default_alloc(NULL, bytes);
 }
 
-static void failing_free_fn(void *user, void *ptr) { free(ptr); }
+static void failing_free_fn(void *user, void *ptr)
+{
+    failing_alloc *f = user;
+    f->ops->default_free(NULL, ptr);
+}
 
 /* Out of memory at every allocation of plan, execute and the one-shot call: the status says so,
  * outputs are NULL and nothing leaks (the sanitizer build checks the last part). */
@@ -424,11 +687,11 @@ static void test_csr_gemm_out_of_memory(void **state)
     require_gemm(e);
     hcsr a = hcsr_random(51, 30, 30, CSR_POWER, 0);
     sbm_csr *A = hcsr_upload(e->ctx, &a);
-    failing_alloc f;
-    const sbm_allocator hook = {failing_alloc_fn, failing_free_fn, &f};
+    failing.ops = e->ctx->ops;
+    const sbm_allocator hook = {failing_alloc_fn, failing_free_fn, &failing};
     int succeeded = 0;
     for (int n = 0; n < 64 && !succeeded; n++) {
-        f.left = n;
+        failing.left = n;
         SBM_ASSERT_OK(e->ctx, sbm_ctx_set_allocator(e->ctx, &hook));
         sbm_csr *C = (sbm_csr *)(uintptr_t)1;
         sbm_status st = sbm_csr_gemm(e->ctx, A, A, &C);
@@ -441,7 +704,7 @@ static void test_csr_gemm_out_of_memory(void **state)
             assert_null(C);
         }
         /* the same through plan + execute, failing inside execute too */
-        f.left = n;
+        failing.left = n;
         sbm_csr_plan *plan = (sbm_csr_plan *)(uintptr_t)1;
         C = (sbm_csr *)(uintptr_t)1;
         st = sbm_csr_gemm_plan(e->ctx, A, A, &plan, &C);
@@ -465,10 +728,8 @@ static void test_csr_gemm_out_of_memory(void **state)
 
 /* A*A on the square Matrix Market files, against the product formed from all scalar products
  * as triplets (duplicates summed by sbm_csr_from_triplets: an independent path). */
-static void test_csr_gemm_mtx(void **state)
+static void mtx_squares(sbm_test_env *e)
 {
-    sbm_test_env *e = sbm_test_begin(state);
-    require_gemm(e);
     static const char *files[] = {"mtx/LFAT5.mtx",    "mtx/karate.mtx",   "mtx/west0067.mtx",
                                   "mtx/bcsstk13.mtx", "mtx/cryg2500.mtx", "mtx/ca-CondMat.mtx"};
     for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
@@ -530,6 +791,23 @@ static void test_csr_gemm_mtx(void **state)
     }
 }
 
+static void test_csr_gemm_mtx(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    require_gemm(e);
+    mtx_squares(e);
+}
+
+/* The same with every row through the GPU's global ESC path. */
+static void test_csr_gemm_mtx_global(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    require_gemm(e);
+    char *saved = env_set("SBM_CUDA_CSR_GEMM", "global");
+    mtx_squares(e);
+    env_restore("SBM_CUDA_CSR_GEMM", saved);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -542,6 +820,13 @@ int main(void)
         SBM_TEST_BOTH(test_csr_gemm_execute_errors),
         SBM_TEST_BOTH(test_csr_gemm_out_of_memory),
         SBM_TEST_BOTH(test_csr_gemm_mtx),
+        SBM_TEST_CUDA(test_csr_gemm_paths),
+        SBM_TEST_CUDA(test_csr_gemm_slices),
+        SBM_TEST_BOTH(test_csr_gemm_determinism),
+        SBM_TEST_CUDA(test_csr_gemm_mtx_global),
     };
+    /* SBM_TEST_FILTER=pattern runs only the matching tests (cmocka wildcards * and ?). */
+    const char *filter = getenv("SBM_TEST_FILTER");
+    if (filter && *filter) cmocka_set_test_filter(filter);
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

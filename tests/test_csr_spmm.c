@@ -1,8 +1,22 @@
-/* Scalar CSR SpMM C = alpha*A*B + beta*C with dense B and C: seeded random matrices of several
- * row-length distributions and shapes, ncols 1, 4, 16, 33 (and a strip-crossing 70), both layouts,
- * padded leading dimensions (padding must stay untouched), alpha/beta combinations including
- * beta = 0 with NaN in C, and every error path. */
+/* Scalar CSR SpMM C = alpha*A*B + beta*C with dense B and C. On the CUDA backend every check runs
+ * once per kernel (SBM_CUDA_CSR_SPMM = rowsplit, merge, and unset for the automatic choice);
+ * the CPU backend runs them once. Checked against a host reference summed from A's stored
+ * entries, element by element, with a tolerance scaled by the sum of the magnitudes of the
+ * element's terms:
+ *   - seeded random matrices (uniform, power-law rows, empty rows, one dense row longer than a
+ *     merge tile, many merge tiles, rectangular, no entries, empty shapes), ncols 1, 2, 3, 8, 16,
+ *     31, 32, 33, 64, 100, both layouts, tight, odd and even padded leading dimensions, B not
+ *     16-byte aligned (the scalar-load paths), alpha/beta pairs with NaN in C where beta = 0;
+ *     padding of C untouched, B unchanged;
+ *   - every Matrix Market file in the data directory's mtx/ folder;
+ *   - determinism: two GPU runs bitwise equal;
+ *   - the merge kernel under a memory budget too small for its carry-outs;
+ *   - ncols = 0 and empty shapes, and every error path. */
+#define _POSIX_C_SOURCE 200809L /* setenv, unsetenv, strdup */
 #include "csr_test_common.h"
+
+#include <dirent.h>
+#include <stdio.h>
 
 /* Skip on a backend without CSR SpMM (the only status that skips), before allocating. */
 static void require_spmm(sbm_test_env *e)
@@ -15,6 +29,43 @@ static void require_spmm(sbm_test_env *e)
     sbm_csr_destroy(Z);
     SBM_TEST_SKIP_IF_UNSUPPORTED(e, st);
     SBM_ASSERT_OK(e->ctx, st);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Helpers                                                                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Set an environment variable for the duration of a test: env_set returns the old value
+ * (malloc'd, or NULL when unset) for env_restore, which puts it back and frees it. */
+static char *env_set(const char *name, const char *value)
+{
+    const char *old = getenv(name);
+    char *saved = old ? strdup(old) : NULL;
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
+    return saved;
+}
+
+static void env_restore(const char *name, char *saved)
+{
+    if (saved) {
+        setenv(name, saved, 1);
+        free(saved);
+    } else {
+        unsetenv(name);
+    }
+}
+
+/* Kernels to force through SBM_CUDA_CSR_SPMM (NULL: the automatic choice); the CPU backend has
+ * one. */
+static const char *const kernels[] = {"rowsplit", "merge", NULL};
+
+static int nkernels(const sbm_test_env *e) { return e->backend == SBM_BACKEND_CUDA ? 3 : 1; }
+
+static const char *kernel_name(const sbm_test_env *e, int k)
+{
+    if (e->backend != SBM_BACKEND_CUDA) return "cpu";
+    return kernels[k] ? kernels[k] : "auto";
 }
 
 /* Offset of element (i, j) in a dense array of layout with leading dimension ld. */
@@ -30,23 +81,172 @@ static int64_t span(sbm_layout layout, int64_t ld, int64_t rows, int64_t cols)
     return layout == SBM_LAYOUT_ROW_MAJOR ? (rows - 1) * ld + cols : (cols - 1) * ld + rows;
 }
 
+/* One SpMM problem on the host: A, B's values (column-major n x ncols), the layout, leading
+ * dimensions and alignment offset of B, the initial C (sentinel -777 in its padding, NaN in
+ * the matrix where beta == 0), and the expected C with a bound per element. */
+typedef struct problem {
+    const hcsr *a;
+    int64_t ncols;
+    sbm_layout layout;
+    int64_t ldb, ldc;
+    int64_t boff;     /* elements between the allocation and B (1: B not 16-byte aligned) */
+    double alpha, beta;
+    double *bval;     /* B(i, j) = bval[i + j*n] */
+    double *B;        /* B in layout, NaN in the padding (boff + span elements) */
+    int64_t nb, nc;   /* spans of B and C */
+    double *C0;       /* initial C */
+    double *want;     /* expected C */
+    double *tol;      /* bound on |C - want| per element (0 in the padding) */
+} problem;
+
+static void problem_free(problem *p)
+{
+    free(p->bval);
+    free(p->B);
+    free(p->C0);
+    free(p->want);
+    free(p->tol);
+    memset(p, 0, sizeof *p);
+}
+
+/* The reference: C(i,j) = alpha * sum_p A(i,p) B(p,j) + beta * C(i,j) over the stored entries of
+ * row i in order; the bound is 1e-15 * (row length + 4) times the sum of the terms' magnitudes,
+ * which covers any summation order and fused multiply-adds. */
+static problem problem_make(const hcsr *a, int64_t ncols, sbm_layout layout, int64_t ldb,
+                            int64_t ldc, int64_t boff, double alpha, double beta, uint64_t seed)
+{
+    problem p = {a, ncols, layout, ldb, ldc, boff, alpha, beta, NULL, NULL, 0, 0, NULL, NULL, NULL};
+    const int64_t m = a->m, n = a->n;
+    p.nb = span(layout, ldb, n, ncols);
+    p.nc = span(layout, ldc, m, ncols);
+    p.bval = malloc(((size_t)(n * ncols) + 1) * sizeof *p.bval);
+    p.B = malloc(((size_t)(p.nb + boff) + 1) * sizeof *p.B);
+    p.C0 = malloc(((size_t)p.nc + 1) * sizeof *p.C0);
+    p.want = malloc(((size_t)p.nc + 1) * sizeof *p.want);
+    p.tol = calloc((size_t)p.nc + 1, sizeof *p.tol);
+    assert_true(p.bval && p.B && p.C0 && p.want && p.tol);
+    sbm_test_rng g = sbm_test_rng_seed(seed);
+    for (int64_t t = 0; t < p.nb + boff; t++) p.B[t] = NAN;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j < ncols; j++)
+            p.B[boff + at(layout, ldb, i, j)] = p.bval[i + j * n] = sbm_test_rng_value(&g);
+    for (int64_t t = 0; t < p.nc; t++) p.C0[t] = -777.0;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < ncols; j++)
+            p.C0[at(layout, ldc, i, j)] = beta == 0.0 ? NAN : sbm_test_rng_value(&g);
+    memcpy(p.want, p.C0, (size_t)p.nc * sizeof *p.want);
+    for (int64_t i = 0; i < m; i++) {
+        const int64_t p0 = a->rowptr[i], p1 = a->rowptr[i + 1];
+        for (int64_t j = 0; j < ncols; j++) {
+            double sum = 0, mag = 0;
+            for (int64_t q = p0; q < p1; q++) {
+                const double term = a->values[q] * p.bval[a->colind[q] + j * n];
+                sum += term;
+                mag += fabs(term);
+            }
+            const int64_t o = at(layout, ldc, i, j);
+            const double c = p.want[o];
+            p.want[o] = beta == 0.0 ? alpha * sum : alpha * sum + beta * c;
+            p.tol[o] = 1e-15 * (double)(p1 - p0 + 4) *
+                       (fabs(alpha) * mag + (beta == 0.0 ? 0.0 : fabs(beta * c)));
+        }
+    }
+    return p;
+}
+
+/* Runs the problem in e's context (B and C uploaded, C downloaded into got, nc elements). */
+static void problem_run(sbm_test_env *e, const problem *p, const sbm_csr *A, double *got)
+{
+    double *dB = sbm_test_vec_upload(e->ctx, p->B, p->nb + p->boff);
+    double *dC = sbm_test_vec_upload(e->ctx, p->C0, p->nc);
+    SBM_ASSERT_OK(e->ctx, sbm_csr_spmm(e->ctx, p->alpha, A, p->ncols, p->layout, dB + p->boff,
+                                       p->ldb, p->beta, dC, p->ldc));
+    sbm_test_vec_download_into(e->ctx, got, dC, p->nc);
+    double *b_after = sbm_test_vec_download(e->ctx, dB, p->nb + p->boff);
+    assert_same_bits(p->B, b_after, p->nb + p->boff, "B");
+    free(b_after);
+    dev_free(e->ctx, dB);
+    dev_free(e->ctx, dC);
+}
+
+/* got against the reference: padding bitwise untouched, values within the bound. */
+static void problem_check(const problem *p, const double *got, const char *what)
+{
+    const char *lay = p->layout == SBM_LAYOUT_ROW_MAJOR ? "row-major" : "column-major";
+    for (int64_t t = 0; t < p->nc; t++) {
+        if (p->C0[t] == -777.0) { /* padding: entries of C start in [-1, 1) or NaN */
+            if (got[t] != -777.0)
+                fail_msg("%s: padding of C changed at %lld (%lldx%lld, ncols %lld, %s, ldc %lld)",
+                         what, (long long)t, (long long)p->a->m, (long long)p->a->n,
+                         (long long)p->ncols, lay, (long long)p->ldc);
+            continue;
+        }
+        if (!(fabs(got[t] - p->want[t]) <= p->tol[t]))
+            fail_msg("%s: C[%lld] = %.17g, expected %.17g (bound %.3g; %lldx%lld, ncols %lld, %s, "
+                     "ldb %lld, ldc %lld, alpha %g, beta %g)",
+                     what, (long long)t, got[t], p->want[t], p->tol[t], (long long)p->a->m,
+                     (long long)p->a->n, (long long)p->ncols, lay, (long long)p->ldb,
+                     (long long)p->ldc, p->alpha, p->beta);
+    }
+}
+
+/* Runs and checks p with every kernel of e's backend. */
+static void problem_check_kernels(sbm_test_env *e, const problem *p, const sbm_csr *A,
+                                  const char *what)
+{
+    double *got = malloc(((size_t)p->nc + 1) * sizeof *got);
+    assert_non_null(got);
+    for (int k = 0; k < nkernels(e); k++) {
+        char *saved = env_set("SBM_CUDA_CSR_SPMM", kernels[k]);
+        problem_run(e, p, A, got);
+        env_restore("SBM_CUDA_CSR_SPMM", saved);
+        char label[256];
+        snprintf(label, sizeof label, "%s [%s]", what, kernel_name(e, k));
+        problem_check(p, got, label);
+    }
+    free(got);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Random matrices                                                                          */
+/* ---------------------------------------------------------------------------------------- */
+
 typedef struct spmm_case {
     int64_t m, n;
     csr_kind kind;
     double density;
 } spmm_case;
 
+/* The merge kernel's tiles hold 2048 rows + entries and its groups 8*G of them (G = 1..32
+ * lanes): the dense row of 3000 entries and the 3000-row matrix cross both. The automatic choice
+ * sees regular (uniform) and irregular (power-law, dense-row) rows, so it takes both kernels. */
 static const spmm_case cases[] = {
-    {1, 1, CSR_UNIFORM, 1.0},      {40, 40, CSR_UNIFORM, 0.1},    {150, 150, CSR_POWER, 0},
-    {45, 30, CSR_EMPTY_ROWS, 0.2}, {30, 60, CSR_DENSE_ROW, 0.05}, {5, 120, CSR_UNIFORM, 0.3},
-    {120, 5, CSR_UNIFORM, 0.3},    {25, 25, CSR_UNIFORM, 0.0},    {0, 9, CSR_UNIFORM, 0.5},
-    {9, 0, CSR_UNIFORM, 0.5},
+    {1, 1, CSR_UNIFORM, 1.0},         {40, 40, CSR_UNIFORM, 0.1},
+    {150, 150, CSR_POWER, 0},         {45, 30, CSR_EMPTY_ROWS, 0.2},
+    {30, 60, CSR_DENSE_ROW, 0.05},    {5, 120, CSR_UNIFORM, 0.3},
+    {120, 5, CSR_UNIFORM, 0.3},       {25, 25, CSR_UNIFORM, 0.0},
+    {0, 9, CSR_UNIFORM, 0.5},         {9, 0, CSR_UNIFORM, 0.5},
+    {20, 3000, CSR_DENSE_ROW, 0.002}, {3000, 2500, CSR_UNIFORM, 0.002},
+    {1500, 1500, CSR_POWER, 0},       {600, 400, CSR_EMPTY_ROWS, 0.01},
+    {64, 200, CSR_UNIFORM, 0.6},
 };
 
-static const int64_t ncols_list[] = {1, 4, 16, 33, 70};
+static const int64_t ncols_list[] = {1, 2, 3, 8, 16, 31, 32, 33, 64, 100};
 
 /* alpha, beta pairs */
 static const double ab[][2] = {{1.0, 0.0}, {-1.5, 0.5}, {0.5, -2.0}, {0.0, 3.0}, {2.0, 1.0}};
+
+/* Leading dimensions: 0 tight, 1 padded by an odd count, 2 padded by an even count with B one
+ * element past a 16-byte boundary. */
+static void leading_dims(int pad, sbm_layout layout, const spmm_case *k, int64_t ncols,
+                         int64_t *ldb, int64_t *ldc, int64_t *boff)
+{
+    const int64_t b0 = layout == SBM_LAYOUT_COL_MAJOR ? k->n : ncols;
+    const int64_t c0 = layout == SBM_LAYOUT_COL_MAJOR ? k->m : ncols;
+    *ldb = b0 + (pad == 1 ? 3 : pad == 2 ? 2 : 0);
+    *ldc = c0 + (pad == 1 ? 5 : pad == 2 ? 4 : 0);
+    *boff = pad == 2;
+}
 
 static void test_csr_spmm_random(void **state)
 {
@@ -57,78 +257,149 @@ static void test_csr_spmm_random(void **state)
         const spmm_case *k = &cases[c];
         hcsr a = hcsr_random(4000 + c, k->m, k->n, k->kind, k->density);
         sbm_csr *A = hcsr_upload(e->ctx, &a);
-        double *ad = hcsr_dense(&a);
         for (size_t nc = 0; nc < sizeof ncols_list / sizeof ncols_list[0]; nc++)
             for (int lay = 0; lay < 2; lay++)
-                for (int pad = 0; pad < 2; pad++) {
+                for (int pad = 0; pad < 3; pad++, run++) {
                     const int64_t ncols = ncols_list[nc];
                     const sbm_layout layout = lay ? SBM_LAYOUT_COL_MAJOR : SBM_LAYOUT_ROW_MAJOR;
-                    const int64_t ldb = (lay ? k->n : ncols) + 3 * pad;
-                    const int64_t ldc = (lay ? k->m : ncols) + 5 * pad;
-                    const int64_t nb = span(layout, ldb, k->n, ncols);
-                    const int64_t ncc = span(layout, ldc, k->m, ncols);
-                    /* B: random with NaN in the padding, which must never be read */
-                    double *B = sbm_test_random_vector(5000 + run, nb);
-                    double *bval = calloc((size_t)(k->n * ncols) + 1, sizeof *bval);
-                    assert_non_null(bval);
-                    for (int64_t t = 0; t < nb; t++) B[t] = NAN;
-                    sbm_test_rng g = sbm_test_rng_seed(6000 + run);
-                    for (int64_t i = 0; i < k->n; i++)
-                        for (int64_t j = 0; j < ncols; j++)
-                            B[at(layout, ldb, i, j)] = bval[i + j * k->n] = sbm_test_rng_value(&g);
-                    double *dB = sbm_test_vec_upload(e->ctx, B, nb);
-
-                    for (size_t s = 0; s < sizeof ab / sizeof ab[0]; s++, run++) {
-                        const double alpha = ab[s][0], beta = ab[s][1];
-                        /* C: padding holds a sentinel that must survive; beta == 0 -> NaN */
-                        double *C0 = malloc(((size_t)ncc + 1) * sizeof *C0);
-                        double *want = malloc(((size_t)ncc + 1) * sizeof *want);
-                        double *got = malloc(((size_t)ncc + 1) * sizeof *got);
-                        assert_true(C0 && want && got);
-                        for (int64_t t = 0; t < ncc; t++) C0[t] = -777.0;
-                        sbm_test_rng h = sbm_test_rng_seed(7000 + run);
-                        for (int64_t i = 0; i < k->m; i++)
-                            for (int64_t j = 0; j < ncols; j++)
-                                C0[at(layout, ldc, i, j)] =
-                                    beta == 0.0 ? NAN : sbm_test_rng_value(&h);
-                        memcpy(want, C0, (size_t)ncc * sizeof *want);
-                        for (int64_t i = 0; i < k->m; i++)
-                            for (int64_t j = 0; j < ncols; j++) {
-                                double sum = 0;
-                                for (int64_t p = 0; p < k->n; p++)
-                                    sum += ad[i + p * k->m] * bval[p + j * k->n];
-                                double *w = &want[at(layout, ldc, i, j)];
-                                *w = beta == 0.0 ? alpha * sum : alpha * sum + beta * *w;
-                            }
-                        double *dC = sbm_test_vec_upload(e->ctx, C0, ncc);
-                        SBM_ASSERT_OK(e->ctx, sbm_csr_spmm(e->ctx, alpha, A, ncols, layout, dB,
-                                                           ldb, beta, dC, ldc));
-                        sbm_test_vec_download_into(e->ctx, got, dC, ncc);
-                        /* padding untouched (bitwise); values within tolerance */
-                        for (int64_t t = 0; t < ncc; t++)
-                            if (want[t] == -777.0 && got[t] != -777.0)
-                                fail_msg("padding of C changed at %lld (%dx%d, ncols %d, %s)",
-                                         (long long)t, (int)k->m, (int)k->n, (int)ncols,
-                                         lay ? "col-major" : "row-major");
-                        sbm_test_assert_near(got, want, ncc, 1e-15 * (double)(k->n + 4), "C");
-                        dev_free(e->ctx, dC);
-                        free(C0);
-                        free(want);
-                        free(got);
-                    }
-                    /* B unchanged */
-                    double *b_after = sbm_test_vec_download(e->ctx, dB, nb);
-                    assert_same_bits(B, b_after, nb, "B");
-                    free(b_after);
-                    dev_free(e->ctx, dB);
-                    free(B);
-                    free(bval);
+                    int64_t ldb, ldc, boff;
+                    leading_dims(pad, layout, k, ncols, &ldb, &ldc, &boff);
+                    /* every pair meets every shape class over the sweep */
+                    const double *s = ab[(c + nc + 2 * lay + 3 * pad) % 5];
+                    problem p =
+                        problem_make(&a, ncols, layout, ldb, ldc, boff, s[0], s[1], 5000 + run);
+                    char what[96];
+                    snprintf(what, sizeof what, "case %d", (int)c);
+                    problem_check_kernels(e, &p, A, what);
+                    problem_free(&p);
                 }
-        free(ad);
         sbm_csr_destroy(A);
         hcsr_free(&a);
     }
 }
+
+/* ---------------------------------------------------------------------------------------- */
+/* Matrix Market files                                                                      */
+/* ---------------------------------------------------------------------------------------- */
+
+static int has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* Every .mtx file in the data directory's mtx/ folder, ncols 1, 5, 16, 64 in both layouts. */
+static void test_csr_spmm_mtx(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    require_spmm(e);
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", sbm_test_data_path("mtx"));
+    DIR *h = opendir(dir);
+    if (!h) fail_msg("cannot open the data directory %s", dir);
+    char names[64][256];
+    int nfiles = 0;
+    struct dirent *ent;
+    while ((ent = readdir(h)) != NULL)
+        if (has_suffix(ent->d_name, ".mtx") && nfiles < 64)
+            snprintf(names[nfiles++], sizeof names[0], "%s", ent->d_name);
+    closedir(h);
+    assert_true(nfiles > 0);
+
+    static const int64_t ncols_mtx[] = {1, 5, 16, 64};
+    for (int f = 0; f < nfiles; f++) {
+        char rel[300], path[4400];
+        snprintf(rel, sizeof rel, "mtx/%.255s", names[f]);
+        snprintf(path, sizeof path, "%s", sbm_test_data_path(rel));
+        sbm_csr *A = NULL;
+        SBM_ASSERT_OK(e->ctx, sbm_csr_read_mtx(e->ctx, path, &A));
+        sbm_csr *H = sbm_test_csr_to_host(A);
+        sbm_csr_info hi = sbm_csr_get_info(H);
+        /* H's arrays, borrowed read-only (hcsr has no const members) */
+        hcsr a = {hi.m, hi.n, (int64_t *)hi.rowptr, (int32_t *)hi.colind, hi.values};
+        spmm_case k = {hi.m, hi.n, CSR_UNIFORM, 0};
+        for (size_t nc = 0; nc < sizeof ncols_mtx / sizeof ncols_mtx[0]; nc++)
+            for (int lay = 0; lay < 2; lay++) {
+                const sbm_layout layout = lay ? SBM_LAYOUT_COL_MAJOR : SBM_LAYOUT_ROW_MAJOR;
+                int64_t ldb, ldc, boff;
+                leading_dims((int)nc % 2, layout, &k, ncols_mtx[nc], &ldb, &ldc, &boff);
+                const double beta = (nc + lay) % 2 ? -0.5 : 0.0;
+                problem p = problem_make(&a, ncols_mtx[nc], layout, ldb, ldc, boff, 1.5, beta,
+                                         (uint64_t)(100 * f + 10 * nc + lay));
+                problem_check_kernels(e, &p, A, names[f]);
+                problem_free(&p);
+            }
+        sbm_csr_destroy(H);
+        sbm_csr_destroy(A);
+    }
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Determinism, memory budget                                                               */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Power-law rows (the merge kernel splits the long ones across groups and tiles): each kernel
+ * twice on the same inputs gives the same bits. */
+static void test_csr_spmm_deterministic(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    require_spmm(e);
+    hcsr a = hcsr_random(77, 20000, 6000, CSR_POWER, 0);
+    sbm_csr *A = hcsr_upload(e->ctx, &a);
+    static const int64_t ncols_det[] = {3, 16, 64};
+    spmm_case k = {a.m, a.n, CSR_POWER, 0};
+    for (size_t nc = 0; nc < sizeof ncols_det / sizeof ncols_det[0]; nc++)
+        for (int lay = 0; lay < 2; lay++) {
+            const sbm_layout layout = lay ? SBM_LAYOUT_COL_MAJOR : SBM_LAYOUT_ROW_MAJOR;
+            int64_t ldb, ldc, boff;
+            leading_dims(0, layout, &k, ncols_det[nc], &ldb, &ldc, &boff);
+            problem p = problem_make(&a, ncols_det[nc], layout, ldb, ldc, boff, 0.75, -1.25,
+                                     900 + nc);
+            double *g1 = malloc(((size_t)p.nc + 1) * sizeof *g1);
+            double *g2 = malloc(((size_t)p.nc + 1) * sizeof *g2);
+            assert_true(g1 && g2);
+            for (int kk = 0; kk < nkernels(e); kk++) {
+                char *saved = env_set("SBM_CUDA_CSR_SPMM", kernels[kk]);
+                problem_run(e, &p, A, g1);
+                problem_run(e, &p, A, g2);
+                env_restore("SBM_CUDA_CSR_SPMM", saved);
+                char what[96];
+                snprintf(what, sizeof what, "second run [%s], ncols %lld, %s", kernel_name(e, kk),
+                         (long long)p.ncols, lay ? "column-major" : "row-major");
+                assert_same_bits(g1, g2, p.nc, what);
+                problem_check(&p, g1, what);
+            }
+            free(g1);
+            free(g2);
+            problem_free(&p);
+        }
+    sbm_csr_destroy(A);
+    hcsr_free(&a);
+}
+
+/* A memory budget too small for the merge kernel's carry-outs: the result is still right (the
+ * backend may take another kernel). */
+static void test_csr_spmm_budget(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    require_spmm(e);
+    hcsr a = hcsr_random(78, 5000, 300, CSR_POWER, 0);
+    sbm_csr *A = hcsr_upload(e->ctx, &a);
+    spmm_case k = {a.m, a.n, CSR_POWER, 0};
+    int64_t ldb, ldc, boff;
+    leading_dims(0, SBM_LAYOUT_ROW_MAJOR, &k, 24, &ldb, &ldc, &boff);
+    problem p = problem_make(&a, 24, SBM_LAYOUT_ROW_MAJOR, ldb, ldc, boff, 1.0, 0.5, 31);
+    SBM_ASSERT_OK(e->ctx, sbm_ctx_set_memory_budget(e->ctx, 4096));
+    problem_check_kernels(e, &p, A, "budget 4096 bytes");
+    SBM_ASSERT_OK(e->ctx, sbm_ctx_set_memory_budget(e->ctx, 0));
+    problem_free(&p);
+    sbm_csr_destroy(A);
+    hcsr_free(&a);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Degenerate shapes and errors                                                             */
+/* ---------------------------------------------------------------------------------------- */
 
 /* ncols == 0 is a no-op (C untouched, NULL arrays accepted); empty arrays may be NULL. */
 static void test_csr_spmm_degenerate(void **state)
@@ -140,14 +411,31 @@ static void test_csr_spmm_degenerate(void **state)
     double c0[15], got[15];
     for (int t = 0; t < 15; t++) c0[t] = t + 0.5;
     double *dC = sbm_test_vec_upload(e->ctx, c0, 15);
-    SBM_ASSERT_OK(e->ctx, sbm_csr_spmm(e->ctx, 1.0, A, 0, SBM_LAYOUT_ROW_MAJOR, NULL, 0, 0.0, dC, 0));
-    SBM_ASSERT_OK(e->ctx, sbm_csr_spmm(e->ctx, 1.0, A, 0, SBM_LAYOUT_COL_MAJOR, NULL, 4, 0.0, NULL, 5));
-    sbm_test_vec_download_into(e->ctx, got, dC, 15);
-    assert_same_bits(c0, got, 15, "C after ncols = 0");
-    /* 3x0 times 0x5: C = beta*C, B may be NULL */
-    SBM_ASSERT_OK(e->ctx, sbm_csr_spmm(e->ctx, 1.0, Z, 5, SBM_LAYOUT_ROW_MAJOR, NULL, 5, 2.0, dC, 5));
-    sbm_test_vec_download_into(e->ctx, got, dC, 15);
-    for (int t = 0; t < 15; t++) assert_true(got[t] == 2.0 * c0[t]);
+    for (int k = 0; k < nkernels(e); k++) {
+        char *saved = env_set("SBM_CUDA_CSR_SPMM", kernels[k]);
+        SBM_ASSERT_OK(e->ctx,
+                      sbm_csr_spmm(e->ctx, 1.0, A, 0, SBM_LAYOUT_ROW_MAJOR, NULL, 0, 0.0, dC, 0));
+        SBM_ASSERT_OK(e->ctx,
+                      sbm_csr_spmm(e->ctx, 1.0, A, 0, SBM_LAYOUT_COL_MAJOR, NULL, 4, 0.0, NULL, 5));
+        sbm_test_vec_download_into(e->ctx, got, dC, 15);
+        assert_same_bits(c0, got, 15, "C after ncols = 0");
+        /* 3x0 times 0x5: C = beta*C, B may be NULL */
+        SBM_ASSERT_OK(e->ctx,
+                      sbm_csr_spmm(e->ctx, 1.0, Z, 5, SBM_LAYOUT_ROW_MAJOR, NULL, 5, 2.0, dC, 5));
+        sbm_test_vec_download_into(e->ctx, got, dC, 15);
+        for (int t = 0; t < 15; t++) assert_true(got[t] == 2.0 * c0[t]);
+        /* and beta = 0 overwrites NaN with zeros */
+        double nan15[15];
+        for (int t = 0; t < 15; t++) nan15[t] = NAN;
+        double *dN = sbm_test_vec_upload(e->ctx, nan15, 15);
+        SBM_ASSERT_OK(e->ctx,
+                      sbm_csr_spmm(e->ctx, 1.0, Z, 5, SBM_LAYOUT_COL_MAJOR, NULL, 1, 0.0, dN, 3));
+        sbm_test_vec_download_into(e->ctx, got, dN, 15);
+        for (int t = 0; t < 15; t++) assert_true(got[t] == 0.0);
+        dev_free(e->ctx, dN);
+        sbm_test_vec_download_into(e->ctx, c0, dC, 15); /* the next kernel starts from here */
+        env_restore("SBM_CUDA_CSR_SPMM", saved);
+    }
     dev_free(e->ctx, dC);
     sbm_csr_destroy(A);
     sbm_csr_destroy(Z);
@@ -236,6 +524,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         SBM_TEST_BOTH(test_csr_spmm_random),
+        SBM_TEST_BOTH(test_csr_spmm_mtx),
+        SBM_TEST_BOTH(test_csr_spmm_deterministic),
+        SBM_TEST_BOTH(test_csr_spmm_budget),
         SBM_TEST_BOTH(test_csr_spmm_degenerate),
         SBM_TEST_BOTH(test_csr_spmm_errors),
     };
