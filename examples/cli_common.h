@@ -1,8 +1,10 @@
 /* Helpers shared by the commands of the sbm command-line tool (sbm_cli.c, sbm_cli_ba.c).
- * Public API only. --backend parsing stays with each command: gemm accepts cpu|cuda, the
- * BA/SLAM commands also auto, with different messages. */
+ * Public API only. The BA/SLAM commands (sbm_cli_ba.c) parse --backend themselves; gemm, spmv
+ * and spmm use cli_parse_backend / cli_make_context. */
 #ifndef SBM_CLI_COMMON_H
 #define SBM_CLI_COMMON_H
+
+#include <stdint.h>
 
 #include "sbm.h"
 
@@ -21,5 +23,62 @@ int cli_lib_error(const sbm_ctx *ctx, const char *context);
  * @return 1 matched, 0 not, -1 value missing. */
 int cli_match_option(int argc, char **argv, int *i, const char *name, int has_value,
                      const char **value);
+
+/* ---- numbers ----------------------------------------------------------------------------- */
+
+/* A finite double (the whole string). @return 1 on success. */
+int cli_parse_double(const char *s, double *out);
+/* A decimal integer in [lo, hi] (the whole string, no sign). @return 1 on success. */
+int cli_parse_int64(const char *s, int64_t lo, int64_t hi, int64_t *out);
+/* A decimal integer in [0, 2^64-1] (the whole string, no sign). @return 1 on success. */
+int cli_parse_u64(const char *s, uint64_t *out);
+
+/* ---- backend ----------------------------------------------------------------------------- */
+
+typedef enum cli_backend {
+    CLI_BACKEND_CPU = 0,  /* host */
+    CLI_BACKEND_CUDA = 1, /* device 0; fails without one */
+    CLI_BACKEND_AUTO = 2  /* CUDA when a device is present, else CPU */
+} cli_backend;
+
+/* "cpu", "cuda" or "auto". @return 1 on success. */
+int cli_parse_backend(const char *s, cli_backend *out);
+/* The compute context of --backend. @return 0, or EXIT_FAILURE after printing the library's
+ * message. */
+int cli_make_context(cli_backend backend, sbm_ctx **ctx);
+/* "cpu" or "cuda". */
+const char *cli_backend_name(const sbm_ctx *ctx);
+
+/* ---- seeded values ----------------------------------------------------------------------- */
+
+/* Fills x[0..count) from seed: value k is 2*u_k - 1 with u_k = (z_k >> 11) * 2^-53, z_k the
+ * k-th output (k = 0, 1, ...) of SplitMix64 started at state = seed:
+ *     state += 0x9E3779B97F4A7C15; z = state;
+ *     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9; z = (z ^ (z >> 27)) * 0x94D049BB133111EB;
+ *     z ^= z >> 31   (all arithmetic mod 2^64).
+ * Every value is exact in double, so other languages reproduce x bit for bit. */
+void cli_random_fill(uint64_t seed, double *x, int64_t count);
+
+/* ---- dense Matrix Market arrays ---------------------------------------------------------- */
+
+/* Reads a dense "%%MatrixMarket matrix array real general" file (fields integer and double also
+ * accepted; keywords case-insensitive; the banner may start with one '%' or more, as the
+ * library's coordinate reader accepts): comment lines after the banner, the size line
+ * "rows cols", then rows*cols values, one per line (the spec's layout: a line with two values is
+ * refused), column by column; blank lines are ignored. Values must be finite: NaN and
+ * infinities are refused. *values (malloc'ed, column-major, freed by the caller) is NULL on
+ * failure. Errors name the file, the line and the reason.
+ * @return 0, or EXIT_FAILURE after printing the message. */
+int cli_read_dense(const char *path, int64_t *rows, int64_t *cols, double **values);
+/* Writes values (column-major rows x cols) as "%%MatrixMarket matrix array real general",
+ * "%.17g" per value (exact round trip; non-finite results appear as inf/nan), through a
+ * temporary file in the same folder renamed into place, so path appears only complete.
+ * @return 0, or EXIT_FAILURE after printing the message. */
+int cli_write_dense(const char *path, int64_t rows, int64_t cols, const double *values);
+
+/* ---- time -------------------------------------------------------------------------------- */
+
+/* Monotonic wall-clock seconds. */
+double cli_seconds(void);
 
 #endif /* SBM_CLI_COMMON_H */

@@ -198,12 +198,172 @@ def info(path, blk):
     print("\n".join(out))
 
 
+# ---- spmv / spmm ---------------------------------------------------------------------------
+
+MASK = (1 << 64) - 1
+
+
+def seeded(seed, count):
+    """The generator documented in sbm spmv --help (SplitMix64; value k = 2*(z_k >> 11)*2^-53 - 1)."""
+    s, out = seed, []
+    for _ in range(count):
+        s = (s + 0x9E3779B97F4A7C15) & MASK
+        z = s
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK
+        z ^= z >> 31
+        out.append(2.0 * ((z >> 11) * 2.0 ** -53) - 1.0)
+    return out
+
+
+def read_dense(path, strict=False):
+    """(rows, cols, column-major values) of a Matrix Market array file; strict: sbm's own output."""
+    with open(path) as f:
+        lines = f.read().split("\n")
+    if strict and lines[0] != "%%MatrixMarket matrix array real general":
+        raise ValueError("bad banner %r" % lines[0])
+    rest = [ln for ln in lines[1:] if ln.strip() and not ln.startswith("%")]
+    r, c = (int(t) for t in rest[0].split())
+    vals = [float(ln) for ln in rest[1:]]
+    if len(vals) != r * c:
+        raise ValueError("%s: %d values for %d x %d" % (path, len(vals), r, c))
+    return r, c, vals
+
+
+def write_dense(path, r, c, vals):
+    with open(path, "w") as f:
+        f.write("%%MatrixMarket matrix array real general\n% written by the test\n")
+        f.write("%d %d\n" % (r, c))
+        f.writelines(repr(v) + "\n" for v in vals)
+
+
+def mtx_size(path):
+    with open(path) as f:
+        for ln in f:
+            if ln.strip() and not ln.lstrip().startswith("%"):
+                return tuple(int(t) for t in ln.split()[:2])
+
+
+def prepare(outdir, paths):
+    """Inputs for every matrix: x (n x 1), y (m x 1), b (n x 3), c (m x 3), c11 (m x 11)."""
+    import os
+    import random
+    rnd = random.Random(20240611)
+    for p in paths:
+        m, n = mtx_size(p)
+        base = os.path.join(outdir, os.path.basename(p)[:-4])
+        # mixed magnitudes and signs; integers and short decimals too
+        gen = lambda k: [rnd.choice((rnd.uniform(-1, 1), rnd.uniform(-1e3, 1e3), float(rnd.randint(-9, 9)), 0.5)) for _ in range(k)]
+        write_dense(base + "_x.mtx", n, 1, gen(n))
+        write_dense(base + "_y.mtx", m, 1, gen(m))
+        write_dense(base + "_b.mtx", n, 3, gen(3 * n))
+        write_dense(base + "_c.mtx", m, 3, gen(3 * m))
+        write_dense(base + "_c11.mtx", m, 11, gen(11 * m))
+
+
+VALUED = {"--backend", "--format", "--alpha", "--beta", "--x", "--y", "--b", "--c", "--seed", "--cols", "--repeat", "-o", "--output"}
+
+
+def parse_mult_args(args):
+    o = {"--alpha": "1", "--beta": "0", "--seed": "1"}
+    pos = []
+    i = 0
+    while i < len(args):
+        a, val = args[i], None
+        if a.startswith("--") and "=" in a:
+            a, val = a.split("=", 1)
+        if a in VALUED:
+            if val is None:
+                i += 1
+                val = args[i]
+            o[a] = val
+        elif a.startswith("-"):
+            o[a] = True
+        else:
+            pos.append(a)
+        i += 1
+    assert len(pos) == 1, "reference: one matrix expected"
+    o["A"] = pos[0]
+    return o
+
+
+_mats = {}
+
+
+def matrix_rows(path):
+    if path not in _mats:
+        m, n, e = read_mtx(path)
+        br = by_rows(e)
+        _mats[path] = (m, n, [sorted(br.get(i, {}).items()) for i in range(m)])
+    return _mats[path]
+
+
+def compare(got, ref, scale, what):
+    worst = 0.0
+    for k, (g, r, s) in enumerate(zip(got, ref, scale)):
+        err = abs(g - r)
+        if err > 1e-12 * s or (s == 0 and g != 0):
+            return "%s[%d] = %r, expected %r (scale %g)" % (what, k, g, r, s), 0
+        if s > 0:
+            worst = max(worst, err / s)
+    return None, worst
+
+
+def check_mult(kind, out, args):
+    o = parse_mult_args(args)
+    m, n, rows = matrix_rows(o["A"])
+    alpha, beta = float(o["--alpha"]), float(o["--beta"])
+    if kind == "spmv":
+        k = 1
+        src = o.get("--x")
+        init = o.get("--y")
+    else:
+        src = o.get("--b")
+        init = o.get("--c")
+        k = read_dense(src)[1] if src else int(o["--cols"])
+    B = read_dense(src)[2] if src else seeded(int(o["--seed"]), n * k)
+    C0 = read_dense(init)[2] if init else [0.0] * (m * k)
+    cm, ck, C = read_dense(out, strict=True)
+    if (cm, ck) != (m, k):
+        return "result is %d x %d, expected %d x %d" % (cm, ck, m, k)
+    ref, scale = [0.0] * (m * k), [0.0] * (m * k)
+    for i, row in enumerate(rows):
+        for c in range(k):
+            s = t = 0.0
+            off = c * n
+            for j, a in row:
+                p = a * B[off + j]
+                s += p
+                t += abs(p)
+            y0 = C0[i + c * m] if beta != 0 else 0.0
+            ref[i + c * m] = alpha * s + beta * y0
+            scale[i + c * m] = abs(alpha) * t + abs(beta * y0)
+    msg, worst = compare(C, ref, scale, "y" if kind == "spmv" else "C")
+    return msg
+
+
+def check_manifest(path):
+    """One case per line: id, kind, output, args (tab-separated). Prints ok/FAIL per case."""
+    with open(path) as f:
+        for ln in f:
+            t = ln.rstrip("\n").split("\t")
+            try:
+                msg = check_mult(t[1], t[2], t[3:])
+            except Exception as ex:  # a malformed result file is a failure, not a crash
+                msg = "reference: %s: %s" % (type(ex).__name__, ex)
+            print(("FAIL %s %s" % (t[0], msg)) if msg else ("ok %s" % t[0]))
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "gemm":
         msg = check_gemm(sys.argv[2], sys.argv[3:])
         if msg:
             print(msg)
             sys.exit(1)
+    elif sys.argv[1] == "prepare":
+        prepare(sys.argv[2], sys.argv[3:])
+    elif sys.argv[1] == "mult":
+        check_manifest(sys.argv[2])
     else:
         info(sys.argv[2], sys.argv[3])
 PY
@@ -288,13 +448,39 @@ gemm_ok --block-a 2x7 --block-b 2x7 --tb "$F" "$F"
 gemm_ok --backend cpu "$K" "$K" --block=2
 gemm_ok "$L" --block-a=3x3 "$L" --block-b=3x3 --tb
 
+# 1x1 blocks without --upper take the scalar CSR SpGEMM (sbm_csr_gemm; --ta/--tb transpose
+# first): every file of the data folder, A*A, A^T*A and A*A^T, against the same reference as
+# the block path; --upper with 1x1 blocks stays on the block path.
+for f in "$MTX"/*.mtx; do
+    case $(basename "$f") in
+    # too slow for the Python reference (bcsstk13 takes the scalar path in the case above)
+    ca-CondMat.mtx | bcsstk13.mtx) continue ;;
+    esac
+    gemm_ok --block 1 --ta "$f" "$f"
+    gemm_ok --tb "$f" "$f"
+done
+gemm_ok --ta --tb "$K" "$K"
+gemm_ok --block 1 --upper "$K" "$K"
+gemm_ok --block-a 1x1 --block-b 1 --tb --upper "$W" "$W"
+gemm_ok --backend auto "$W" "$W"
+if "$SBM" gemm "$W" "$W" -o "$TMP/scalar.mtx" | grep -q "scalar CSR SpGEMM"; then ok; else bad "gemm with 1x1 blocks should report the scalar path"; fi
+if "$SBM" gemm --upper "$W" "$W" -o "$TMP/upper.mtx" | grep -q "blocks of 1x1"; then ok; else bad "gemm --upper should report the block path"; fi
+
 # CUDA: compared like CPU where a device exists, a clean failure otherwise
+HAVE_GPU=0
 if "$SBM" --version | grep -q "cuda backend: yes" && ! "$SBM" --version | grep -q "(0 devices)"; then
+    HAVE_GPU=1
     gemm_ok --backend cuda --block 2 "$K" "$K"
     gemm_ok --backend cuda --tb --block-a 3x17 --block-b 3x17 --upper "$L" "$L"
     gemm_ok --backend cuda --block-a 10x5 --block-b 5x2 "$G" "$G"
+    # the scalar CSR SpGEMM on the device
+    gemm_ok --backend cuda "$W" "$MTX/west0067_jumbled.mtx"
+    gemm_ok --backend cuda --ta "$L" "$L"
+    gemm_ok --backend cuda --tb "$G" "$G"
+    gemm_ok --backend cuda --block 1 "$MTX/bcsstk13.mtx" "$MTX/bcsstk13.mtx"
 else
     fails 1 "sbm: " "$TMP/cuda.mtx" gemm --backend cuda "$K" "$K" -o "$TMP/cuda.mtx"
+    fails 1 "--backend cuda" "$TMP/cuda.mtx" gemm --backend cuda "$W" "$W" -o "$TMP/cuda.mtx"
 fi
 
 # ------------------------------------------------------------------------------------------
@@ -306,7 +492,9 @@ fails 1 "nonexistent.mtx" "$O" gemm "$W" "$TMP/nonexistent.mtx" -o "$O"
 fails 1 "sbm: " "$O" gemm --block 2 "$W" "$W" -o "$O"
 fails 1 "west0067.mtx with 2x2 blocks" "$O" gemm --block 2 "$W" "$W" -o "$O"
 fails 1 "sbm_csr_to_cbc" "$O" gemm --block-a 3x2 "$L" "$L" -o "$O"
-fails 1 "sbm_cbc_gemm" "$O" gemm "$L" "$L" -o "$O"                     # 27x51 * 27x51
+fails 1 "sbm_csr_gemm" "$O" gemm "$L" "$L" -o "$O"                     # 27x51 * 27x51 (scalar path)
+fails 1 "A is 27x51, B is 27x51" "$O" gemm "$L" "$L" -o "$O"
+fails 1 "sbm_cbc_gemm" "$O" gemm --upper "$L" "$L" -o "$O"             # --upper: block path
 fails 1 "sbm_cbc_gemm" "$O" gemm --tb --block-a 3x3 --block-b 1x1 "$L" "$L" -o "$O"
 fails 2 "unknown option" "$O" gemm --frobnicate "$W" "$W" -o "$O"
 fails 2 "needs a value" "$O" gemm "$W" "$W" -o
@@ -318,6 +506,7 @@ fails 2 "invalid block shape" "$O" gemm --block 0 "$W" "$W" -o "$O"
 fails 2 "invalid block shape" "$O" gemm --block-a 2y3 "$W" "$W" -o "$O"
 fails 2 "invalid block shape" "$O" gemm --block-b 3x "$W" "$W" -o "$O"
 fails 2 "unknown backend" "$O" gemm --backend tpu "$W" "$W" -o "$O"
+fails 2 "unknown backend 'CPU'" "$O" gemm --backend CPU "$W" "$W" -o "$O"
 fails 1 "sbm: " "$O" gemm --block 34 "$K" "$K" -o "$O"
 
 # non-square C with --upper: a 4 x 6 times a 6 x 6
@@ -337,8 +526,238 @@ fails 1 "sbm: " "$TMP/no/such/dir/C.mtx" gemm "$W" "$W" -o "$TMP/no/such/dir/C.m
 # a failed run leaves an existing output untouched
 KEEP=$TMP/keep.mtx
 echo "precious" >"$KEEP"
-fails 1 "sbm_cbc_gemm" "-" gemm "$L" "$L" -o "$KEEP"
+fails 1 "sbm_csr_gemm" "-" gemm "$L" "$L" -o "$KEEP"
 if [ "$(cat "$KEEP")" = "precious" ]; then ok; else bad "failed gemm modified an existing -o file"; fi
+
+# ------------------------------------------------------------------------------------------
+# spmv and spmm on every matrix of the data folder against the reference (checked in one batch)
+# ------------------------------------------------------------------------------------------
+MANIFEST=$TMP/mult.tsv
+: >"$MANIFEST"
+n_refused=0
+IN=$TMP/in
+mkdir -p "$IN"
+python3 "$REF" prepare "$IN" "$MTX"/*.mtx
+
+# mult_ok KIND ARGS... : sbm KIND ARGS -o OUT succeeds (checked later against the reference).
+# An ELL or DIA plan may be refused (documented: padding over the format's limit) with exit 1,
+# a message from sbm_csr_spmv_plan giving the fill, and no output; that is reported, not counted
+# as a failure, unless MULT_STRICT=1 (a matrix whose padding is small).
+mult_ok() {
+    local kind=$1
+    shift
+    n_case=$((n_case + 1))
+    local out=$TMP/m$n_case.mtx
+    if $RUN "$SBM" "$kind" "$@" -o "$out" >"$TMP/m$n_case.out" 2>"$TMP/m$n_case.err"; then
+        if ! grep -qE "ms each .* -> $out\$" "$TMP/m$n_case.out"; then
+            bad "$kind $* : no summary line: $(cat "$TMP/m$n_case.out")"
+            return
+        fi
+        { printf '%s\t%s\t%s' "$n_case" "$kind" "$out"; printf '\t%s' "$@"; printf '\n'; } >>"$MANIFEST"
+    else
+        local rc=$?
+        if [ "${MULT_STRICT:-0}" != 1 ] && [ $rc -eq 1 ] &&
+            printf '%s\n' "$*" | grep -qE -- "--format (ell|dia)" &&
+            grep -q "sbm_csr_spmv_plan: argument format: .*fill" "$TMP/m$n_case.err" &&
+            [ ! -e "$out" ]; then
+            echo "note: $kind $* : refused: $(cat "$TMP/m$n_case.err")"
+            n_refused=$((n_refused + 1))
+            ok
+        else
+            bad "$kind $* : exit $rc : $(cat "$TMP/m$n_case.err")"
+        fi
+    fi
+}
+
+# mult_cases BACKEND FILE : every format and the alpha/beta/x/y combinations on one matrix.
+mult_cases() {
+    local be=$1 f=$2
+    local base
+    base=$IN/$(basename "$f" .mtx)
+    local X=${base}_x.mtx Y=${base}_y.mtx BF=${base}_b.mtx CF=${base}_c.mtx C11=${base}_c11.mtx
+    # spmv: sbm_csr_spmv (no --format, no --repeat), then a plan for each format
+    mult_ok spmv --backend "$be" "$f"
+    mult_ok spmv --backend "$be" --x "$X" --alpha -0.5 --beta 2 --y "$Y" "$f"
+    mult_ok spmv --backend "$be" --format auto --repeat 3 --x "$X" "$f"
+    mult_ok spmv --backend "$be" --format csr-scalar --seed 42 --alpha 2 --beta 0 --y "$Y" "$f"
+    mult_ok spmv --backend "$be" --format csr-vector --x "$X" --beta 1 --y "$Y" "$f"
+    mult_ok spmv --backend "$be" --format csr-merge --seed 0 --alpha 1.5 --beta -2 --y "$Y" "$f"
+    mult_ok spmv --backend "$be" --format coo --x "$X" --alpha 0 --beta 3 --y "$Y" "$f"
+    mult_ok spmv --backend "$be" --format ell --seed 123456789012345 --beta 0.25 "$f"
+    mult_ok spmv --backend "$be" --format hyb --x "$X" --alpha -1 --beta 0.5 --y "$Y" --repeat 4 "$f"
+    mult_ok spmv --backend "$be" --format dia --seed 18446744073709551615 --y "$Y" --beta 1 "$f"
+    # spmm: seeded and file B, both layouts, 1, 3, 5 and 11 columns (strips of 8, 2 and 1)
+    mult_ok spmm --backend "$be" --cols 1 --seed 3 "$f"
+    mult_ok spmm --backend "$be" --cols 5 --seed 9 --col-major --alpha -1.5 "$f"
+    mult_ok spmm --backend "$be" --b "$BF" --c "$CF" --alpha 2 --beta 0.5 "$f"
+    mult_ok spmm --backend "$be" --b "$BF" --c "$CF" --beta -1 --col-major --repeat 3 "$f"
+    mult_ok spmm --backend "$be" --cols 11 --seed 5 --c "$C11" --beta 1 --alpha 0.5 "$f"
+    mult_ok spmm --backend "$be" --cols 11 --seed 5 --col-major "$f"
+}
+for f in "$MTX"/*.mtx; do
+    mult_cases cpu "$f"
+done
+# ELL and DIA where their padding is small: never refused
+MULT_STRICT=1 mult_ok spmv --format ell --x "$IN/west0067_x.mtx" --beta 1 --y "$IN/west0067_y.mtx" "$W"
+MULT_STRICT=1 mult_ok spmv --format ell --seed 4 "$K"
+MULT_STRICT=1 mult_ok spmv --format dia --x "$IN/west0067_x.mtx" --alpha 2 "$W"
+MULT_STRICT=1 mult_ok spmv --format dia --seed 4 --beta -1 --y "$IN/LFAT5_y.mtx" "$F"
+# option forms: --opt=value, options after the matrix
+mult_ok spmv "$W" --format=csr-vector --alpha=3 --seed=7
+mult_ok spmv --backend auto --x "$IN/lp_afiro_x.mtx" "$L"
+# a written result read back as input: y = A*x, then A^T-free round trip y2 = A*y (square A)
+R1=$TMP/round1.mtx
+R2=$TMP/round2.mtx
+"$SBM" spmv --seed 11 "$W" -o "$R1" >/dev/null && mult_ok spmv --x "$R1" --y "$R1" --beta -1 "$W"
+"$SBM" spmm --cols 4 --seed 12 "$K" -o "$R2" >/dev/null && mult_ok spmm --b "$R2" --c "$R2" --beta 2 "$K"
+# the reader's leniency: integer field, comments, blank lines, one '%', upper case
+LEN=$TMP/lenient_x.mtx
+{
+    printf '%%MATRIXMARKET Matrix ARRAY integer GENERAL\n%% comment\n\n%% another\n34 1\n'
+    for i in $(seq 1 34); do printf '%d\n\n' $((i % 7 - 3)); done
+} >"$LEN"
+mult_ok spmv --x "$LEN" "$K"
+# empty dimensions: 4 x 0 and 0 x 3
+E40=$TMP/empty4x0.mtx
+E03=$TMP/empty0x3.mtx
+X0=$TMP/x0.mtx
+Y4=$TMP/y4.mtx
+printf '%%%%MatrixMarket matrix coordinate real general\n4 0 0\n' >"$E40"
+printf '%%%%MatrixMarket matrix coordinate real general\n0 3 0\n' >"$E03"
+printf '%%%%MatrixMarket matrix array real general\n0 1\n' >"$X0"
+printf '%%%%MatrixMarket matrix array real general\n4 1\n1\n-2\n3.5\n0\n' >"$Y4"
+mult_ok spmv --x "$X0" --y "$Y4" --beta 2 "$E40"
+mult_ok spmv --format csr-merge --repeat 2 "$E03"
+mult_ok spmm --cols 3 --beta 0 "$E40"
+mult_ok spmm --cols 2 "$E03"
+
+if [ "$HAVE_GPU" -eq 1 ]; then
+    for f in "$MTX"/*.mtx; do
+        mult_cases cuda "$f"
+    done
+    if "$SBM" spmv --backend auto "$W" -o "$TMP/auto.mtx" | grep -q "backend cuda"; then ok; else bad "spmv --backend auto should take the GPU"; fi
+else
+    if "$SBM" spmv --backend auto "$W" -o "$TMP/auto.mtx" | grep -q "backend cpu"; then ok; else bad "spmv --backend auto without a GPU should take the CPU"; fi
+    fails 1 "--backend cuda" "$TMP/cuda_y.mtx" spmv --backend cuda "$W" -o "$TMP/cuda_y.mtx"
+    fails 1 "--backend cuda" "$TMP/cuda_c.mtx" spmm --backend cuda --cols 2 "$W" -o "$TMP/cuda_c.mtx"
+fi
+
+# the batch check
+while read -r st id msg; do
+    if [ "$st" = "ok" ]; then
+        ok
+    else
+        bad "case $id ($(grep -P "^$id\t" "$MANIFEST" | cut -f2,4- | tr '\t' ' ')): $msg"
+    fi
+done < <(python3 "$REF" mult "$MANIFEST")
+# 16 cases per matrix and backend, 13 more on the CPU: every one checked or (ELL, DIA) refused
+n_checked=$(wc -l <"$MANIFEST")
+n_want=$(($(ls "$MTX"/*.mtx | wc -l) * 16 * (1 + HAVE_GPU) + 13))
+if [ $((n_checked + n_refused)) -ne "$n_want" ]; then
+    bad "$n_checked spmv/spmm results reached the reference and $n_refused were refused, expected $n_want"
+else
+    ok
+fi
+# "--" ends the options
+if "$SBM" spmm --cols 2 -o "$TMP/dd1.mtx" -- "$L" >/dev/null && "$SBM" spmm --cols 2 "$L" -o "$TMP/dd2.mtx" >/dev/null &&
+    cmp -s "$TMP/dd1.mtx" "$TMP/dd2.mtx"; then ok; else bad "spmm -- A.mtx"; fi
+
+# the summary names the format: sbm_csr_spmv without --format/--repeat, the plan's otherwise
+if "$SBM" spmv "$W" -o "$TMP/f1.mtx" | grep -q "format default (sbm_csr_spmv)"; then ok; else bad "spmv summary without a plan"; fi
+if "$SBM" spmv --repeat 2 "$W" -o "$TMP/f2.mtx" | grep -qE "format (csr-scalar|csr-vector|csr-merge|coo|ell|hyb|dia) \(plan"; then ok; else bad "spmv summary with a plan"; fi
+
+# ------------------------------------------------------------------------------------------
+# spmv / spmm errors: exit code, message, no output file
+# ------------------------------------------------------------------------------------------
+XW=$IN/west0067_x.mtx
+XL=$IN/lp_afiro_x.mtx # 51 x 1
+YL=$IN/lp_afiro_y.mtx # 27 x 1
+fails 1 "nonexistent.mtx" "$O" spmv "$TMP/nonexistent.mtx" -o "$O"
+fails 1 "nox.mtx: cannot open" "$O" spmv --x "$TMP/nox.mtx" "$W" -o "$O"
+fails 1 "noy.mtx: cannot open" "$O" spmv --y "$TMP/noy.mtx" "$W" -o "$O"
+fails 1 "x is 51 x 1; A ($W) is 67 x 67, so x must be 67 x 1" "$O" spmv --x "$XL" "$W" -o "$O"
+fails 1 "x is 67 x 1; A ($L) is 27 x 51, so x must be 51 x 1" "$O" spmv --x "$XW" "$L" -o "$O"
+fails 1 "y is 51 x 1; A ($L) is 27 x 51, so y must be 27 x 1" "$O" spmv --x "$XL" --y "$XL" --beta 1 "$L" -o "$O"
+fails 1 "x is 51 x 3" "$O" spmv --x "$IN/lp_afiro_b.mtx" "$L" -o "$O"
+fails 1 "B is 67 x 1; A ($L) is 27 x 51, so B must have 51 rows" "$O" spmm --b "$XW" "$L" -o "$O"
+fails 1 "C is 27 x 1; A ($L) is 27 x 51, so C must be 27 x 3" "$O" spmm --b "$IN/lp_afiro_b.mtx" --c "$YL" "$L" -o "$O"
+fails 1 "C is 27 x 3; A ($L) is 27 x 51, so C must be 27 x 2" "$O" spmm --cols 2 --c "$IN/lp_afiro_c.mtx" "$L" -o "$O"
+fails 1 "nob.mtx: cannot open" "$O" spmm --b "$TMP/nob.mtx" "$W" -o "$O"
+fails 1 "bad.mtx" "$O" spmv "$BADF" -o "$O"
+fails 1 "sbm_csr_spmv_plan: argument format: DIA" "$O" spmv --format dia "$MTX/ca-CondMat.mtx" -o "$O"
+fails 2 "unknown format 'csr'" "$O" spmv --format csr "$W" -o "$O"
+fails 2 "spmv: option --format needs a value" "$O" spmv "$W" -o "$O" --format
+fails 2 "invalid number 'abc'" "$O" spmv --alpha abc "$W" -o "$O"
+fails 2 "invalid number '1e999'" "$O" spmv --beta 1e999 "$W" -o "$O"
+fails 2 "invalid number 'nan'" "$O" spmm --cols 2 --alpha nan "$W" -o "$O"
+fails 2 "invalid number '2x'" "$O" spmm --cols 2 --beta 2x "$W" -o "$O"
+fails 2 "invalid repeat count '0'" "$O" spmv --repeat 0 "$W" -o "$O"
+fails 2 "invalid repeat count '-3'" "$O" spmm --cols 1 --repeat=-3 "$W" -o "$O"
+fails 2 "invalid seed '-1'" "$O" spmv --seed -1 "$W" -o "$O"
+fails 2 "invalid seed '18446744073709551616'" "$O" spmv --seed 18446744073709551616 "$W" -o "$O"
+fails 2 "invalid column count '0'" "$O" spmm --cols 0 "$W" -o "$O"
+fails 2 "invalid column count '3.5'" "$O" spmm --cols 3.5 "$W" -o "$O"
+fails 2 "--x and --seed exclude each other" "$O" spmv --x "$XW" --seed 3 "$W" -o "$O"
+fails 2 "--b and --seed exclude each other" "$O" spmm --b "$IN/west0067_b.mtx" --seed 3 "$W" -o "$O"
+fails 2 "--b and --cols exclude each other" "$O" spmm --b "$IN/west0067_b.mtx" --cols 3 "$W" -o "$O"
+fails 2 "needs B: --b FILE or --cols K" "$O" spmm "$W" -o "$O"
+fails 2 "spmv: needs an input file A.mtx" "$O" spmv -o "$O"
+fails 2 "spmm: needs an output file: -o C.mtx" "-" spmm --cols 2 "$W"
+fails 2 "spmv: needs an output file: -o Y.mtx" "-" spmv "$W"
+fails 2 "spmv: unexpected argument" "$O" spmv "$W" "$W" -o "$O"
+fails 2 "spmv: unknown option '--col-major'" "$O" spmv --col-major "$W" -o "$O"
+fails 2 "spmm: unknown option '--format'" "$O" spmm --format coo --cols 2 "$W" -o "$O"
+fails 2 "spmv: unknown backend 'gpu' (cpu, cuda or auto)" "$O" spmv --backend gpu "$W" -o "$O"
+fails 2 "usage: sbm spmm" "$O" spmm --frobnicate "$W" -o "$O"
+fails 1 "sbm: " "$TMP/no/such/dir/y.mtx" spmv "$W" -o "$TMP/no/such/dir/y.mtx"
+fails 1 "sbm: " "$TMP/no/such/dir/c.mtx" spmm --cols 2 "$W" -o "$TMP/no/such/dir/c.mtx"
+echo "precious" >"$KEEP"
+fails 1 "so x must be 67 x 1" "-" spmv --x "$XL" "$W" -o "$KEEP"
+fails 1 "so B must have 67 rows" "-" spmm --b "$XL" "$W" -o "$KEEP"
+if [ "$(cat "$KEEP")" = "precious" ]; then ok; else bad "failed spmv/spmm modified an existing -o file"; fi
+if ls "$TMP"/*.tmp.* >/dev/null 2>&1; then bad "temporary files left behind: $(ls "$TMP"/*.tmp.*)"; else ok; fi
+
+# malformed array files (as x of karate, 34 x 34): the message names the file, line, reason
+bad_x() {
+    local substr=$1
+    shift
+    local f=$TMP/badx.mtx
+    printf "$@" >"$f"
+    fails 1 "$substr" "$O" spmv --x "$f" "$K" -o "$O"
+}
+body34=$(for i in $(seq 1 34); do printf '%d\\n' "$i"; done)
+body33=$(for i in $(seq 1 33); do printf '%d\\n' "$i"; done)
+bad_x "badx.mtx: the file is empty" ''
+bad_x "badx.mtx: line 1: not a Matrix Market file" "34 1\n$body34"
+bad_x "line 1: a sparse 'coordinate' file" "%%%%MatrixMarket matrix coordinate real general\n34 1 0\n"
+bad_x "line 1: unknown format 'dense'" "%%%%MatrixMarket matrix dense real general\n34 1\n$body34"
+bad_x "line 1: object 'vector' is not supported" "%%%%MatrixMarket vector array real general\n34 1\n$body34"
+bad_x "line 1: field 'complex' is not supported" "%%%%MatrixMarket matrix array complex general\n34 1\n$body34"
+bad_x "line 1: field 'pattern' is not supported" "%%%%MatrixMarket matrix array pattern general\n34 1\n$body34"
+bad_x "line 1: symmetry 'symmetric' is not supported" "%%%%MatrixMarket matrix array real symmetric\n34 1\n$body34"
+bad_x "line 1: the banner needs object, format, field and symmetry" "%%%%MatrixMarket matrix array real\n34 1\n$body34"
+bad_x "line 1: unexpected word 'extra'" "%%%%MatrixMarket matrix array real general extra\n34 1\n$body34"
+bad_x "badx.mtx: ends before the size line" "%%%%MatrixMarket matrix array real general\n%% only a comment\n"
+bad_x "line 3: expected the size line 'rows columns'" "%%%%MatrixMarket matrix array real general\n%% c\n34 1 34\n$body34"
+bad_x "line 2: expected the size line 'rows columns'" "%%%%MatrixMarket matrix array real general\n34\n$body34"
+bad_x "line 2: expected the size line 'rows columns'" "%%%%MatrixMarket matrix array real general\n-34 1\n$body34"
+bad_x "line 2: expected the size line 'rows columns'" "%%%%MatrixMarket matrix array real general\n34 one\n$body34"
+bad_x "line 2: 4294967296 x 4294967296 values do not fit in memory" "%%%%MatrixMarket matrix array real general\n4294967296 4294967296\n1\n"
+bad_x "badx.mtx: truncated: 33 of the 34 values of a 34 x 1 array" "%%%%MatrixMarket matrix array real general\n34 1\n$body33"
+bad_x "badx.mtx: truncated: 0 of the 34 values" "%%%%MatrixMarket matrix array real general\n34 1\n"
+bad_x "line 37: more than the 34 values of a 34 x 1 array" "%%%%MatrixMarket matrix array real general\n34 1\n${body34}35\n"
+bad_x "line 5: 'x3' is not a number" "%%%%MatrixMarket matrix array real general\n34 1\n1\n2\nx3\n$body34"
+bad_x "line 4: '2.5.1' is not a number" "%%%%MatrixMarket matrix array real general\n34 1\n1\n2.5.1\n$body34"
+bad_x "line 3: value 'nan' is not finite" "%%%%MatrixMarket matrix array real general\n34 1\nnan\n$body33"
+bad_x "line 4: value '-inf' is not finite" "%%%%MatrixMarket matrix array real general\n34 1\n1\n-inf\n$body34"
+bad_x "line 3: value '1e400' is not finite" "%%%%MatrixMarket matrix array real general\n34 1\n1e400\n$body33"
+bad_x "line 3: one value per line expected, found also '2'" "%%%%MatrixMarket matrix array real general\n34 1\n1 2\n$body33"
+bad_x "line 3: '%' is not a number" "%%%%MatrixMarket matrix array real general\n34 1\n%% late comment\n$body34"
+# the same reader serves y, B and C
+printf '%%%%MatrixMarket matrix array real general\n34 2\n1\n' >"$TMP/short_b.mtx"
+fails 1 "short_b.mtx: truncated: 1 of the 68 values of a 34 x 2 array" "$O" spmm --b "$TMP/short_b.mtx" "$K" -o "$O"
+fails 1 "short_b.mtx: truncated" "$O" spmm --cols 2 --c "$TMP/short_b.mtx" "$K" -o "$O"
+fails 1 "short_b.mtx: truncated" "$O" spmv --y "$TMP/short_b.mtx" "$K" -o "$O"
 
 # ------------------------------------------------------------------------------------------
 # info against the reference
@@ -381,6 +800,10 @@ fails 2 "needs a value" "-" info "$W" --block
 if "$SBM" --help | grep -q "usage: sbm"; then ok; else bad "sbm --help"; fi
 if "$SBM" gemm --help | grep -q "usage: sbm gemm"; then ok; else bad "sbm gemm --help"; fi
 if "$SBM" info --help | grep -q "usage: sbm info"; then ok; else bad "sbm info --help"; fi
+if "$SBM" spmv --help | grep -q "usage: sbm spmv"; then ok; else bad "sbm spmv --help"; fi
+if "$SBM" spmm -h | grep -q "usage: sbm spmm"; then ok; else bad "sbm spmm -h"; fi
+if "$SBM" --help | grep -q "^  spmv " && "$SBM" --help | grep -q "^  spmm "; then ok; else bad "sbm --help lists spmv and spmm"; fi
+if "$SBM" gemm --help | grep -q "sbm_csr_gemm"; then ok; else bad "sbm gemm --help names the scalar path"; fi
 if "$SBM" --version | grep -qE "^sbm [0-9]+\.[0-9]+\.[0-9]+$"; then ok; else bad "sbm --version"; fi
 fails 2 "usage: sbm" "-"
 fails 2 "unknown command" "-" frobnicate
