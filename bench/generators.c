@@ -155,3 +155,100 @@ sbm_status gen_random_cbc(sbm_ctx *ctx, int64_t nbr, int64_t nbc, int r, int c, 
     if (st != SBM_SUCCESS) return st;
     return finish(ctx, nbr, nbc, r, c, colptr, rowind, seed ^ 0x5DEECE66Dull, A);
 }
+
+/* LSD radix sort of 64-bit keys on their low `bits` bits, 16 bits per pass; the result is in
+ * keys (tmp is scratch of the same size). */
+static void radix_sort_u64(uint64_t *keys, uint64_t *tmp, size_t n, int bits)
+{
+    size_t *count = malloc(sizeof(size_t) * 65536);
+    if (count == NULL) return;
+    for (int shift = 0; shift < bits; shift += 16) {
+        memset(count, 0, sizeof(size_t) * 65536);
+        for (size_t i = 0; i < n; i++) count[(keys[i] >> shift) & 0xFFFF]++;
+        size_t sum = 0;
+        for (size_t d = 0; d < 65536; d++) {
+            const size_t t = count[d];
+            count[d] = sum;
+            sum += t;
+        }
+        for (size_t i = 0; i < n; i++) tmp[count[(keys[i] >> shift) & 0xFFFF]++] = keys[i];
+        uint64_t *sw = keys;
+        keys = tmp;
+        tmp = sw;
+    }
+    /* after an odd number of passes the sorted keys are in the caller's tmp: copy them back */
+    if (((bits + 15) / 16) % 2) memcpy(tmp, keys, n * sizeof *keys);
+    free(count);
+}
+
+sbm_status gen_rmat_csr(sbm_ctx *ctx, int scale, int edge_factor, double a, double b, double c,
+                        uint64_t seed, sbm_csr **A)
+{
+    if (scale < 1 || scale > 30 || edge_factor < 1 || a < 0 || b < 0 || c < 0 || a + b + c > 1)
+        return SBM_ERR_INVALID_ARGUMENT;
+    const int64_t n = (int64_t)1 << scale, ne = n * edge_factor;
+    uint64_t *key = malloc(sizeof(uint64_t) * (size_t)ne), *tmp = malloc(sizeof(uint64_t) * (size_t)ne);
+    int32_t *perm = malloc(sizeof(int32_t) * (size_t)n);
+    int64_t *rowptr = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    sbm_status st = SBM_ERR_OUT_OF_MEMORY;
+    if (key == NULL || tmp == NULL || perm == NULL || rowptr == NULL) goto out;
+    /* quadrant thresholds on 16-bit uniforms: four levels per 64-bit draw */
+    const uint32_t ta = (uint32_t)(a * 65536.0), tb = (uint32_t)((a + b) * 65536.0),
+                   tc = (uint32_t)((a + b + c) * 65536.0);
+    uint64_t s = seed;
+    for (int64_t v = 0; v < n; v++) perm[v] = (int32_t)v;
+    for (int64_t v = n - 1; v > 0; v--) { /* Fisher-Yates */
+        const int64_t w = (int64_t)(rng_next(&s) % (uint64_t)(v + 1));
+        const int32_t t = perm[v];
+        perm[v] = perm[w];
+        perm[w] = t;
+    }
+    for (int64_t e = 0; e < ne; e++) {
+        uint64_t r = 0, col = 0, bitsrc = 0;
+        for (int l = 0; l < scale; l++) {
+            if (l % 4 == 0) bitsrc = rng_next(&s);
+            const uint32_t u = (uint32_t)(bitsrc & 0xFFFF);
+            bitsrc >>= 16;
+            const uint64_t bit = (uint64_t)1 << (scale - 1 - l);
+            if (u >= tc) {
+                r |= bit;
+                col |= bit;
+            } else if (u >= tb) {
+                r |= bit;
+            } else if (u >= ta) {
+                col |= bit;
+            }
+        }
+        key[e] = (uint64_t)perm[r] << 32 | (uint64_t)(uint32_t)perm[col];
+    }
+    /* sort by (row, column): row sits at bit 32, so 32 + scale key bits */
+    radix_sort_u64(key, tmp, (size_t)ne, 32 + scale);
+    free(tmp);
+    tmp = NULL;
+    int64_t nnz = 0;
+    for (int64_t e = 0; e < ne; e++)
+        if (e == 0 || key[e] != key[e - 1]) key[nnz++] = key[e];
+    int32_t *colind = malloc(sizeof(int32_t) * (size_t)nnz + 1);
+    double *values = malloc(sizeof(double) * (size_t)nnz + 1);
+    if (colind == NULL || values == NULL) {
+        free(colind);
+        free(values);
+        goto out;
+    }
+    memset(rowptr, 0, sizeof(int64_t) * (size_t)(n + 1));
+    for (int64_t k = 0; k < nnz; k++) {
+        rowptr[(key[k] >> 32) + 1]++;
+        colind[k] = (int32_t)(key[k] & 0xFFFFFFFFu);
+        values[k] = rng_value(&s);
+    }
+    for (int64_t i = 0; i < n; i++) rowptr[i + 1] += rowptr[i];
+    st = sbm_csr_create(ctx, A, n, n, rowptr, colind, values);
+    free(values);
+    free(colind);
+out:
+    free(rowptr);
+    free(perm);
+    free(tmp);
+    free(key);
+    return st;
+}

@@ -109,7 +109,33 @@ static double sumsq_device(const double *d, int64_t n)
 /* SpGEMM                                                                                   */
 /* ---------------------------------------------------------------------------------------- */
 
-int peer_cusparse_spgemm(const sbm_csr *A, const sbm_csr *B, int reps, peer_spgemm_result *res)
+/* Host copy of C's arrays into res (keep_c); on a failed download the arrays stay NULL. */
+static void keep_result(peer_spgemm_result *res, int64_t m, int64_t nnz, const int32_t *cp,
+                        const int32_t *cc, const double *cv)
+{
+    res->c_rowptr = malloc((size_t)(m + 1) * sizeof(int32_t));
+    res->c_colind = malloc((size_t)nnz * sizeof(int32_t) + 1);
+    res->c_values = malloc((size_t)nnz * sizeof(double) + 1);
+    if (!res->c_rowptr || !res->c_colind || !res->c_values ||
+        cudaMemcpy(res->c_rowptr, cp, (size_t)(m + 1) * sizeof(int32_t), cudaMemcpyDeviceToHost) != cudaSuccess ||
+        cudaMemcpy(res->c_colind, cc, (size_t)nnz * sizeof(int32_t), cudaMemcpyDeviceToHost) != cudaSuccess ||
+        cudaMemcpy(res->c_values, cv, (size_t)nnz * sizeof(double), cudaMemcpyDeviceToHost) != cudaSuccess) {
+        (void)cudaGetLastError();
+        peer_spgemm_result_free(res);
+    }
+}
+
+void peer_spgemm_result_free(peer_spgemm_result *res)
+{
+    free(res->c_rowptr);
+    free(res->c_colind);
+    free(res->c_values);
+    res->c_rowptr = res->c_colind = NULL;
+    res->c_values = NULL;
+}
+
+int peer_cusparse_spgemm(const sbm_csr *A, const sbm_csr *B, int reps, int keep_c,
+                         peer_spgemm_result *res)
 {
     sbm_csr_info a = sbm_csr_get_info(A), b = sbm_csr_get_info(B);
     memset(res, 0, sizeof *res);
@@ -185,6 +211,7 @@ int peer_cusparse_spgemm(const sbm_csr *A, const sbm_csr *B, int reps, peer_spge
         if (rep == reps) {
             res->nnz_c = nnz;
             res->sumsq = sumsq_device(cv, nnz);
+            if (keep_c) keep_result(res, a.m, nnz, cp, cc, cv);
         }
         tfree(&tr, b1, s1);
         tfree(&tr, b2, s2);
@@ -349,6 +376,183 @@ done:
     if (e0) cudaEventDestroy(e0);
     if (e1) cudaEventDestroy(e1);
     if (h) cusparseDestroy(h);
+    (void)cudaGetLastError();
+    free(times);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* CSR SpMV and SpMM (generic API)                                                          */
+/* ---------------------------------------------------------------------------------------- */
+
+struct peer_csr {
+    cusparseHandle_t handle;
+    cudaStream_t stream;
+    cusparseSpMatDescr_t mat;
+    int32_t *rowptr;     /* int32 copy of A's row pointers */
+    int64_t m, n, nnz;
+    tracker tr;
+};
+
+int peer_csr_create(const sbm_csr *A, struct CUstream_st *stream, peer_csr **out, char *msg_out,
+                    size_t msg_size)
+{
+    sbm_csr_info a = sbm_csr_get_info(A);
+    char msg[128] = "";
+    peer_csr *P = calloc(1, sizeof *P);
+    *out = NULL;
+    if (!P) {
+        snprintf(msg, sizeof msg, "out of host memory");
+        goto fail;
+    }
+    if (a.nnz > INT_MAX || a.m > INT_MAX || a.n > INT_MAX) {
+        snprintf(msg, sizeof msg, "more than 2^31 entries: beyond cuSPARSE's 32-bit indices");
+        goto fail;
+    }
+    P->stream = stream;
+    P->m = a.m;
+    P->n = a.n;
+    P->nnz = a.nnz;
+    CS(cusparseCreate(&P->handle), "cusparseCreate");
+    CS(cusparseSetStream(P->handle, stream), "cusparseSetStream");
+    P->rowptr = offsets32(&P->tr, a.rowptr, a.m);
+    if (!P->rowptr) {
+        snprintf(msg, sizeof msg, "int32 row pointers could not be made");
+        goto fail;
+    }
+    CS(cusparseCreateCsr(&P->mat, a.m, a.n, a.nnz, P->rowptr, (void *)a.colind, a.values,
+                         CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F),
+       "cusparseCreateCsr");
+    *out = P;
+    return 0;
+fail:
+    snprintf(msg_out, msg_size, "%s", msg);
+    peer_csr_destroy(P);
+    return -1;
+}
+
+void peer_csr_destroy(peer_csr *P)
+{
+    if (!P) return;
+    if (P->mat) cusparseDestroySpMat(P->mat);
+    tfree(&P->tr, P->rowptr, 0);
+    if (P->handle) cusparseDestroy(P->handle);
+    (void)cudaGetLastError();
+    free(P);
+}
+
+/* Events on the peer's stream around each call: one warm-up, then reps timed (median). The
+ * call is the statement `body`, which may `goto fail` through CS. */
+#define TIME_REPS(body, what)                                                                 \
+    do {                                                                                      \
+        for (int rep_ = 0; rep_ <= reps; rep_++) {                                            \
+            CU(cudaEventRecord(e0, P->stream), "cudaEventRecord");                            \
+            body;                                                                             \
+            CU(cudaEventRecord(e1, P->stream), "cudaEventRecord");                            \
+            CU(cudaEventSynchronize(e1), what);                                               \
+            float ms_ = 0.0f;                                                                 \
+            CU(cudaEventElapsedTime(&ms_, e0, e1), "cudaEventElapsedTime");                   \
+            if (rep_ > 0) times[rep_ - 1] = ms_;                                              \
+        }                                                                                     \
+    } while (0)
+
+static double elapsed_ms(cudaEvent_t e0, cudaEvent_t e1)
+{
+    float ms = 0.0f;
+    if (cudaEventSynchronize(e1) != cudaSuccess || cudaEventElapsedTime(&ms, e0, e1) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return -1.0;
+    }
+    return ms;
+}
+
+int peer_csr_spmv(peer_csr *P, const double *d_x, double *d_y, int reps, peer_op_result *res)
+{
+    char msg[128] = "";
+    const double alpha = 1.0, beta = 0.0;
+    cusparseDnVecDescr_t vx = NULL, vy = NULL;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    void *buf = NULL;
+    size_t bytes = 0;
+    double *times = calloc((size_t)reps + 1, sizeof *times);
+    memset(res, 0, sizeof *res);
+    snprintf(res->status, sizeof res->status, "not run");
+    if (!times) return -1;
+    CU(cudaEventCreate(&e0), "cudaEventCreate");
+    CU(cudaEventCreate(&e1), "cudaEventCreate");
+    CU(cudaEventRecord(e0, P->stream), "cudaEventRecord");
+    CS(cusparseCreateDnVec(&vx, P->n, (void *)d_x, CUDA_R_64F), "cusparseCreateDnVec(x)");
+    CS(cusparseCreateDnVec(&vy, P->m, d_y, CUDA_R_64F), "cusparseCreateDnVec(y)");
+    CS(cusparseSpMV_bufferSize(P->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, P->mat, vx, &beta,
+                               vy, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, &bytes),
+       "cusparseSpMV_bufferSize");
+    CU(cudaMalloc(&buf, bytes ? bytes : 1), "cudaMalloc (SpMV buffer)");
+    CU(cudaEventRecord(e1, P->stream), "cudaEventRecord");
+    res->setup_ms = elapsed_ms(e0, e1);
+    TIME_REPS(CS(cusparseSpMV(P->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, P->mat, vx, &beta,
+                              vy, CUDA_R_64F, CUSPARSE_SPMV_ALG_DEFAULT, buf),
+                 "cusparseSpMV"),
+              "cusparseSpMV (synchronize)");
+    res->ok = 1;
+    res->ms = median(times, reps);
+    snprintf(res->status, sizeof res->status, "ok");
+    goto done;
+fail:
+    snprintf(res->status, sizeof res->status, "%s", msg);
+done:
+    if (buf) cudaFree(buf);
+    if (vx) cusparseDestroyDnVec(vx);
+    if (vy) cusparseDestroyDnVec(vy);
+    if (e0) cudaEventDestroy(e0);
+    if (e1) cudaEventDestroy(e1);
+    (void)cudaGetLastError();
+    free(times);
+    return 0;
+}
+
+int peer_csr_spmm(peer_csr *P, int64_t ncols, const double *d_B, double *d_C, int reps,
+                  peer_op_result *res)
+{
+    char msg[128] = "";
+    const double alpha = 1.0, beta = 0.0;
+    const cusparseOperation_t op = CUSPARSE_OPERATION_NON_TRANSPOSE;
+    cusparseDnMatDescr_t mB = NULL, mC = NULL;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    void *buf = NULL;
+    size_t bytes = 0;
+    double *times = calloc((size_t)reps + 1, sizeof *times);
+    memset(res, 0, sizeof *res);
+    snprintf(res->status, sizeof res->status, "not run");
+    if (!times) return -1;
+    CU(cudaEventCreate(&e0), "cudaEventCreate");
+    CU(cudaEventCreate(&e1), "cudaEventCreate");
+    CU(cudaEventRecord(e0, P->stream), "cudaEventRecord");
+    CS(cusparseCreateDnMat(&mB, P->n, ncols, ncols, (void *)d_B, CUDA_R_64F, CUSPARSE_ORDER_ROW),
+       "cusparseCreateDnMat(B)");
+    CS(cusparseCreateDnMat(&mC, P->m, ncols, ncols, d_C, CUDA_R_64F, CUSPARSE_ORDER_ROW),
+       "cusparseCreateDnMat(C)");
+    CS(cusparseSpMM_bufferSize(P->handle, op, op, &alpha, P->mat, mB, &beta, mC, CUDA_R_64F,
+                               CUSPARSE_SPMM_ALG_DEFAULT, &bytes),
+       "cusparseSpMM_bufferSize");
+    CU(cudaMalloc(&buf, bytes ? bytes : 1), "cudaMalloc (SpMM buffer)");
+    CU(cudaEventRecord(e1, P->stream), "cudaEventRecord");
+    res->setup_ms = elapsed_ms(e0, e1);
+    TIME_REPS(CS(cusparseSpMM(P->handle, op, op, &alpha, P->mat, mB, &beta, mC, CUDA_R_64F,
+                              CUSPARSE_SPMM_ALG_DEFAULT, buf),
+                 "cusparseSpMM"),
+              "cusparseSpMM (synchronize)");
+    res->ok = 1;
+    res->ms = median(times, reps);
+    snprintf(res->status, sizeof res->status, "ok");
+    goto done;
+fail:
+    snprintf(res->status, sizeof res->status, "%s", msg);
+done:
+    if (buf) cudaFree(buf);
+    if (mB) cusparseDestroyDnMat(mB);
+    if (mC) cusparseDestroyDnMat(mC);
+    if (e0) cudaEventDestroy(e0);
+    if (e1) cudaEventDestroy(e1);
     (void)cudaGetLastError();
     free(times);
     return 0;
