@@ -70,19 +70,76 @@ if has bench || has bench-quick; then
   fi
 fi
 if has sanitize; then
+  # compute-sanitizer memcheck (with leak check), racecheck and initcheck on every GPU suite,
+  # several runs at once (each is mostly latency-bound: small kernels and synchronisations), each
+  # with a time limit. Left out: test_cuda_errors (provokes a CUDA API error on purpose) and
+  # test_cuda_overflow (tens of GB and 2^32-entry sorts; natively ~30 s). racecheck, which
+  # checks the shared memory of the kernels (the same kernels every call), runs
+  # test_concurrency with SBM_TEST_NO_THREADS=1 (its single-thread stream tests; the CUDA 13.0
+  # compute-sanitizer racecheck reports "Internal Sanitizer Error: Detected a failure to track a
+  # kernel launch" when two host threads launch at once, then stalls) and test_cuda_faults with
+  # SBM_TEST_FAULTS_EVERY=1000 (every operation undisturbed, then its first allocation failed);
+  # memcheck and initcheck run both whole; test_csr_spmv runs with SBM_TEST_QUICK=1 under every
+# tool (two alpha/beta pairs instead of sixteen: whole, it exceeded 250 s). Results and logs are appended as each run ends.
+  # Measured on the H100 with 10 runs at once (2026-11-22): 16 runs end clean in 15-230 s;
+  # racecheck of test_cuda_gemm needs more than 300 s under that load (180 s alone), memcheck
+  # and initcheck of test_csr_spmv more than 250 s (its plan-format test), so with the limits
+  # below the step takes about 6-7 minutes.
+  # Env: SAN_SUITES, SAN_TOOLS, SAN_JOBS (10), SAN_TIMEOUT (250 s per run), SAN_TIMEOUT_LONG
+  # (360 s: racecheck of test_cuda_gemm).
   log="$OUT/sanitizer.log"
   : >"$log"
-  for t in ${SAN_SUITES:-test_cuda_gemm test_cuda_ops}; do
-    [ -x $BUILD/bin/$t ] || continue
-    timeout ${SAN_TIMEOUT:-120} compute-sanitizer --tool memcheck --leak-check full --error-exitcode 99 \
-        $BUILD/bin/$t >>"$log" 2>&1
-    say "== memcheck $t rc=$? ($(elapsed)) $(grep -E 'ERROR SUMMARY' "$log" | tail -1)"
+  sdir=$(mktemp -d)
+  suites=${SAN_SUITES:-"test_cuda_gemm test_cuda_ops test_csr_spmv test_csr_spmm test_csr_gemm test_concurrency test_cuda_faults"}
+  tools=${SAN_TOOLS:-"memcheck racecheck initcheck"}
+  : >"$sdir/jobs"
+  for t in $suites; do
+    if [ ! -x $BUILD/bin/$t ]; then say "== sanitize $t: not built, skipped"; continue; fi
+    for tool in $tools; do
+      # the long ones first, so that the parallel runs end together
+      case "$tool $t" in
+        "racecheck test_cuda_gemm" | *test_csr_spmv) pri=0 ;;
+        *test_cuda_gemm | *test_cuda_faults | *test_csr_spmm) pri=1 ;;
+        *) pri=2 ;;
+      esac
+      echo "$pri $tool $t" >>"$sdir/jobs"
+    done
   done
-  for t in test_cuda_gemm test_cuda_ops; do
-    timeout ${SAN_TIMEOUT:-120} compute-sanitizer --tool racecheck --error-exitcode 99 $BUILD/bin/$t >>"$log" 2>&1
-    say "== racecheck $t rc=$? ($(elapsed)) $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$log" | tail -1)"
+  san_run() {
+    local tool=$1 t=$2 opts="" to=${SAN_TIMEOUT:-250} s rc env="" line
+    [ "$tool" = memcheck ] && opts="--leak-check full"
+    [ "$tool $t" = "racecheck test_cuda_gemm" ] && to=${SAN_TIMEOUT_LONG:-360}
+    [ "$tool $t" = "racecheck test_concurrency" ] && env="SBM_TEST_NO_THREADS=1"
+    [ "$tool $t" = "racecheck test_cuda_faults" ] && env="SBM_TEST_FAULTS_EVERY=1000"
+    # every kernel and format still runs, with two alpha/beta pairs instead of sixteen
+    [ "$t" = test_csr_spmv ] && env="SBM_TEST_QUICK=1"
+    s=$(date +%s)
+    env $env timeout "$to" compute-sanitizer --tool "$tool" $opts --error-exitcode 99 \
+        "$BUILD/bin/$t" >"$sdir/$tool.$t.log" 2>&1
+    rc=$?
+    line="$tool $t rc=$rc $(( $(date +%s) - s ))s limit=${to}s${env:+ ($env)}"
+    line="$line $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$sdir/$tool.$t.log" | tail -1 | sed 's/^=* *//')"
+    # appended as soon as the run ends, so that a cut-off step still reports what finished
+    (
+      flock 9
+      echo "$line" >>"$sdir/results"
+      echo "== $line" | tee -a "$summary"
+      { echo "######## $tool $t ($line)"; cat "$sdir/$tool.$t.log"; } >>"$log"
+    ) 9>"$sdir/lock"
+  }
+  export -f san_run
+  export BUILD sdir summary log
+  : >"$sdir/results"
+  sort -n "$sdir/jobs" | cut -d' ' -f2- | xargs -P "${SAN_JOBS:-10}" -L1 bash -c 'san_run "$0" "$1"'
+  for tool in $tools; do
+    n=$(grep -c "^$tool " "$sdir/results")
+    clean=$(grep -cE "^$tool [^ ]+ rc=0 " "$sdir/results")
+    say "== $tool summary: $n runs, $clean clean (rc=0), $((n - clean)) not clean" \
+        "(rc 99: sanitizer errors, 124: time limit, other: test failures) ($(elapsed))"
   done
-  grep -E "=========" "$log" | grep -vE "COMPUTE-SANITIZER|ERROR SUMMARY: 0|RACECHECK SUMMARY: 0" | head -20 >>"$summary"
+  grep -E "^=========" "$log" | grep -vE "COMPUTE-SANITIZER|ERROR SUMMARY: 0|RACECHECK SUMMARY: 0|LEAK SUMMARY: 0" |
+    sort | uniq -c | sort -rn | head -30 >>"$summary"
+  rm -rf "$sdir"
 fi
 
 say "== done ($(elapsed))"
