@@ -357,6 +357,34 @@ static sbm_status op_csr_spmm(fixture *f)
 {
     return sbm_csr_spmm(f->ctx, 1.0, f->P, 3, SBM_LAYOUT_COL_MAJOR, f->Bd, 7, 0.0, f->Cd, 9);
 }
+/* plan (HYB: the CPU converts nothing but still copies A), update, execute, destroy */
+static sbm_status op_spmv_plan(fixture *f)
+{
+    sbm_spmv_plan *plan = (sbm_spmv_plan *)0x1;
+    sbm_status st = sbm_csr_spmv_plan(f->ctx, f->P, SBM_SPMV_HYB, &plan);
+    if (st != SBM_SUCCESS) {
+        assert_null(plan);
+        return st;
+    }
+    st = sbm_spmv_plan_update(f->ctx, plan, f->P);
+    if (st == SBM_SUCCESS) st = sbm_spmv_plan_execute(f->ctx, plan, 1.0, f->x, 1.0, f->y);
+    sbm_spmv_plan_destroy(plan);
+    return st;
+}
+static sbm_status op_array(fixture *f)
+{
+    double *a = (double *)0x1, h[5] = {1, 2, 3, 4, 5}, back[5];
+    sbm_status st = sbm_array_create(f->ctx, 5, &a);
+    if (st != SBM_SUCCESS) {
+        assert_null(a);
+        return st;
+    }
+    st = sbm_array_upload(f->ctx, a, h, 5);
+    if (st == SBM_SUCCESS) st = sbm_array_download(f->ctx, back, a, 5);
+    if (st == SBM_SUCCESS) assert_memory_equal(back, h, sizeof h);
+    sbm_array_destroy(f->ctx, a);
+    return st;
+}
 static sbm_status op_csr_read_mtx(fixture *f) { OUT_CSR(sbm_csr_read_mtx(f->ctx, f->mtx_in, &out)); }
 static sbm_status op_csr_write_mtx(fixture *f)
 {
@@ -461,7 +489,7 @@ static const op_entry ops[] = {
     OP(op_bal_write),         OP(op_bal_generate),       OP(op_bal_evaluate),
     OP(op_g2o_read),          OP(op_g2o_chi2),           OP(op_ba_system_create),
     OP(op_ba_linearize),      OP(op_ba_system_reduce),   OP(op_slam_system_create),
-    OP(op_slam_linearize),
+    OP(op_slam_linearize),    OP(op_spmv_plan),          OP(op_array),
 };
 
 /* Run op once with no failure (counting its allocations n), then fail allocation k for every
