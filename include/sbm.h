@@ -320,8 +320,8 @@ sbm_status sbm_csr_spmv(sbm_ctx *ctx, double alpha, const sbm_csr *A, const doub
                         double *y);
 /* Storage formats for repeated CSR SpMV (Bell & Garland): a plan converts A once into one of
  * them, and every execute multiplies from that copy. AUTO chooses from cheap row statistics
- * (CUDA: DIA or ELL where they pad A by at most 25%, else the CSR kernel sbm_csr_spmv would
- * run). The CPU backend accepts every format but stores and multiplies CSR (the format it
+ * (CUDA: DIA or ELL where they pad A by at most 25% and A has at least 1024 rows per SM, else
+ * the CSR kernel sbm_csr_spmv would run). The CPU backend accepts every format but stores and multiplies CSR (the format it
  * reports is SBM_SPMV_CSR_SCALAR); the padding limits below apply there too, so a plan refused
  * on one backend is refused on all. */
 typedef enum sbm_spmv_format {
