@@ -3,6 +3,9 @@
 # Logs and CSV go under $OUT (at most 8 files come back). Run from the repository root:
 #   .ci/device-run.sh [build] [tests] [sanitize] [bench] [bench-quick]     (default: all but quick)
 # Expects the cmocka packages in .deps/ and the data files in .data/ (both carried, ignored by git).
+# All steps together exceed one 10-minute device call (build ~1.5 min, tests ~2, bench ~4,
+# sanitize ~7): run `build tests bench` in one call and `sanitize` in the next while the machine
+# is warm (the build directory is kept between calls on a warm machine).
 set -u
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
@@ -62,7 +65,8 @@ if has bench || has bench-quick; then
   size=large
   has bench-quick && size=small
   if [ -x $BUILD/bin/sbm-bench-gpu ]; then
-    timeout ${BENCH_TIMEOUT:-300} $BUILD/bin/sbm-bench-gpu --size $size --csv "$OUT/bench.csv" >"$OUT/bench.txt" 2>&1
+    timeout ${BENCH_TIMEOUT:-420} $BUILD/bin/sbm-bench-gpu --size $size --csv "$OUT/bench.csv" \
+        --csr-csv "$OUT/bench_csr.csv" >"$OUT/bench.txt" 2>&1
     say "== sbm-bench-gpu rc=$? ($(elapsed))"
     cat "$OUT/bench.txt" >>"$summary"
   else
