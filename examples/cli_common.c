@@ -327,8 +327,10 @@ done:
     return rc;
 }
 
-int cli_write_dense(const char *path, int64_t rows, int64_t cols, const double *values)
+int cli_temp_create(const char *path, FILE **f, char **tmp)
 {
+    *f = NULL;
+    *tmp = NULL;
     const size_t len = strlen(path);
     char *name = malloc(len + 16);
     if (!name) {
@@ -338,8 +340,8 @@ int cli_write_dense(const char *path, int64_t rows, int64_t cols, const double *
     memcpy(name, path, len);
     memcpy(name + len, ".tmp.XXXXXX", 12);
     const int fd = mkstemp(name);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
+    FILE *fp = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!fp) {
         fprintf(stderr, "sbm: %s: cannot create: %s\n", path, strerror(errno));
         if (fd >= 0) {
             close(fd);
@@ -349,17 +351,33 @@ int cli_write_dense(const char *path, int64_t rows, int64_t cols, const double *
         return EXIT_FAILURE;
     }
     fchmod(fd, 0644); /* mkstemp makes 0600; the result is an ordinary file */
+    *f = fp;
+    *tmp = name;
+    return 0;
+}
+
+int cli_temp_close(const char *path, FILE *f, char *tmp, int ok)
+{
+    if (fclose(f) != 0) ok = 0;
+    if (!ok) {
+        fprintf(stderr, "sbm: %s: cannot write: %s\n", path, strerror(errno));
+        unlink(tmp);
+        free(tmp);
+        return EXIT_FAILURE;
+    }
+    return 0;
+}
+
+int cli_write_dense(const char *path, int64_t rows, int64_t cols, const double *values)
+{
+    FILE *f = NULL;
+    char *name = NULL;
+    if (cli_temp_create(path, &f, &name) != 0) return EXIT_FAILURE;
     int ok = fprintf(f, "%%%%MatrixMarket matrix array real general\n%lld %lld\n",
                      (long long)rows, (long long)cols) > 0;
     const int64_t count = rows * cols;
     for (int64_t k = 0; k < count && ok; k++) ok = fprintf(f, "%.17g\n", values[k]) > 0;
-    if (fclose(f) != 0) ok = 0;
-    if (!ok) {
-        fprintf(stderr, "sbm: %s: cannot write: %s\n", path, strerror(errno));
-        unlink(name);
-        free(name);
-        return EXIT_FAILURE;
-    }
+    if (cli_temp_close(path, f, name, ok) != 0) return EXIT_FAILURE;
     if (rename(name, path) != 0) {
         fprintf(stderr, "sbm: %s: cannot rename the temporary file into place: %s\n", path,
                 strerror(errno));

@@ -5,6 +5,7 @@
 #define SBM_CLI_COMMON_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "sbm.h"
 
@@ -75,6 +76,12 @@ int cli_read_dense(const char *path, int64_t *rows, int64_t *cols, double **valu
  * temporary file in the same folder renamed into place, so path appears only complete.
  * @return 0, or EXIT_FAILURE after printing the message. */
 int cli_write_dense(const char *path, int64_t rows, int64_t cols, const double *values);
+/* A temporary file next to path (path.tmp.XXXXXX, mode 0644) open for writing: *f and *tmp (a
+ * malloc'd name, to rename into place and free). @return 0 or EXIT_FAILURE (reported). */
+int cli_temp_create(const char *path, FILE **f, char **tmp);
+/* Close a file from cli_temp_create; ok == 0 means a write failed. On failure (reported) the
+ * temporary file is removed and tmp freed. @return 0 or EXIT_FAILURE. */
+int cli_temp_close(const char *path, FILE *f, char *tmp, int ok);
 
 /* ---- time -------------------------------------------------------------------------------- */
 

@@ -330,35 +330,12 @@ done:
  * rename once every other output is written). */
 static int write_vector_tmp(const char *path, const double *x, int64_t n, char **tmp)
 {
-    const size_t len = strlen(path);
-    char *name = malloc(len + 16);
-    if (!name) {
-        fprintf(stderr, "sbm: out of memory\n");
-        return EXIT_FAILURE;
-    }
-    memcpy(name, path, len);
-    memcpy(name + len, ".tmp.XXXXXX", 12);
-    const int fd = mkstemp(name);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        fprintf(stderr, "sbm: %s: cannot create: %s\n", path, strerror(errno));
-        if (fd >= 0) {
-            close(fd);
-            unlink(name);
-        }
-        free(name);
-        return EXIT_FAILURE;
-    }
-    fchmod(fd, 0644);
+    FILE *f = NULL;
+    char *name = NULL;
+    if (cli_temp_create(path, &f, &name) != 0) return EXIT_FAILURE;
     int ok = 1;
     for (int64_t k = 0; k < n && ok; k++) ok = fprintf(f, "%.17g\n", x[k]) > 0;
-    if (fclose(f) != 0) ok = 0;
-    if (!ok) {
-        fprintf(stderr, "sbm: %s: cannot write: %s\n", path, strerror(errno));
-        unlink(name);
-        free(name);
-        return EXIT_FAILURE;
-    }
+    if (cli_temp_close(path, f, name, ok) != 0) return EXIT_FAILURE;
     *tmp = name;
     return 0;
 }
