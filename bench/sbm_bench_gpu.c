@@ -1377,6 +1377,27 @@ static double gemm_diff(const sbm_csr *Ch, const peer_spgemm_result *ref)
     return dmax / fmax(rmax, 1e-300);
 }
 
+
+/* Ratio of a checked SpGEMM result against cuSPARSE's time (when cuSPARSE ran), added to the
+ * geomeans of every matrix, the short-row ones and the sizable ones; cell gets the table entry. */
+static void gemm_score(csr_row *r, int cus_ok, double cus_ms, int short_rows, int sizable,
+                       gmean *all, gmean *shrt, gmean *big, char *cell, size_t cell_size)
+{
+    if (cus_ok) {
+        r->cus_ms = cus_ms;
+        r->ratio = cus_ms / r->ms;
+        if (check_passed(r)) {
+            gm_add(all, r->ratio);
+            if (short_rows) gm_add(shrt, r->ratio);
+            if (sizable) gm_add(big, r->ratio);
+        }
+    }
+    if (!check_passed(r))
+        snprintf(cell, cell_size, "WRONG");
+    else if (r->ratio > 0) snprintf(cell, cell_size, "%.3f %.2fx", r->ms, r->ratio);
+    else snprintf(cell, cell_size, "%.3f", r->ms);
+}
+
 typedef struct gemm_summary {
     gmean full, full_short, full_big, exec, exec_short, exec_big;
 } gemm_summary;
@@ -1509,19 +1530,8 @@ static void csr_gemm_one(sbm_ctx *host, sbm_ctx *ctx, cudaStream_t stream, const
                          (long long)so.nnz_c, (long long)cus.nnz_c);
             }
             note_check(&so);
-            if (cus.ok) {
-                so.cus_ms = cus.full_ms;
-                so.ratio = cus.full_ms / so.ms;
-                if (check_passed(&so)) {
-                    gm_add(&sum->full, so.ratio);
-                    if (short_rows) gm_add(&sum->full_short, so.ratio);
-                    if (is_sizable(c, o->large)) gm_add(&sum->full_big, so.ratio);
-                }
-            }
-            if (!check_passed(&so))
-                snprintf(cell_o, sizeof cell_o, "WRONG");
-            else if (so.ratio > 0) snprintf(cell_o, sizeof cell_o, "%.3f %.2fx", so.ms, so.ratio);
-            else snprintf(cell_o, sizeof cell_o, "%.3f", so.ms);
+            gemm_score(&so, cus.ok, cus.full_ms, short_rows, is_sizable(c, o->large), &sum->full,
+                       &sum->full_short, &sum->full_big, cell_o, sizeof cell_o);
         } else {
             snprintf(cell_o, sizeof cell_o, "%s", fail_note(ctx, st, 0, so.status, sizeof so.status));
         }
@@ -1555,19 +1565,8 @@ static void csr_gemm_one(sbm_ctx *host, sbm_ctx *ctx, cudaStream_t stream, const
             sbm_csr_destroy(Ch);
             snprintf(se.status, sizeof se.status, "ok");
             note_check(&se);
-            if (cus.reuse_ok) {
-                se.cus_ms = cus.reuse_exec_ms;
-                se.ratio = cus.reuse_exec_ms / se.ms;
-                if (check_passed(&se)) {
-                    gm_add(&sum->exec, se.ratio);
-                    if (short_rows) gm_add(&sum->exec_short, se.ratio);
-                    if (is_sizable(c, o->large)) gm_add(&sum->exec_big, se.ratio);
-                }
-            }
-            if (!check_passed(&se))
-                snprintf(cell_e, sizeof cell_e, "WRONG");
-            else if (se.ratio > 0) snprintf(cell_e, sizeof cell_e, "%.3f %.2fx", se.ms, se.ratio);
-            else snprintf(cell_e, sizeof cell_e, "%.3f", se.ms);
+            gemm_score(&se, cus.reuse_ok, cus.reuse_exec_ms, short_rows, is_sizable(c, o->large),
+                       &sum->exec, &sum->exec_short, &sum->exec_big, cell_e, sizeof cell_e);
         } else {
             se.setup_ms = -1.0;
             snprintf(cell_e, sizeof cell_e, "%s", fail_note(ctx, st, 0, se.status, sizeof se.status));
