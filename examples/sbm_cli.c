@@ -396,6 +396,31 @@ done:
     return rc;
 }
 
+/* A host context and the Matrix Market file at path read into it. @return 0 or EXIT_FAILURE
+ * (reported); the caller destroys *A and *host either way. */
+static int open_host_matrix(const char *path, sbm_ctx **host, sbm_csr **A)
+{
+    if (sbm_ctx_create(host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS) return cli_lib_error(NULL, NULL);
+    if (sbm_csr_read_mtx(*host, path, A) != SBM_SUCCESS) return cli_lib_error(*host, NULL);
+    return 0;
+}
+
+/* The compute context for backend (*ctx: host itself on the CPU, else the new *dev) and A in
+ * its memory (*dA == A on the CPU, else a copy the caller destroys). @return 0 or EXIT_FAILURE
+ * (reported). */
+static int compute_operand(cli_backend backend, sbm_ctx *host, sbm_csr *A, sbm_ctx **dev,
+                           sbm_ctx **ctx, sbm_csr **dA)
+{
+    if (cli_make_context(backend, dev) != 0) return EXIT_FAILURE;
+    *ctx = sbm_ctx_backend(*dev) == SBM_BACKEND_CPU ? host : *dev;
+    if (*ctx == host) {
+        *dA = A;
+        return 0;
+    }
+    if (sbm_csr_copy(*ctx, A, dA) != SBM_SUCCESS) return cli_lib_error(*ctx, NULL);
+    return 0;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Dense arrays in the compute context                                                      */
 /* ---------------------------------------------------------------------------------------- */
@@ -609,14 +634,7 @@ static int cmd_spmv(int argc, char **argv)
     dense_buf dx = {0}, dy = {0}, dyw = {0};
     rc = EXIT_FAILURE;
 
-    if (sbm_ctx_create(&host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS) {
-        cli_lib_error(NULL, NULL);
-        goto done;
-    }
-    if (sbm_csr_read_mtx(host, o.a_path, &A) != SBM_SUCCESS) {
-        cli_lib_error(host, NULL);
-        goto done;
-    }
+    if (open_host_matrix(o.a_path, &host, &A) != 0) goto done;
     const sbm_csr_info ai = sbm_csr_get_info(A);
     if (o.in_path) {
         if (read_dense_shape(o.in_path, "x", ai.n, 1, o.a_path, &ai, &x) != 0) goto done;
@@ -638,14 +656,8 @@ static int cmd_spmv(int argc, char **argv)
         }
     }
 
-    if (cli_make_context(o.backend, &dev) != 0) goto done;
-    sbm_ctx *ctx = sbm_ctx_backend(dev) == SBM_BACKEND_CPU ? host : dev;
-    if (ctx == host)
-        dA = A;
-    else if (sbm_csr_copy(ctx, A, &dA) != SBM_SUCCESS) {
-        cli_lib_error(ctx, NULL);
-        goto done;
-    }
+    sbm_ctx *ctx = NULL;
+    if (compute_operand(o.backend, host, A, &dev, &ctx, &dA) != 0) goto done;
     if (dense_create(ctx, x, ai.n, &dx) != 0 || dense_create(ctx, y, ai.m, &dy) != 0) goto done;
     if (o.repeat > 1 && dense_create(ctx, y, ai.m, &dyw) != 0) goto done;
 
@@ -742,14 +754,7 @@ static int cmd_spmm(int argc, char **argv)
     dense_buf dB = {0}, dC = {0}, dCw = {0};
     rc = EXIT_FAILURE;
 
-    if (sbm_ctx_create(&host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS) {
-        cli_lib_error(NULL, NULL);
-        goto done;
-    }
-    if (sbm_csr_read_mtx(host, o.a_path, &A) != SBM_SUCCESS) {
-        cli_lib_error(host, NULL);
-        goto done;
-    }
+    if (open_host_matrix(o.a_path, &host, &A) != 0) goto done;
     const sbm_csr_info ai = sbm_csr_get_info(A);
     int64_t k = o.cols;
     if (o.in_path) {
@@ -808,14 +813,8 @@ static int cmd_spmm(int argc, char **argv)
         memcpy(C, tmp, (size_t)nc * sizeof(double));
     }
 
-    if (cli_make_context(o.backend, &dev) != 0) goto done;
-    sbm_ctx *ctx = sbm_ctx_backend(dev) == SBM_BACKEND_CPU ? host : dev;
-    if (ctx == host)
-        dA = A;
-    else if (sbm_csr_copy(ctx, A, &dA) != SBM_SUCCESS) {
-        cli_lib_error(ctx, NULL);
-        goto done;
-    }
+    sbm_ctx *ctx = NULL;
+    if (compute_operand(o.backend, host, A, &dev, &ctx, &dA) != 0) goto done;
     if (dense_create(ctx, B, nb, &dB) != 0 || dense_create(ctx, C, nc, &dC) != 0) goto done;
     if (o.repeat > 1 && dense_create(ctx, C, nc, &dCw) != 0) goto done;
 
@@ -915,14 +914,7 @@ static int cmd_info(int argc, char **argv)
     sbm_cbc *Ab = NULL;
     int rc = EXIT_FAILURE;
     char context[512];
-    if (sbm_ctx_create(&host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS) {
-        cli_lib_error(NULL, NULL);
-        goto done;
-    }
-    if (sbm_csr_read_mtx(host, path, &A) != SBM_SUCCESS) {
-        cli_lib_error(host, NULL);
-        goto done;
-    }
+    if (open_host_matrix(path, &host, &A) != 0) goto done;
     if (sbm_csr_to_cbc(host, A, r, c, &Ab) != SBM_SUCCESS) {
         snprintf(context, sizeof(context), "%s with %dx%d blocks", path, r, c);
         cli_lib_error(host, context);
