@@ -280,6 +280,7 @@ static sbm__backend_ops sbm__make_cuda_ops(void)
     o.csr_gemm_plan = sbm__cuda_csr_gemm_plan;
     o.csr_gemm_execute = sbm__cuda_csr_gemm_execute;
     o.csr_gemm_plan_destroy = sbm__cuda_csr_gemm_plan_destroy;
+    o.csr_gemm = sbm__cuda_csr_gemm;
     o.csr_spmv_plan = sbm__cuda_csr_spmv_plan;
     o.csr_spmv_plan_update = sbm__cuda_csr_spmv_plan_update;
     o.csr_spmv_plan_execute = sbm__cuda_csr_spmv_plan_execute;

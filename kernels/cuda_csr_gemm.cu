@@ -149,7 +149,9 @@ __global__ void sbm__k_cg_gather_prod(int64_t ng, const uint64_t *rows, const in
 /* Short rows: one group of G threads per row, everything in shared memory                   */
 /* ---------------------------------------------------------------------------------------- */
 
-enum { SBM__CG_COUNT = 0, SBM__CG_FILL = 1 };
+/* COUNT: the lengths of C's rows. FILL: C's columns and the plan's runs and pairs. DIRECT
+ * (sbm_csr_gemm, where every row is short): C's columns and values, no plan. */
+enum { SBM__CG_COUNT = 0, SBM__CG_FILL = 1, SBM__CG_DIRECT = 2 };
 
 /* Shared memory of one group (bytes from the group's base): the A-entry batch (product offsets,
  * B row starts), then the hash table (count: int32[2*CAP]) or, per product in expansion order,
@@ -205,14 +207,19 @@ __device__ __forceinline__ void sbm__cg_bitonic(uint64_t *a, int N, int lane, un
 /* One group of G lanes (4, 8, 16 or 32; never across warps) per row of rows[0..nrows), every row
  * with at most CAP products. COUNT writes the row's length in C to clen[row]. FILL writes its
  * columns to Cj, the first pair of each entry to seg (both at Cp[row]), and its pairs sorted by
- * column to pairs at poff[row] (the rows' offsets in the expansion, in row order). */
+ * column to pairs at poff[row] (the rows' offsets in the expansion, in row order). DIRECT
+ * writes the columns to Cj and the values to Cx: the lane of each run head adds the run's
+ * products in sorted order, which is the order sbm__k_cg_numeric adds a plan's pairs in, so
+ * the one-shot product is bitwise the planned one. */
 template <int G, int CAP, int MODE>
 __global__ void sbm__k_cg_rows(int64_t nrows, const uint64_t *__restrict__ rows,
                                const int64_t *__restrict__ poff, const int64_t *__restrict__ Ap,
                                const int32_t *__restrict__ Aj, const int64_t *__restrict__ Bp,
                                const int32_t *__restrict__ Bj, const int64_t *__restrict__ Cp,
                                int32_t *__restrict__ Cj, int64_t *__restrict__ seg,
-                               uint64_t *__restrict__ pairs, int64_t *__restrict__ clen)
+                               uint64_t *__restrict__ pairs, int64_t *__restrict__ clen,
+                               const double *__restrict__ Ax, const double *__restrict__ Bx,
+                               double *__restrict__ Cx)
 {
     typedef sbm__cg_layout<G, CAP, MODE> Lay;
     extern __shared__ __align__(16) unsigned char sbm__cg_smem[];
@@ -306,10 +313,19 @@ __global__ void sbm__k_cg_rows(int64_t nrows, const uint64_t *__restrict__ rows,
                 if (head) {
                     const int64_t pos = c0 + run + __popc(bal & below);
                     Cj[pos] = (int32_t)col;
-                    seg[pos] = base + r;
+                    if (MODE == SBM__CG_FILL) {
+                        seg[pos] = base + r;
+                    } else {
+                        double acc = 0.0;
+                        for (int q = r; q < n && (uint32_t)(s_key[q] >> 32) == col; q++) {
+                            const uint32_t x = (uint32_t)s_key[q];
+                            acc = __dadd_rn(acc, __dmul_rn(Ax[a0 + s_pl[x]], Bx[s_q[x]]));
+                        }
+                        Cx[pos] = acc;
+                    }
                 }
                 run += __popc(bal);
-                if (act) {
+                if (MODE == SBM__CG_FILL && act) {
                     const uint32_t x = (uint32_t)key;
                     pairs[base + r] = ((uint64_t)(a0 + s_pl[x]) << 32) | (uint64_t)s_q[x];
                 }
@@ -325,7 +341,7 @@ template <int G, int CAP, int MODE>
 static sbm_status sbm__cg_launch(sbm_ctx *ctx, int64_t nrows, const uint64_t *rows,
                                  const int64_t *poff, const sbm_csr *A, const sbm_csr *B,
                                  const int64_t *Cp, int32_t *Cj, int64_t *seg, uint64_t *pairs,
-                                 int64_t *clen)
+                                 int64_t *clen, double *Cx)
 {
     sbm_status st = SBM_SUCCESS;
     const int bytes = sbm__cg_layout<G, CAP, MODE>::BYTES;
@@ -340,9 +356,11 @@ static sbm_status sbm__cg_launch(sbm_ctx *ctx, int64_t nrows, const uint64_t *ro
                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem),
                 "shared memory of the CSR SpGEMM row kernel");
     sbm__k_cg_rows<G, CAP, MODE><<<(unsigned)blocks, gpc * G, smem, sbm__cuda_stream(ctx)>>>(
-        nrows, rows, poff, A->rowptr, A->colind, B->rowptr, B->colind, Cp, Cj, seg, pairs, clen);
-    SBM__LAUNCHED(ctx, MODE == SBM__CG_COUNT ? "CSR SpGEMM short rows (count)"
-                                             : "CSR SpGEMM short rows (columns and pairs)");
+        nrows, rows, poff, A->rowptr, A->colind, B->rowptr, B->colind, Cp, Cj, seg, pairs, clen,
+        A->values, B->values, Cx);
+    SBM__LAUNCHED(ctx, MODE == SBM__CG_COUNT  ? "CSR SpGEMM short rows (count)"
+                       : MODE == SBM__CG_FILL ? "CSR SpGEMM short rows (columns and pairs)"
+                                              : "CSR SpGEMM short rows (columns and values)");
 done:
     return st;
 }
@@ -351,13 +369,16 @@ template <int G, int CAP>
 static sbm_status sbm__cg_launch_mode(sbm_ctx *ctx, int mode, int64_t nrows, const uint64_t *rows,
                                       const int64_t *poff, const sbm_csr *A, const sbm_csr *B,
                                       const int64_t *Cp, int32_t *Cj, int64_t *seg,
-                                      uint64_t *pairs, int64_t *clen)
+                                      uint64_t *pairs, int64_t *clen, double *Cx)
 {
     if (mode == SBM__CG_COUNT)
         return sbm__cg_launch<G, CAP, SBM__CG_COUNT>(ctx, nrows, rows, poff, A, B, Cp, Cj, seg,
-                                                     pairs, clen);
-    return sbm__cg_launch<G, CAP, SBM__CG_FILL>(ctx, nrows, rows, poff, A, B, Cp, Cj, seg, pairs,
-                                                clen);
+                                                     pairs, clen, Cx);
+    if (mode == SBM__CG_FILL)
+        return sbm__cg_launch<G, CAP, SBM__CG_FILL>(ctx, nrows, rows, poff, A, B, Cp, Cj, seg,
+                                                    pairs, clen, Cx);
+    return sbm__cg_launch<G, CAP, SBM__CG_DIRECT>(ctx, nrows, rows, poff, A, B, Cp, Cj, seg,
+                                                  pairs, clen, Cx);
 }
 
 /* Group sizes per bin: a group per row with about four products per lane (Liu et al.: register
@@ -365,10 +386,10 @@ static sbm_status sbm__cg_launch_mode(sbm_ctx *ctx, int mode, int64_t nrows, con
 static sbm_status sbm__cg_short_bin(sbm_ctx *ctx, int bin, int mode, int64_t nrows,
                                     const uint64_t *rows, const int64_t *poff, const sbm_csr *A,
                                     const sbm_csr *B, const int64_t *Cp, int32_t *Cj,
-                                    int64_t *seg, uint64_t *pairs, int64_t *clen)
+                                    int64_t *seg, uint64_t *pairs, int64_t *clen, double *Cx)
 {
 #define SBM__CG_BIN(G, CAP)                                                                     \
-    sbm__cg_launch_mode<G, CAP>(ctx, mode, nrows, rows, poff, A, B, Cp, Cj, seg, pairs, clen)
+    sbm__cg_launch_mode<G, CAP>(ctx, mode, nrows, rows, poff, A, B, Cp, Cj, seg, pairs, clen, Cx)
     switch (bin) {
     case 1: return SBM__CG_BIN(4, 16);
     case 2: return SBM__CG_BIN(8, 32);
@@ -748,8 +769,10 @@ static sbm_status sbm__cg_plan_array(sbm_ctx *ctx, int64_t n, size_t size, const
     return *ptr ? SBM_SUCCESS : SBM_ERR_OUT_OF_MEMORY;
 }
 
-sbm_status sbm__cuda_csr_gemm_plan(sbm_ctx *ctx, const sbm_csr *A, const sbm_csr *B,
-                                   sbm_csr_plan **plan, sbm_csr **Cout)
+/* The plan and C (values zero), or with direct set and every row short, C with its values and
+ * no plan (*plan NULL). */
+static sbm_status sbm__cg_plan(sbm_ctx *ctx, const sbm_csr *A, const sbm_csr *B, int direct,
+                               sbm_csr_plan **plan, sbm_csr **Cout)
 {
     const int64_t m = A->m;
     const int force = sbm__cg_force_global();
@@ -824,11 +847,13 @@ sbm_status sbm__cuda_csr_gemm_plan(sbm_ctx *ctx, const sbm_csr *A, const sbm_csr
                         A->nnz, B->nnz);
         goto done;
     }
-    SBM__CK(sbm__cg_plan_array(ctx, products, sizeof(uint64_t), "the sorted expansion of the plan",
-                               (void **)&P->pairs));
+    ng = boff[SBM__CG_GLOBAL + 1] - boff[SBM__CG_GLOBAL];
+    direct = direct && ng == 0; /* the global path sorts pairs into the plan */
+    if (!direct)
+        SBM__CK(sbm__cg_plan_array(ctx, products, sizeof(uint64_t),
+                                   "the sorted expansion of the plan", (void **)&P->pairs));
 
     /* ---- global rows: expansion and sort per slice, lengths ---- */
-    ng = boff[SBM__CG_GLOBAL + 1] - boff[SBM__CG_GLOBAL];
     if (ng > 0) {
         const uint64_t *grows = rows + boff[SBM__CG_GLOBAL];
         sbm__k_cg_gather_prod<<<sbm__grid(ng + 1, 256), 256, 0, s>>>(ng, grows, prod, gP);
@@ -839,18 +864,28 @@ sbm_status sbm__cuda_csr_gemm_plan(sbm_ctx *ctx, const sbm_csr *A, const sbm_csr
     /* ---- short rows: lengths ---- */
     for (int b = 1; b <= SBM__CG_SHORT; b++)
         SBM__CK(sbm__cg_short_bin(ctx, b, SBM__CG_COUNT, boff[b + 1] - boff[b], rows + boff[b],
-                                  poff, A, B, NULL, NULL, NULL, NULL, clen));
+                                  poff, A, B, NULL, NULL, NULL, NULL, clen, NULL));
 
-    /* ---- C: row pointers, then the columns, the runs and the sorted pairs ---- */
+    /* ---- C: row pointers, then the columns, the runs and the sorted pairs (direct: the
+     * columns and the values) ---- */
     SBM__CK(sbm__cuda_scan_i64(ctx, clen, clen, m + 1));
     SBM__CK(sbm__cuda_d2h(ctx, &nnz_c, clen + m, sizeof nnz_c));
     SBM__CK(sbm__csr_alloc(ctx, m, B->n, nnz_c, &C));
-    SBM__CK(sbm__cg_plan_array(ctx, nnz_c + 1, sizeof(int64_t), "the output runs of the plan",
-                               (void **)&P->seg));
+    if (!direct)
+        SBM__CK(sbm__cg_plan_array(ctx, nnz_c + 1, sizeof(int64_t), "the output runs of the plan",
+                                   (void **)&P->seg));
     SBM__CK(sbm__cuda_d2d(ctx, C->rowptr, clen, (size_t)(m + 1) * sizeof(int64_t)));
     for (int b = 1; b <= SBM__CG_SHORT; b++)
-        SBM__CK(sbm__cg_short_bin(ctx, b, SBM__CG_FILL, boff[b + 1] - boff[b], rows + boff[b],
-                                  poff, A, B, C->rowptr, C->colind, P->seg, P->pairs, NULL));
+        SBM__CK(sbm__cg_short_bin(ctx, b, direct ? SBM__CG_DIRECT : SBM__CG_FILL,
+                                  boff[b + 1] - boff[b], rows + boff[b], poff, A, B, C->rowptr,
+                                  C->colind, P->seg, P->pairs, NULL, C->values));
+    if (direct) {
+        /* every entry of C is a run head of a short row: all values written */
+        SBM__CK(sbm__cuda_sync(ctx));
+        *Cout = C;
+        C = NULL;
+        goto done;
+    }
     if (ng > 0) {
         sbm__k_cg_fill_global<<<ng < (1 << 20) ? (unsigned)ng : (1u << 20), SBM__CG_NT, 0, s>>>(
             ng, rows + boff[SBM__CG_GLOBAL], poff, P->pairs, B->colind, C->rowptr, C->colind,
@@ -877,6 +912,12 @@ done:
     sbm__cuda_csr_gemm_plan_destroy((sbm_csr_plan *)P);
     sbm_csr_destroy(C);
     return st;
+}
+
+sbm_status sbm__cuda_csr_gemm_plan(sbm_ctx *ctx, const sbm_csr *A, const sbm_csr *B,
+                                   sbm_csr_plan **plan, sbm_csr **C)
+{
+    return sbm__cg_plan(ctx, A, B, 0, plan, C);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -930,4 +971,23 @@ sbm_status sbm__cuda_csr_gemm_execute(sbm_ctx *ctx, const sbm_csr_plan *plan, co
     }
 done:
     return st;
+}
+
+/* sbm_csr_gemm: where every row of C is short, the columns and values come from one pass of
+ * the row kernels and no plan is stored (no pairs or runs allocated, written or read back);
+ * otherwise plan, execute and destroy. Bitwise the same C either way. */
+sbm_status sbm__cuda_csr_gemm(sbm_ctx *ctx, const sbm_csr *A, const sbm_csr *B, sbm_csr **C)
+{
+    sbm_csr_plan *plan = NULL;
+    sbm_csr *c = NULL;
+    *C = NULL;
+    sbm_status st = sbm__cg_plan(ctx, A, B, 1, &plan, &c);
+    if (st == SBM_SUCCESS && plan) st = sbm__cuda_csr_gemm_execute(ctx, plan, A, B, c);
+    sbm__cuda_csr_gemm_plan_destroy(plan);
+    if (st != SBM_SUCCESS) {
+        sbm_csr_destroy(c);
+        return st;
+    }
+    *C = c;
+    return SBM_SUCCESS;
 }

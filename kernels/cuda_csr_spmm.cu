@@ -32,8 +32,10 @@
  * cuSPARSE, merge 1.68x). What hurts row-split is irregularity, not the mean, so the choice
  * uses the row statistics the SpMV path caches per pattern: merge when the rows of a warp-sized
  * group differ so much that padding each to the group's longest would more than double the work
- * (warp fill > 2, the SpMV kernel's rule), or when one row is longer than 16384 entries;
- * row-split otherwise. SBM_CUDA_CSR_SPMM=rowsplit|merge forces one.
+ * (warp fill > 2, the SpMV kernel's rule) and either a row is longer than 64 entries or the
+ * matrix has at least one merge tile per SM, or when one row is longer than 16384 entries;
+ * row-split otherwise (a small matrix of short rows, however irregular, is a few CTAs of
+ * row-split, while merge adds a second kernel and the carry-outs). SBM_CUDA_CSR_SPMM=rowsplit|merge forces one.
  *
  * Column-major B and C (accepted by the API, not the fast path): a dedicated kernel rather than
  * transposes through workspace, so that no temporary of the size of B or C is needed. One thread
@@ -60,6 +62,10 @@ constexpr int SPMM_MERGE_TILE = 2048;
 constexpr int SPMM_COLMAJOR_STRIP = 8; /* column-major: columns per thread */
 constexpr double SPMM_MERGE_FILL = 2.0;     /* warp fill above which rows count as irregular */
 constexpr int64_t SPMM_MERGE_ROW = 16384;   /* a row longer than this: merge */
+/* irregular rows none longer than this, in a matrix of fewer than one merge tile per SM:
+ * row-split (H100, 64 columns: karate, longest row 17 of 34, merge 0.53x cuSPARSE, row-split
+ * 2.22x; lp_afiro 0.66x / 2.37x) */
+constexpr int64_t SPMM_MERGE_SHORT = 64;
 
 /* Entries of A whose B rows are in flight at once, per lane: U*VEC*CPT = 8 doubles of
  * registers. 16 doubles spilled at the register limits below (ptxas -v, sm_90); 8 keep every
@@ -540,7 +546,12 @@ static sbm_status spmm_choose(sbm_ctx *ctx, const sbm_csr *A, spmm_kernel *kind)
     int64_t max_row = 0, warp_slots = 0;
     SBM__TRY(sbm__cuda_csr_row_stats(ctx, A, &max_row, &warp_slots));
     const double fill = A->nnz > 0 ? (double)warp_slots / (double)A->nnz : 1.0;
-    *kind = fill > SPMM_MERGE_FILL || max_row > SPMM_MERGE_ROW ? SPMM_MERGE : SPMM_ROWSPLIT;
+    const int sms = sbm__cuda_st(ctx)->prop.multiProcessorCount;
+    /* irregular rows matter when one of them is long, or when there are tiles enough for
+     * every SM; below both, merge's second kernel and carry-outs cost more than they balance */
+    const int sizable = max_row > SPMM_MERGE_SHORT || A->m + A->nnz >= (int64_t)SPMM_MERGE_TILE * sms;
+    *kind = (fill > SPMM_MERGE_FILL && sizable) || max_row > SPMM_MERGE_ROW ? SPMM_MERGE
+                                                                              : SPMM_ROWSPLIT;
     return SBM_SUCCESS;
 }
 

@@ -97,7 +97,7 @@ __global__ void __launch_bounds__(256)
 
 /* W lanes per row, R consecutive rows per group of W lanes. The first entry of each of the R
  * rows is loaded before any is summed (loads in flight: R per lane instead of one); longer rows
- * continue W entries at a time. Lane sums are combined by a butterfly within the W lanes; lane
+ * continue W entries at a time (4W where four or more remain per lane). Lane sums are combined by a butterfly within the W lanes; lane
  * r % W writes row r of the group (a fixed lane: deterministic). */
 template <int W, int R>
 __global__ void __launch_bounds__(256)
@@ -127,9 +127,21 @@ __global__ void __launch_bounds__(256)
         for (int r = 0; r < R; r++) s[r] = b[r] + lane < b[r + 1] ? v[r] * __ldg(x + c[r]) : 0.0;
 #pragma unroll
         for (int r = 0; r < R; r++) {
-#pragma unroll 4
-            for (int64_t p = b[r] + lane + W; p < b[r + 1]; p += W)
-                s[r] += __ldg(val + p) * __ldg(x + __ldg(colind + p));
+            int64_t p = b[r] + lane + W;
+            /* long rows: four entries per lane loaded before any is summed (the sums stay in
+             * entry order), so that each lane has four gathers of x in flight */
+            for (; p + 3 * W < b[r + 1]; p += 4 * W) {
+                const int32_t c0 = __ldg(colind + p), c1 = __ldg(colind + p + W),
+                              c2 = __ldg(colind + p + 2 * W), c3 = __ldg(colind + p + 3 * W);
+                const double v0 = __ldg(val + p), v1 = __ldg(val + p + W), v2 = __ldg(val + p + 2 * W),
+                             v3 = __ldg(val + p + 3 * W);
+                const double x0 = __ldg(x + c0), x1 = __ldg(x + c1), x2 = __ldg(x + c2), x3 = __ldg(x + c3);
+                s[r] += v0 * x0;
+                s[r] += v1 * x1;
+                s[r] += v2 * x2;
+                s[r] += v3 * x3;
+            }
+            for (; p < b[r + 1]; p += W) s[r] += __ldg(val + p) * __ldg(x + __ldg(colind + p));
         }
 #pragma unroll
         for (int r = 0; r < R; r++) {
@@ -503,7 +515,8 @@ __global__ void __launch_bounds__(256)
             len = other > len ? other : len;
         }
         mx = len > mx ? len : mx;
-        slots += 32ull * len;
+        /* the rows that exist in this warp (all 32 but in the last, partial warp) */
+        slots += (unsigned long long)__popc(__ballot_sync(0xffffffffu, i < m)) * len;
     }
     /* every lane holds the same warp totals */
     if ((threadIdx.x & 31) == 0) {
@@ -677,7 +690,9 @@ static int sbm__vector_width(int64_t m, int64_t nnz)
 /* The CSR kernel from the statistics (warp fill = warp_slots / nnz: how much a row-per-lane
  * kernel pads the work). Merge where rows are irregular (fill > 2), a row is so long that one
  * group of lanes would dominate the run (> 16384 entries), or there are too few rows to fill
- * the device while there is work enough for it. Scalar (thread per row) for short regular rows
+ * the device (fewer than 16 lane groups of 32 per SM) while there is work enough for it; with
+ * 34 warps per SM vector still won (BA Schur complement expanded, 4500 rows of ~2800 entries:
+ * vector 70% of copy bandwidth, merge 63%). Scalar (thread per row) for short regular rows
  * (fill <= 1.25, mean <= 16): on an H100 it streams them at 98% of copy bandwidth on 2D Poisson
  * (vector 4x4 92%, 8x4 82%; merge 67%) and 90% on 3D Poisson. Otherwise vector. */
 static sbm__csr_kernel sbm__choose_csr(sbm_ctx *ctx, const sbm__cuda_scache *e)
@@ -688,7 +703,7 @@ static sbm__csr_kernel sbm__choose_csr(sbm_ctx *ctx, const sbm__cuda_scache *e)
     k.r = sbm__vector_rows(k.w);
     const double fill = e->nnz > 0 ? (double)e->warp_slots / (double)e->nnz : 1.0;
     const double mean = e->m > 0 ? (double)e->nnz / (double)e->m : 0.0;
-    const int few_rows = (double)e->m * k.w < 2048.0 * sms && e->nnz > 4096LL * sms;
+    const int few_rows = (double)e->m * k.w < 512.0 * sms && e->nnz > 4096LL * sms;
     if (fill > 2.0 || e->max_row > 16384 || few_rows) k.kind = SBM__CSR_MERGE;
     else if (fill <= 1.25 && mean <= 16.0) k.kind = SBM__CSR_SCALAR;
     return k;

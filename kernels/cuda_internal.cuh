@@ -247,6 +247,7 @@ sbm_status sbm__cuda_csr_gemm_plan(sbm_ctx *ctx, const sbm_csr *A, const sbm_csr
 sbm_status sbm__cuda_csr_gemm_execute(sbm_ctx *ctx, const sbm_csr_plan *plan, const sbm_csr *A,
                                       const sbm_csr *B, sbm_csr *C);
 void sbm__cuda_csr_gemm_plan_destroy(sbm_csr_plan *plan);
+sbm_status sbm__cuda_csr_gemm(sbm_ctx *ctx, const sbm_csr *A, const sbm_csr *B, sbm_csr **C);
 
 /* cuda_bdiag.cu */
 sbm_status sbm__cuda_bdiag_inverse(sbm_ctx *ctx, const sbm_cbc *D, sbm_cbc *Dinv);

@@ -288,6 +288,13 @@ sbm_status sbm_csr_gemm(sbm_ctx *ctx, const sbm_csr *A, const sbm_csr *B, sbm_cs
     SBM__ENTER(ctx, "sbm_csr_gemm");
     if (C) *C = NULL;
     if (!C) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument C is NULL");
+    if (ctx->ops->csr_gemm) {
+        /* no plan outlives the call: no fingerprints needed */
+        SBM__TRY(sbm__check_csr_arg(ctx, "A", A));
+        SBM__TRY(sbm__check_csr_arg(ctx, "B", B));
+        SBM__TRY(sbm__check_gemm_dims(ctx, A, B));
+        return ctx->ops->csr_gemm(ctx, A, B, C);
+    }
     sbm_csr_plan *plan = NULL;
     sbm_csr *c = NULL;
     sbm_status st = sbm__csr_gemm_plan(ctx, A, B, &plan, &c);

@@ -212,6 +212,8 @@ typedef struct sbm__backend_ops {
     sbm_status (*csr_gemm_execute)(sbm_ctx *ctx, const sbm_csr_plan *plan, const sbm_csr *A,
                                    const sbm_csr *B, sbm_csr *C);
     void (*csr_gemm_plan_destroy)(sbm_csr_plan *plan);
+    /* optional one-shot C = A*B (sbm_csr_gemm); without it, plan, execute and destroy */
+    sbm_status (*csr_gemm)(sbm_ctx *ctx, const sbm_csr *A, const sbm_csr *B, sbm_csr **C);
 
     /* CSR SpMV plans (src/spmv_plan.c); plans start with sbm__spmv_plan_base */
     sbm_status (*csr_spmv_plan)(sbm_ctx *ctx, const sbm_csr *A, sbm_spmv_format format,
