@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One whole device session on the GPU machine: build, tests, compute-sanitizer, benchmark.
 # Logs and CSV go under $OUT (at most 8 files come back). Run from the repository root:
-#   .ci/device-run.sh [build] [tests] [sanitize] [bench] [bench-quick]     (default: all but quick)
+#   .ci/device-run.sh [build] [tests] [sanitize] [bench] [bench-quick] [bench-csr]
+#   (default: build tests sanitize bench; bench-quick: the small sizes; bench-csr: the scalar CSR
+#   section only, about 75 s)
 # Expects the cmocka packages in .deps/ and the data files in .data/ (both carried, ignored by git).
 # All steps together exceed one 10-minute device call (build ~1.5 min, tests ~2, bench ~4,
 # sanitize ~7): run `build tests bench` in one call and `sanitize` in the next while the machine
@@ -61,11 +63,13 @@ if has tests; then
   grep -E "^ *[0-9]+/[0-9]+ Test" "$OUT/ctest.log" >>"$summary"
 fi
 
-if has bench || has bench-quick; then
+if has bench || has bench-quick || has bench-csr; then
   size=large
   has bench-quick && size=small
+  sel=all
+  has bench-csr && sel=csr
   if [ -x $BUILD/bin/sbm-bench-gpu ]; then
-    timeout ${BENCH_TIMEOUT:-420} $BUILD/bin/sbm-bench-gpu --size $size --csv "$OUT/bench.csv" \
+    timeout ${BENCH_TIMEOUT:-420} $BUILD/bin/sbm-bench-gpu --size $size --case $sel --csv "$OUT/bench.csv" \
         --csr-csv "$OUT/bench_csr.csv" >"$OUT/bench.txt" 2>&1
     say "== sbm-bench-gpu rc=$? ($(elapsed))"
     cat "$OUT/bench.txt" >>"$summary"
