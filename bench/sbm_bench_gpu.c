@@ -1610,7 +1610,8 @@ static void csr_gemm(sbm_ctx *host, sbm_ctx *ctx, cudaStream_t stream, const csr
     printf("\nCSR SpGEMM C = A*A (A^T*A or A*A^T, the cheaper, for rectangular A): GFLOP/s = "
            "2 products / time; median of %d\n", o->reps);
     printf("cus full: cusparseSpGEMM all phases with buffers and C allocated; cus reuse: "
-           "cusparseSpGEMMreuse_compute; sbm 1-shot: sbm_csr_gemm (plan + execute); sbm exec: "
+           "cusparseSpGEMMreuse_compute; sbm 1-shot: sbm_csr_gemm (one pass without a plan where every "
+           "row is short, else plan + execute); sbm exec: "
            "sbm_csr_gemm_execute with a reused plan\nNx: cus full / sbm 1-shot and cus reuse / sbm "
            "exec; short: mean products per row of C < 32\n");
     printf("%-20s %-5s %11s %6s %5s %10s %10s %9s %10s %9s %15s %9s %15s %9s %8s\n", "matrix", "form",
