@@ -352,12 +352,6 @@ static double rng_gauss(uint64_t *s)
     const double u1 = 1.0 - rng_uniform(s), u2 = rng_uniform(s);
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
-static int cmp_i32(const void *a, const void *b)
-{
-    const int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
 sbm_bal_generate_options sbm_bal_generate_defaults(int64_t cameras, int64_t points,
                                                    int obs_per_point, uint64_t seed)
 {
@@ -465,7 +459,7 @@ sbm_status sbm_bal_generate(sbm_ctx *ctx, const sbm_bal_generate_options *o,
                 }
             pick[m++] = v;
         }
-        qsort(pick, (size_t)k, sizeof(int32_t), cmp_i32);
+        qsort(pick, (size_t)k, sizeof(int32_t), sbm__cmp_i32);
         for (int64_t q = 0; q < k; q++, t++) {
             double pred[2];
             sbm__bal_project(tc + 9 * (int64_t)pick[q], tp + 3 * j, pred, NULL, NULL);

@@ -147,12 +147,6 @@ typedef struct sbm__cpu_csr_plan {
 /* Rows of C no longer than this are sorted by insertion; longer ones by qsort or a scan. */
 #define SBM__SORT_SMALL 24
 
-static int sbm__cmp_int32(const void *a, const void *b)
-{
-    const int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Sort the column indices cols[0..len) of one row of C. mark[j] == stamp for exactly those
  * columns, all in [lo, hi]: when that range is short compared with a comparison sort, scanning
  * it emits the columns in order for less work (banded and block-structured products). */
@@ -175,7 +169,7 @@ static void sbm__sort_row(int32_t *cols, int64_t len, int32_t lo, int32_t hi, co
             if (mark[j] == stamp) cols[t++] = (int32_t)j;
         return;
     }
-    qsort(cols, (size_t)len, sizeof *cols, sbm__cmp_int32);
+    qsort(cols, (size_t)len, sizeof *cols, sbm__cmp_i32);
 }
 
 sbm_status sbm__cpu_csr_gemm_plan(sbm_ctx *ctx, const sbm_csr *A, const sbm_csr *B,

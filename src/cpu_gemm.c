@@ -471,12 +471,6 @@ static void transpose_values(const sbm_cbc *X, const int64_t *perm, double *out)
         sbm_blk_transpose(X->r, X->c, X->values + perm[t] * rc, out + t * rc);
 }
 
-static int cmp_i32(const void *x, const void *y)
-{
-    int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
-    return (a > b) - (a < b);
-}
-
 /* Insertion sort of the n block rows of one column of C, giving up (rows permuted, none lost)
  * after budget moves. @return 1 if sorted. */
 static int insertion_sort(int32_t *v, int64_t n, int64_t budget)
@@ -651,7 +645,7 @@ static int64_t column_rows(sym_args *s, int64_t j, int32_t *col)
         for (int64_t t = 0; t < n; t++) set_bit(s->bits, (uint32_t)col[t]);
         return read_back(s->bits, w0, w1, col);
     }
-    qsort(col, (size_t)n, sizeof *col, cmp_i32);
+    qsort(col, (size_t)n, sizeof *col, sbm__cmp_i32);
     return n;
 }
 

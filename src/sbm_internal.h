@@ -13,6 +13,13 @@
 extern "C" {
 #endif
 
+/* qsort comparator: ascending int32_t. */
+static inline int sbm__cmp_i32(const void *a, const void *b)
+{
+    const int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Objects                                                                                  */
 /* ---------------------------------------------------------------------------------------- */

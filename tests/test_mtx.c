@@ -849,6 +849,72 @@ static void test_tiny_variants(void **state)
     tmpdir_remove(&d);
 }
 
+/* Host allocator that records the largest single request and refuses those above a cap. */
+typedef struct capped_alloc {
+    size_t cap, largest;
+} capped_alloc;
+
+static void *capped_malloc(void *user, size_t bytes)
+{
+    capped_alloc *c = (capped_alloc *)user;
+    if (bytes > c->largest) c->largest = bytes;
+    return bytes > c->cap ? NULL : malloc(bytes ? bytes : 1);
+}
+
+static void capped_free(void *user, void *ptr)
+{
+    (void)user;
+    free(ptr);
+}
+
+/* Small files announcing huge dimensions (fuzz_mtx found the first: 2 x 222222222 took 15 s and
+ * 1.8 GB of column counts under ASan). A general matrix much wider than its rows and entries is
+ * read in memory independent of n: on the CPU backend no single allocation exceeds the reader's
+ * 1 MiB line buffer for 2 x 2e9. A header of 2e9 rows needs 16 GB of row pointers, which CSR cannot avoid: with an
+ * allocator that refuses it, the read fails with SBM_ERR_OUT_OF_MEMORY and a message. */
+static void test_huge_dimensions(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    tmpdir d;
+    tmpdir_make(&d);
+    capped_alloc cap = {(size_t)1 << 30, 0};
+    const sbm_allocator al = {capped_malloc, capped_free, &cap};
+    if (e->backend == SBM_BACKEND_CPU) SBM_ASSERT_OK(e->ctx, sbm_ctx_set_allocator(e->ctx, &al));
+
+    /* row 1: (1, 2e9) = 1.5, (1, 7) = -1 and its duplicate 0.25; row 2: (2, 7) = 2 */
+    sbm_csr *A = read_ok(e->ctx, write_text(&d, "wide.mtx",
+                                            "%%MatrixMarket matrix coordinate real general\n"
+                                            "2 2000000000 4\n1 2000000000 1.5\n2 7 2\n1 7 -1\n"
+                                            "1 7 0.25\n"));
+    sbm_csr *Ah = sbm_test_csr_to_host(A);
+    sbm_csr_info a = sbm_csr_get_info(Ah);
+    assert_int_equal(a.m, 2);
+    assert_int_equal(a.n, 2000000000);
+    assert_int_equal(a.nnz, 3);
+    const int64_t rp[3] = {0, 2, 3};
+    const int32_t ci[3] = {6, 1999999999, 6};
+    const double v[3] = {-0.75, 1.5, 2};
+    assert_memory_equal(a.rowptr, rp, sizeof rp);
+    assert_memory_equal(a.colind, ci, sizeof ci);
+    assert_memory_equal(a.values, v, sizeof v);
+    sbm_csr_destroy(Ah);
+    sbm_csr_destroy(A);
+    if (e->backend == SBM_BACKEND_CPU) {
+        /* the largest is the reader's 1 MiB line buffer (+1); n = 2e9 would need 16 GB */
+        assert_true(cap.largest <= ((size_t)1 << 20) + 1);
+        SBM_ASSERT_FAILS(e->ctx,
+                         sbm_csr_read_mtx(e->ctx,
+                                          write_text(&d, "tall.mtx",
+                                                     "%%MatrixMarket matrix coordinate real general\n"
+                                                     "2000000000 2 0\n"),
+                                          &A),
+                         SBM_ERR_OUT_OF_MEMORY, "sbm_csr_read_mtx");
+        assert_null(A);
+        SBM_ASSERT_OK(e->ctx, sbm_ctx_set_allocator(e->ctx, NULL));
+    }
+    tmpdir_remove(&d);
+}
+
 /* The writer's exact output for a small matrix, empty matrices, and the CBC writer. */
 static void test_write_format(void **state)
 {
@@ -1166,6 +1232,7 @@ int main(void)
         SBM_TEST_BOTH(test_roundtrip_random_large),
         SBM_TEST_BOTH(test_pipe_and_long_lines),
         SBM_TEST_BOTH(test_tiny_variants),
+        SBM_TEST_BOTH(test_huge_dimensions),
         SBM_TEST_BOTH(test_write_format),
         SBM_TEST_BOTH(test_malformed),
         SBM_TEST_BOTH(test_io_errors),

@@ -14,10 +14,32 @@
 
 #include "sbm.h"
 
+/* The context's allocator refuses single allocations above this (as a program reading untrusted
+ * files can): a header announcing 2e9 rows then costs an SBM_ERR_OUT_OF_MEMORY with a message,
+ * not a 16 GB allocation past libFuzzer's memory limit. */
+#define FUZZ_ALLOC_CAP ((size_t)256 << 20)
+
+static void *fuzz_alloc(void *user, size_t bytes)
+{
+    (void)user;
+    return bytes > FUZZ_ALLOC_CAP ? NULL : malloc(bytes ? bytes : 1);
+}
+
+static void fuzz_free(void *user, void *ptr)
+{
+    (void)user;
+    free(ptr);
+}
+
 static inline sbm_ctx *fuzz_ctx(void)
 {
     static sbm_ctx *ctx;
-    if (!ctx && sbm_ctx_create(&ctx, SBM_BACKEND_CPU, 0) != SBM_SUCCESS) abort();
+    if (!ctx) {
+        const sbm_allocator al = {fuzz_alloc, fuzz_free, NULL};
+        if (sbm_ctx_create(&ctx, SBM_BACKEND_CPU, 0) != SBM_SUCCESS ||
+            sbm_ctx_set_allocator(ctx, &al) != SBM_SUCCESS)
+            abort();
+    }
     return ctx;
 }
 
@@ -47,6 +69,16 @@ static inline void fuzz_expect_message(sbm_ctx *ctx, sbm_status st, const char *
     if (st == SBM_SUCCESS) return;
     const char *msg = sbm_ctx_last_error(ctx);
     if (sbm_ctx_last_status(ctx) != st || strncmp(msg, fn, strlen(fn)) != 0) __builtin_trap();
+}
+
+/* A call on an accepted input must succeed, or run out of the capped memory (FUZZ_ALLOC_CAP)
+ * and say so. @return 1 on success, 0 on out of memory. */
+static inline int fuzz_ok_or_oom(sbm_ctx *ctx, sbm_status st, const char *fn)
+{
+    if (st == SBM_SUCCESS) return 1;
+    if (st != SBM_ERR_OUT_OF_MEMORY) __builtin_trap();
+    fuzz_expect_message(ctx, st, fn);
+    return 0;
 }
 
 #endif
