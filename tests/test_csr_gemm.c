@@ -9,26 +9,6 @@
 
 #include <stdio.h>
 
-/* Set an environment variable for the duration of a test: env_set returns the old value
- * (malloc'd, or NULL when unset) for env_restore, which puts it back and frees it. */
-static char *env_set(const char *name, const char *value)
-{
-    const char *old = getenv(name);
-    char *saved = old ? strdup(old) : NULL;
-    setenv(name, value, 1);
-    return saved;
-}
-
-static void env_restore(const char *name, char *saved)
-{
-    if (saved) {
-        setenv(name, saved, 1);
-        free(saved);
-    } else {
-        unsetenv(name);
-    }
-}
-
 /* X and Y (any backends) have the same shape and pattern and bitwise equal values. */
 static void assert_same_csr(const sbm_csr *X, const sbm_csr *Y, const char *what)
 {
@@ -263,7 +243,7 @@ static void test_csr_gemm_paths(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
     require_gemm(e);
-    char *saved = env_set("SBM_CUDA_CSR_GEMM", "auto");
+    char *saved = sbm_test_env_set("SBM_CUDA_CSR_GEMM", "auto");
     for (int c = 0; c <= ncases; c++) {
         hcsr a, b;
         case_operands(c, &a, &b);
@@ -286,7 +266,7 @@ static void test_csr_gemm_paths(void **state)
         hcsr_free(&a);
         hcsr_free(&b);
     }
-    env_restore("SBM_CUDA_CSR_GEMM", saved);
+    sbm_test_env_restore("SBM_CUDA_CSR_GEMM", saved);
 }
 
 /* A tiny memory budget cuts the global path into row slices (at least 3); the result is
@@ -301,7 +281,7 @@ static void test_csr_gemm_slices(void **state)
     hcsr b = hcsr_random(62, 2000, 400, CSR_UNIFORM, 0.02);
     sbm_csr *A = hcsr_upload(e->ctx, &a), *B = hcsr_upload(e->ctx, &b);
     static const char *modes[] = {"auto", "global"};
-    char *saved = env_set("SBM_CUDA_CSR_GEMM", "auto");
+    char *saved = sbm_test_env_set("SBM_CUDA_CSR_GEMM", "auto");
     for (int mode = 0; mode < 2; mode++) {
         setenv("SBM_CUDA_CSR_GEMM", modes[mode], 1);
         sbm_gemm_plan_info i1, i2 = {0};
@@ -347,7 +327,7 @@ static void test_csr_gemm_slices(void **state)
         sbm_csr_destroy(C2);
         sbm_csr_destroy(C1);
     }
-    env_restore("SBM_CUDA_CSR_GEMM", saved);
+    sbm_test_env_restore("SBM_CUDA_CSR_GEMM", saved);
     sbm_csr_destroy(A);
     sbm_csr_destroy(B);
     hcsr_free(&a);
@@ -806,9 +786,9 @@ static void test_csr_gemm_mtx_global(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
     require_gemm(e);
-    char *saved = env_set("SBM_CUDA_CSR_GEMM", "global");
+    char *saved = sbm_test_env_set("SBM_CUDA_CSR_GEMM", "global");
     mtx_squares(e);
-    env_restore("SBM_CUDA_CSR_GEMM", saved);
+    sbm_test_env_restore("SBM_CUDA_CSR_GEMM", saved);
 }
 
 int main(void)

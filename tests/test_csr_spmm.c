@@ -35,27 +35,6 @@ static void require_spmm(sbm_test_env *e)
 /* Helpers                                                                                  */
 /* ---------------------------------------------------------------------------------------- */
 
-/* Set an environment variable for the duration of a test: env_set returns the old value
- * (malloc'd, or NULL when unset) for env_restore, which puts it back and frees it. */
-static char *env_set(const char *name, const char *value)
-{
-    const char *old = getenv(name);
-    char *saved = old ? strdup(old) : NULL;
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
-    return saved;
-}
-
-static void env_restore(const char *name, char *saved)
-{
-    if (saved) {
-        setenv(name, saved, 1);
-        free(saved);
-    } else {
-        unsetenv(name);
-    }
-}
-
 /* Kernels to force through SBM_CUDA_CSR_SPMM (NULL: the automatic choice); the CPU backend has
  * one. */
 static const char *const kernels[] = {"rowsplit", "merge", NULL};
@@ -197,9 +176,9 @@ static void problem_check_kernels(sbm_test_env *e, const problem *p, const sbm_c
     double *got = malloc(((size_t)p->nc + 1) * sizeof *got);
     assert_non_null(got);
     for (int k = 0; k < nkernels(e); k++) {
-        char *saved = env_set("SBM_CUDA_CSR_SPMM", kernels[k]);
+        char *saved = sbm_test_env_set("SBM_CUDA_CSR_SPMM", kernels[k]);
         problem_run(e, p, A, got);
-        env_restore("SBM_CUDA_CSR_SPMM", saved);
+        sbm_test_env_restore("SBM_CUDA_CSR_SPMM", saved);
         char label[256];
         snprintf(label, sizeof label, "%s [%s]", what, kernel_name(e, k));
         problem_check(p, got, label);
@@ -359,10 +338,10 @@ static void test_csr_spmm_deterministic(void **state)
             double *g2 = malloc(((size_t)p.nc + 1) * sizeof *g2);
             assert_true(g1 && g2);
             for (int kk = 0; kk < nkernels(e); kk++) {
-                char *saved = env_set("SBM_CUDA_CSR_SPMM", kernels[kk]);
+                char *saved = sbm_test_env_set("SBM_CUDA_CSR_SPMM", kernels[kk]);
                 problem_run(e, &p, A, g1);
                 problem_run(e, &p, A, g2);
-                env_restore("SBM_CUDA_CSR_SPMM", saved);
+                sbm_test_env_restore("SBM_CUDA_CSR_SPMM", saved);
                 char what[96];
                 snprintf(what, sizeof what, "second run [%s], ncols %lld, %s", kernel_name(e, kk),
                          (long long)p.ncols, lay ? "column-major" : "row-major");
@@ -412,7 +391,7 @@ static void test_csr_spmm_degenerate(void **state)
     for (int t = 0; t < 15; t++) c0[t] = t + 0.5;
     double *dC = sbm_test_vec_upload(e->ctx, c0, 15);
     for (int k = 0; k < nkernels(e); k++) {
-        char *saved = env_set("SBM_CUDA_CSR_SPMM", kernels[k]);
+        char *saved = sbm_test_env_set("SBM_CUDA_CSR_SPMM", kernels[k]);
         SBM_ASSERT_OK(e->ctx,
                       sbm_csr_spmm(e->ctx, 1.0, A, 0, SBM_LAYOUT_ROW_MAJOR, NULL, 0, 0.0, dC, 0));
         SBM_ASSERT_OK(e->ctx,
@@ -434,7 +413,7 @@ static void test_csr_spmm_degenerate(void **state)
         for (int t = 0; t < 15; t++) assert_true(got[t] == 0.0);
         dev_free(e->ctx, dN);
         sbm_test_vec_download_into(e->ctx, c0, dC, 15); /* the next kernel starts from here */
-        env_restore("SBM_CUDA_CSR_SPMM", saved);
+        sbm_test_env_restore("SBM_CUDA_CSR_SPMM", saved);
     }
     dev_free(e->ctx, dC);
     sbm_csr_destroy(A);

@@ -22,27 +22,6 @@ static void require_spmv(sbm_test_env *e)
     SBM_ASSERT_OK(e->ctx, st);
 }
 
-/* Set an environment variable for the duration of a test: env_set returns the old value
- * (malloc'd, or NULL when unset) for env_restore, which puts it back and frees it. */
-static char *env_set(const char *name, const char *value)
-{
-    const char *old = getenv(name);
-    char *saved = old ? strdup(old) : NULL;
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
-    return saved;
-}
-
-static void env_restore(const char *name, char *saved)
-{
-    if (saved) {
-        setenv(name, saved, 1);
-        free(saved);
-    } else {
-        unsetenv(name);
-    }
-}
-
 #define KERNEL_ENV "SBM_CUDA_CSR_SPMV"
 
 typedef struct spmv_case {
@@ -214,7 +193,7 @@ static void test_csr_spmv_random(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
     require_spmv(e);
-    char *saved = env_set(KERNEL_ENV, NULL);
+    char *saved = sbm_test_env_set(KERNEL_ENV, NULL);
     for (size_t c = 0; c < NCASES; c++) {
         spmv_input in = input_make(e->ctx, c);
         char what[64];
@@ -225,7 +204,7 @@ static void test_csr_spmv_random(void **state)
         free(x_after);
         input_free(e->ctx, &in);
     }
-    env_restore(KERNEL_ENV, saved);
+    sbm_test_env_restore(KERNEL_ENV, saved);
 }
 
 /* Every kernel forced in turn, on every case. */
@@ -236,11 +215,11 @@ static void test_csr_spmv_kernels(void **state)
     for (size_t c = 0; c < NCASES; c++) {
         spmv_input in = input_make(e->ctx, c);
         for (size_t k = 0; k < NKERNELS; k++) {
-            char *saved = env_set(KERNEL_ENV, kernels[k]);
+            char *saved = sbm_test_env_set(KERNEL_ENV, kernels[k]);
             char what[64];
             snprintf(what, sizeof what, "case %zu, kernel %s", c, kernels[k]);
             check_products(e, in.A, NULL, &in.a, in.ad, in.x, in.dx, 3000 + 16 * c, what);
-            env_restore(KERNEL_ENV, saved);
+            sbm_test_env_restore(KERNEL_ENV, saved);
         }
         input_free(e->ctx, &in);
     }
@@ -316,7 +295,7 @@ static void test_csr_spmv_plan_formats(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
     require_spmv(e);
-    char *saved = env_set(KERNEL_ENV, NULL);
+    char *saved = sbm_test_env_set(KERNEL_ENV, NULL);
     for (size_t c = 0; c < NCASES; c++) {
         for (int f = SBM_SPMV_AUTO; f <= SBM_SPMV_DIA; f++) {
             spmv_input in = input_make(e->ctx, c);
@@ -364,7 +343,7 @@ static void test_csr_spmv_plan_formats(void **state)
             input_free(e->ctx, &in);
         }
     }
-    env_restore(KERNEL_ENV, saved);
+    sbm_test_env_restore(KERNEL_ENV, saved);
 }
 
 /* A plan's CSR kernel follows the format, whatever SBM_CUDA_CSR_SPMV says; a configuration in
@@ -375,7 +354,7 @@ static void test_csr_spmv_plan_env(void **state)
     require_spmv(e);
     static const char *const settings[] = {"scalar", "merge:64:5", "vector:4:1"};
     for (size_t s = 0; s < sizeof settings / sizeof settings[0]; s++) {
-        char *saved = env_set(KERNEL_ENV, settings[s]);
+        char *saved = sbm_test_env_set(KERNEL_ENV, settings[s]);
         for (size_t c = 12; c < 14; c++) {
             spmv_input in = input_make(e->ctx, c);
             for (int f = SBM_SPMV_CSR_SCALAR; f <= SBM_SPMV_CSR_MERGE; f++) {
@@ -390,7 +369,7 @@ static void test_csr_spmv_plan_env(void **state)
             }
             input_free(e->ctx, &in);
         }
-        env_restore(KERNEL_ENV, saved);
+        sbm_test_env_restore(KERNEL_ENV, saved);
     }
 }
 
@@ -425,7 +404,7 @@ static void test_csr_spmv_many_tiles(void **state)
     static const char *const modes[] = {"merge", "merge:128:7:cs1:pf1", "merge:128:5:cs1:pf1",
                                         "merge:256:7:cs1:pf1"};
     for (size_t k = 0; k < sizeof modes / sizeof modes[0]; k++) {
-        char *saved = env_set(KERNEL_ENV, modes[k]);
+        char *saved = sbm_test_env_set(KERNEL_ENV, modes[k]);
         char what[96];
         snprintf(what, sizeof what, "many tiles, kernel %s", modes[k]);
         check_products(e, A, NULL, &a, NULL, x, dx, 900 + 8 * k, what);
@@ -434,7 +413,7 @@ static void test_csr_spmv_many_tiles(void **state)
         snprintf(what, sizeof what, "many tiles, merge plan under %s", modes[k]);
         check_products(e, A, plan, &a, NULL, x, dx, 950 + 8 * k, what);
         sbm_spmv_plan_destroy(plan);
-        env_restore(KERNEL_ENV, saved);
+        sbm_test_env_restore(KERNEL_ENV, saved);
     }
     static const sbm_spmv_format formats[] = {SBM_SPMV_COO, SBM_SPMV_HYB};
     for (size_t f = 0; f < 2; f++) {
@@ -475,10 +454,10 @@ static void test_csr_spmv_mtx(void **state)
     closedir(h);
     assert_true(count > 0);
     qsort(names, (size_t)count, sizeof names[0], (int (*)(const void *, const void *))strcmp);
-    char *saved = env_set(KERNEL_ENV, NULL);
+    char *saved = sbm_test_env_set(KERNEL_ENV, NULL);
     for (int fi = 0; fi < count; fi++) {
         char rel[300];
-        snprintf(rel, sizeof rel, "mtx/%s", names[fi]);
+        snprintf(rel, sizeof rel, "mtx/%.255s", names[fi]);
         sbm_csr *A = NULL;
         SBM_ASSERT_OK(e->ctx, sbm_csr_read_mtx(e->ctx, sbm_test_data_path(rel), &A));
         sbm_csr *H = sbm_test_csr_to_host(A);
@@ -487,11 +466,11 @@ static void test_csr_spmv_mtx(void **state)
         double *x = sbm_test_random_vector(91 + (uint64_t)fi, a.n);
         double *dx = sbm_test_vec_upload(e->ctx, x, a.n);
         for (size_t k = 0; k < 3; k++) { /* scalar, vector, merge */
-            char *s2 = env_set(KERNEL_ENV, kernels[k]);
+            char *s2 = sbm_test_env_set(KERNEL_ENV, kernels[k]);
             char what[400];
-            snprintf(what, sizeof what, "%s, kernel %s", names[fi], kernels[k]);
+            snprintf(what, sizeof what, "%.255s, kernel %s", names[fi], kernels[k]);
             check_products(e, A, NULL, &a, NULL, x, dx, 400 + (uint64_t)fi, what);
-            env_restore(KERNEL_ENV, s2);
+            sbm_test_env_restore(KERNEL_ENV, s2);
         }
         for (int f = SBM_SPMV_AUTO; f <= SBM_SPMV_DIA; f++) {
             sbm_spmv_plan *plan = NULL;
@@ -503,7 +482,7 @@ static void test_csr_spmv_mtx(void **state)
             SBM_ASSERT_OK(e->ctx, st);
             check_plan_format(e, plan, (sbm_spmv_format)f);
             char what[400];
-            snprintf(what, sizeof what, "%s, format %s", names[fi],
+            snprintf(what, sizeof what, "%.255s, format %s", names[fi],
                      sbm_spmv_format_name((sbm_spmv_format)f));
             check_products(e, A, plan, &a, NULL, x, dx, 500 + (uint64_t)fi, what);
             sbm_spmv_plan_destroy(plan);
@@ -513,7 +492,7 @@ static void test_csr_spmv_mtx(void **state)
         sbm_csr_destroy(H);
         sbm_csr_destroy(A);
     }
-    env_restore(KERNEL_ENV, saved);
+    sbm_test_env_restore(KERNEL_ENV, saved);
 }
 
 /* ---------------------------------------------------------------------------------------- */

@@ -109,37 +109,17 @@ static void test_cuda_gemm_vs_cpu(void **state)
     }
 }
 
-/* Set an environment variable for the duration of a test: env_set returns the old value
- * (malloc'd, or NULL when unset) for env_restore, which puts it back and frees it. */
-static char *env_set(const char *name, const char *value)
-{
-    const char *old = getenv(name);
-    char *saved = old ? strdup(old) : NULL;
-    setenv(name, value, 1);
-    return saved;
-}
-
-static void env_restore(const char *name, char *saved)
-{
-    if (saved) {
-        setenv(name, saved, 1);
-        free(saved);
-    } else {
-        unsetenv(name);
-    }
-}
-
 /* Every numeric kernel (one thread per element; one warp per block on the FP64 tensor cores;
  * their staged, shared-memory-tiled forms, persistent or not) forced for every fast triple, every op combination, with U and alpha: each against the CPU
  * backend, and each deterministic. */
 static void test_cuda_gemm_numeric_variants(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
-    char *saved = env_set("SBM_CUDA_GEMM_NUMERIC", "team");
+    char *saved = sbm_test_env_set("SBM_CUDA_GEMM_NUMERIC", "team");
     /* the staged kernels with tiny tiles (5 blocks per tile, 3 entries per chunk, 2 CTAs), so
      * that these small products cross tile and chunk boundaries */
     const char *variants[6] = {"team", "dmma", "stage", "sdmma", "stage-np", "sdmma-np"};
-    char *saved_tile = env_set("SBM_CUDA_GEMM_TILE", "5,3,2");
+    char *saved_tile = sbm_test_env_set("SBM_CUDA_GEMM_TILE", "5,3,2");
     uint64_t seed = 900;
     for (int t = 0; t < ntriples; t++) {
         const triple tr = triples[t];
@@ -175,8 +155,8 @@ static void test_cuda_gemm_numeric_variants(void **state)
             sbm_cbc_destroy(A);
         }
     }
-    env_restore("SBM_CUDA_GEMM_NUMERIC", saved);
-    env_restore("SBM_CUDA_GEMM_TILE", saved_tile);
+    sbm_test_env_restore("SBM_CUDA_GEMM_NUMERIC", saved);
+    sbm_test_env_restore("SBM_CUDA_GEMM_TILE", saved_tile);
 }
 
 /* alpha == 0 gives U exactly (products not computed); alpha == 1 skips the scaling. */
@@ -291,14 +271,14 @@ static void test_cuda_gemm_sort_variants(void **state)
     sbm_cbc *B = sbm_test_random_cbc_upper(e->ctx, 42, 70, 50, 6, 3, 0.08, 0);
     sbm_cbc *U = sbm_test_random_cbc_upper(e->ctx, 43, 70, 70, 6, 6, 0.05, 1);
     sbm_gemm_plan_info i1, i2;
-    char *saved = env_set("SBM_CUDA_GEMM_SORT", "segmented");
+    char *saved = sbm_test_env_set("SBM_CUDA_GEMM_SORT", "segmented");
     sbm_cbc *C1 = gemm(e->ctx, -1.0, SBM_OP_N, A, SBM_OP_T, B, U, SBM_GEMM_UPPER, &i1);
     setenv("SBM_CUDA_GEMM_SORT", "radix", 1);
     sbm_cbc *C2 = gemm(e->ctx, -1.0, SBM_OP_N, A, SBM_OP_T, B, U, SBM_GEMM_UPPER, &i2);
     SBM_ASSERT_OK(e->ctx, sbm_ctx_set_memory_budget(e->ctx, 4096));
     sbm_cbc *C3 = gemm(e->ctx, -1.0, SBM_OP_N, A, SBM_OP_T, B, U, SBM_GEMM_UPPER, NULL);
     SBM_ASSERT_OK(e->ctx, sbm_ctx_set_memory_budget(e->ctx, 0));
-    env_restore("SBM_CUDA_GEMM_SORT", saved);
+    sbm_test_env_restore("SBM_CUDA_GEMM_SORT", saved);
     assert_int_equal(i1.products, i2.products);
     sbm_test_assert_same_cbc(C1, C2, -1.0);
     sbm_test_assert_same_cbc(C1, C3, -1.0);
