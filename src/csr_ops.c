@@ -18,24 +18,6 @@
 /* Helpers                                                                                  */
 /* ---------------------------------------------------------------------------------------- */
 
-/* 1 if [a, a+abytes) and [b, b+bbytes) share a byte; empty ranges overlap nothing. */
-static int sbm__ranges_overlap(const void *a, uint64_t abytes, const void *b, uint64_t bbytes)
-{
-    if (!a || !b || abytes == 0 || bbytes == 0) return 0;
-    const uint64_t a0 = (uint64_t)(uintptr_t)a, b0 = (uint64_t)(uintptr_t)b;
-    const uint64_t a1 = abytes > UINT64_MAX - a0 ? UINT64_MAX : a0 + abytes;
-    const uint64_t b1 = bbytes > UINT64_MAX - b0 ? UINT64_MAX : b0 + bbytes;
-    return a0 < b1 && b0 < a1;
-}
-
-/* Bytes spanned by count doubles (saturating; counts here come from valid matrices). */
-static uint64_t sbm__dbytes(int64_t count)
-{
-    if (count <= 0) return 0;
-    return (uint64_t)count > UINT64_MAX / sizeof(double) ? UINT64_MAX
-                                                         : (uint64_t)count * sizeof(double);
-}
-
 static sbm_status sbm__not_available(sbm_ctx *ctx, const char *what)
 {
     return sbm__error(ctx, SBM_ERR_NOT_SUPPORTED, "%s is not available on the %s backend", what,

@@ -13,6 +13,26 @@
 extern "C" {
 #endif
 
+/* 1 if [a, a+abytes) and [b, b+bbytes) share a byte; empty ranges overlap nothing (aliasing
+ * checks of the front end). */
+static inline int sbm__ranges_overlap(const void *a, uint64_t abytes, const void *b,
+                                      uint64_t bbytes)
+{
+    if (!a || !b || abytes == 0 || bbytes == 0) return 0;
+    const uint64_t a0 = (uint64_t)(uintptr_t)a, b0 = (uint64_t)(uintptr_t)b;
+    const uint64_t a1 = abytes > UINT64_MAX - a0 ? UINT64_MAX : a0 + abytes;
+    const uint64_t b1 = bbytes > UINT64_MAX - b0 ? UINT64_MAX : b0 + bbytes;
+    return a0 < b1 && b0 < a1;
+}
+
+/* Bytes spanned by count doubles (saturating). */
+static inline uint64_t sbm__dbytes(int64_t count)
+{
+    if (count <= 0) return 0;
+    return (uint64_t)count > UINT64_MAX / sizeof(double) ? UINT64_MAX
+                                                         : (uint64_t)count * sizeof(double);
+}
+
 /* qsort comparator: ascending int32_t. */
 static inline int sbm__cmp_i32(const void *a, const void *b)
 {

@@ -18,24 +18,6 @@
 /* Helpers                                                                                  */
 /* ---------------------------------------------------------------------------------------- */
 
-/* 1 if [a, a+abytes) and [b, b+bbytes) share a byte; empty ranges overlap nothing. */
-static int sbm__overlap(const void *a, uint64_t abytes, const void *b, uint64_t bbytes)
-{
-    if (!a || !b || abytes == 0 || bbytes == 0) return 0;
-    const uint64_t a0 = (uint64_t)(uintptr_t)a, b0 = (uint64_t)(uintptr_t)b;
-    const uint64_t a1 = abytes > UINT64_MAX - a0 ? UINT64_MAX : a0 + abytes;
-    const uint64_t b1 = bbytes > UINT64_MAX - b0 ? UINT64_MAX : b0 + bbytes;
-    return a0 < b1 && b0 < a1;
-}
-
-/* Bytes spanned by count doubles (saturating). */
-static uint64_t sbm__nbytes(int64_t count)
-{
-    if (count <= 0) return 0;
-    return (uint64_t)count > UINT64_MAX / sizeof(double) ? UINT64_MAX
-                                                         : (uint64_t)count * sizeof(double);
-}
-
 static const char *const sbm__format_names[] = {"auto", "csr-scalar", "csr-vector", "csr-merge",
                                                 "coo",  "ell",        "hyb",        "dia"};
 
@@ -164,7 +146,7 @@ sbm_status sbm_spmv_plan_execute(sbm_ctx *ctx, const sbm_spmv_plan *plan, double
                           "argument y is NULL (the plan's A is %" PRId64 "x%" PRId64
                           ", y needs %" PRId64 " elements)",
                           b->m, b->n, b->m);
-    if (sbm__overlap(x, sbm__nbytes(b->n), y, sbm__nbytes(b->m)))
+    if (sbm__ranges_overlap(x, sbm__dbytes(b->n), y, sbm__dbytes(b->m)))
         return sbm__error(ctx, SBM_ERR_ALIASING,
                           "arguments x (%" PRId64 " elements at %p) and y (%" PRId64
                           " elements at %p) overlap",
