@@ -7,6 +7,9 @@
 #include <stdint.h>
 
 #include "sbm.h"
+#include "sbm_ba.h"
+#include "sbm_io.h"
+#include "sbm_slam.h"
 
 /* 2D Poisson pattern (5-point stencil on a g x g grid), every stored block a dense b x b block. */
 sbm_status gen_poisson2d(sbm_ctx *ctx, int64_t g, int b, uint64_t seed, sbm_cbc **A);

@@ -2,7 +2,7 @@
 # Included from bench/CMakeLists.txt; built only with the CUDA backend (SBM_WITH_CUDA).
 if(SBM_WITH_CUDA)
   add_executable(sbm-bench-gpu sbm_bench_gpu.c peer_cusparse.c generators.c)
-  target_link_libraries(sbm-bench-gpu PRIVATE sbm CUDA::cudart CUDA::cusparse m)
+  target_link_libraries(sbm-bench-gpu PRIVATE sbm_ba_static CUDA::cudart CUDA::cusparse m)
   # cusparse.h marks its legacy API deprecated; the BSR SpMV peer uses cusparseDbsrmv on purpose
   target_compile_options(sbm-bench-gpu PRIVATE -Wall -Wextra -Wno-deprecated-declarations)
   target_compile_definitions(sbm-bench-gpu PRIVATE SBM_BENCH_DATA_DIR="${SBM_DATA_DIR}")

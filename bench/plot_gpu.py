@@ -21,7 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 
 def default_exec(r):
-    """Execute time of the numeric kernel the library picks (kernels/cuda_gemm.cu,
+    """Execute time of the numeric kernel the library picks (src/cuda/cuda_gemm.cu,
     sbm__gemm_use_dmma): tensor cores for fast triples with r*c >= 25, else thread per element.
     Falls back to the default column of CSVs without the per-kernel columns."""
     team, dmma = r.get("exec_team_ms"), r.get("exec_dmma_ms")

@@ -29,6 +29,9 @@
 
 #include "generators.h"
 #include "sbm.h"
+#include "sbm_ba.h"
+#include "sbm_io.h"
+#include "sbm_slam.h"
 
 #ifdef SBM_BENCH_HAVE_CSPARSE
 #include <limits.h>

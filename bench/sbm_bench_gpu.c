@@ -81,6 +81,9 @@
 #include "generators.h"
 #include "peer_cusparse.h"
 #include "sbm.h"
+#include "sbm_ba.h"
+#include "sbm_io.h"
+#include "sbm_slam.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* Small helpers                                                                            */

@@ -32,6 +32,9 @@
 #include <time.h>
 
 #include "sbm.h"
+#include "sbm_ba.h"
+#include "sbm_io.h"
+#include "sbm_slam.h"
 
 /* Levenberg-Marquardt damping added to U and V; keeps V's 3x3 blocks well conditioned even for
  * points seen by a single camera (rank-2 Jp^T Jp). */

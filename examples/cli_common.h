@@ -8,6 +8,10 @@
 #include <stdio.h>
 
 #include "sbm.h"
+#include "sbm_ba.h"
+#include "sbm_io.h"
+#include "sbm_slam.h"
+#include "sbm_solve.h"
 
 /* Exit status of a wrong command line. */
 #define EXIT_USAGE 2

@@ -21,6 +21,9 @@
 #include <string.h>
 
 #include "sbm.h"
+#include "sbm_ba.h"
+#include "sbm_io.h"
+#include "sbm_slam.h"
 #include "cli_common.h"
 #include "sbm_cli_ba.h"
 

@@ -28,6 +28,9 @@
 #include <unistd.h>
 
 #include "sbm.h"
+#include "sbm_ba.h"
+#include "sbm_io.h"
+#include "sbm_slam.h"
 #include "cli_common.h"
 
 static const char *const usage_ba_schur =

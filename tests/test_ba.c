@@ -99,16 +99,16 @@ static double *sym_dense(const sbm_cbc *A)
 
 static double *dev_vec(sbm_ctx *ctx, const double *h, int64_t n)
 {
-    double *d = sbm__ba_vec_alloc(ctx, n, "a test vector");
+    double *d = sbm__vec_alloc(ctx, n, "a test vector");
     assert_non_null(d);
-    if (h) SBM_ASSERT_OK(ctx, sbm__ba_upload(ctx, d, h, n));
+    if (h) SBM_ASSERT_OK(ctx, sbm__vec_upload(ctx, d, h, n));
     return d;
 }
 
 static double *host_vec(sbm_ctx *ctx, const double *d, int64_t n)
 {
     double *h = dalloc(n);
-    SBM_ASSERT_OK(ctx, sbm__ba_download(ctx, h, d, n));
+    SBM_ASSERT_OK(ctx, sbm__vec_download(ctx, h, d, n));
     return h;
 }
 
@@ -553,7 +553,7 @@ static void test_schur_errors(void **state)
     {
         double *h = host_vec(ctx, sbm_cbc_get_info(Vbad).values, 54);
         h[9 * 4] = -1.0; /* block 4, entry (0,0) */
-        SBM_ASSERT_OK(ctx, sbm__ba_upload(ctx, sbm_cbc_get_info(Vbad).values, h, 54));
+        SBM_ASSERT_OK(ctx, sbm__vec_upload(ctx, sbm_cbc_get_info(Vbad).values, h, 54));
         free(h);
     }
     SBM_TEST_OK_OR_SKIP(e, sbm_ba_schur_plan(ctx, U, V, W, 0, &plan, &S));

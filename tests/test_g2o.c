@@ -5,7 +5,7 @@
 
 #include "test_util.h"
 
-#include "ba_internal.h"
+#include "slam_internal.h"
 
 #include <math.h>
 #include <stdio.h>

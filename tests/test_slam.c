@@ -6,7 +6,7 @@
 
 #include "test_util.h"
 
-#include "ba_internal.h"
+#include "slam_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -311,8 +311,8 @@ static void check_lambda(sbm_test_env *e, sbm_g2o_graph *graph, int fd, double t
     sbm_test_assert_cbc_dense(si.Lambda, L, tol);
     if (!fd) sbm_test_assert_cbc_dense(si.J, J, 1e-14);
     double *hb = calloc((size_t)n + 1, sizeof(double)), *he = calloc((size_t)m + 1, sizeof(double));
-    SBM_ASSERT_OK(ctx, sbm__ba_download(ctx, hb, si.b, n));
-    SBM_ASSERT_OK(ctx, sbm__ba_download(ctx, he, si.e, m));
+    SBM_ASSERT_OK(ctx, sbm__vec_download(ctx, hb, si.b, n));
+    SBM_ASSERT_OK(ctx, sbm__vec_download(ctx, he, si.e, m));
     sbm_test_assert_near(hb, b, n, tol, "b");
     memset(hb, 0, (size_t)n * sizeof(double));
     SBM_ASSERT_OK(ctx, sbm_slam_system_get_b(ctx, s, hb));
@@ -432,7 +432,7 @@ static void test_gn_converges(void **state)
             SBM_TEST_OK_OR_SKIP(e, sbm_slam_linearize(e->ctx, sys, g));
             sbm_slam_system_info si = sbm_slam_system_get_info(sys);
             double b[64];
-            SBM_ASSERT_OK(e->ctx, sbm__ba_download(e->ctx, b, si.b, si.free_vertices * 6));
+            SBM_ASSERT_OK(e->ctx, sbm__vec_download(e->ctx, b, si.b, si.free_vertices * 6));
             for (int64_t i = 0; i < si.free_vertices * 6; i++) b0 = fmax(b0, fabs(b[i]));
             sbm_slam_system_destroy(sys);
         }
@@ -449,7 +449,7 @@ static void test_gn_converges(void **state)
         SBM_ASSERT_OK(e->ctx, sbm_slam_linearize(e->ctx, sys, g));
         sbm_slam_system_info si = sbm_slam_system_get_info(sys);
         double b[64];
-        SBM_ASSERT_OK(e->ctx, sbm__ba_download(e->ctx, b, si.b, si.free_vertices * 6));
+        SBM_ASSERT_OK(e->ctx, sbm__vec_download(e->ctx, b, si.b, si.free_vertices * 6));
         double bmax = 0.0;
         for (int64_t i = 0; i < si.free_vertices * 6; i++) bmax = fmax(bmax, fabs(b[i]));
         if (!(bmax <= 1e-7 * b0)) fail_msg("|b| went from %.3e to %.3e only", b0, bmax);

@@ -11,6 +11,10 @@
 #include <cmocka.h>
 
 #include "sbm.h"
+#include "sbm_ba.h"
+#include "sbm_io.h"
+#include "sbm_slam.h"
+#include "sbm_solve.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* Fixtures                                                                                 */

@@ -13,6 +13,10 @@
 #include <unistd.h>
 
 #include "sbm.h"
+#include "sbm_ba.h"
+#include "sbm_io.h"
+#include "sbm_slam.h"
+#include "sbm_solve.h"
 
 /* The context's allocator refuses single allocations above this (as a program reading untrusted
  * files can): a header announcing 2e9 rows then costs an SBM_ERR_OUT_OF_MEMORY with a message,

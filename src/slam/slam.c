@@ -7,7 +7,7 @@
  *     b         two block SpMVs, Omega e and J^T (Omega e)
  * The errors and Jacobians of the edges are closed-form (src/geometry.c), evaluated on the host
  * and uploaded. */
-#include "ba_internal.h"
+#include "slam_internal.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -47,16 +47,16 @@ void sbm_slam_system_destroy(sbm_slam_system *s)
     sbm_cbc_destroy(s->OJ);
     sbm_cbc_destroy(s->Lambda);
     sbm_gemm_plan_destroy(s->plan);
-    sbm__ba_free(&s->dev_a, s->e);
-    sbm__ba_free(&s->dev_a, s->w);
-    sbm__ba_free(&s->dev_a, s->b);
+    sbm__free_with(&s->dev_a, s->e);
+    sbm__free_with(&s->dev_a, s->w);
+    sbm__free_with(&s->dev_a, s->b);
     sbm_allocator a = s->host_a;
-    sbm__ba_free(&a, s->col);
-    sbm__ba_free(&a, s->blk_i);
-    sbm__ba_free(&a, s->blk_j);
-    sbm__ba_free(&a, s->h_J);
-    sbm__ba_free(&a, s->h_e);
-    sbm__ba_free(&a, s);
+    sbm__free_with(&a, s->col);
+    sbm__free_with(&a, s->blk_i);
+    sbm__free_with(&a, s->blk_j);
+    sbm__free_with(&a, s->h_J);
+    sbm__free_with(&a, s->h_e);
+    sbm__free_with(&a, s);
 }
 
 sbm_slam_system_info sbm_slam_system_get_info(const sbm_slam_system *s)
@@ -90,8 +90,8 @@ sbm_status sbm_slam_system_create(sbm_ctx *ctx, const sbm_g2o_graph *graph,
         return sbm__error(ctx, SBM_ERR_OVERFLOW, "argument graph: %" PRId64
                           " edges do not fit the 32-bit block-row indices", ne);
 
-    sbm_allocator ha = sbm__ba_host_allocator(ctx);
-    sbm_slam_system *s = sbm__ba_alloc(ctx, &ha, 1, sizeof *s, "the SLAM system");
+    sbm_allocator ha = sbm__host_allocator_of(ctx);
+    sbm_slam_system *s = sbm__alloc_with(ctx, &ha, 1, sizeof *s, "the SLAM system");
     if (!s) return SBM_ERR_OUT_OF_MEMORY;
     memset(s, 0, sizeof *s);
     s->host_a = ha;
@@ -101,9 +101,9 @@ sbm_status sbm_slam_system_create(sbm_ctx *ctx, const sbm_g2o_graph *graph,
     int64_t *cp = NULL;
     int32_t *ri = NULL, *drow = NULL;
 
-    s->col = sbm__ba_alloc(ctx, &ha, (size_t)nv, sizeof(int32_t), "vertex columns");
-    s->blk_i = s->col ? sbm__ba_alloc(ctx, &ha, (size_t)ne, sizeof(int64_t), "edge blocks") : NULL;
-    s->blk_j = s->blk_i ? sbm__ba_alloc(ctx, &ha, (size_t)ne, sizeof(int64_t), "edge blocks")
+    s->col = sbm__alloc_with(ctx, &ha, (size_t)nv, sizeof(int32_t), "vertex columns");
+    s->blk_i = s->col ? sbm__alloc_with(ctx, &ha, (size_t)ne, sizeof(int64_t), "edge blocks") : NULL;
+    s->blk_j = s->blk_i ? sbm__alloc_with(ctx, &ha, (size_t)ne, sizeof(int64_t), "edge blocks")
                         : NULL;
     if (!s->blk_j) {
         st = ctx->last_status;
@@ -137,10 +137,10 @@ sbm_status sbm_slam_system_create(sbm_ctx *ctx, const sbm_g2o_graph *graph,
     }
     for (int64_t c = nfree; c > 0; c--) cp[c] = cp[c - 1];
     cp[0] = 0;
-    if ((st = sbm__ba_nested(ctx, fn, sbm_cbc_create(ctx, &s->J, ne, nfree, d, d, cp, ri, NULL))) !=
+    if ((st = sbm__nested(ctx, fn, sbm_cbc_create(ctx, &s->J, ne, nfree, d, d, cp, ri, NULL))) !=
         SBM_SUCCESS)
         goto fail;
-    if ((st = sbm__ba_nested(ctx, fn, sbm_cbc_copy(ctx, s->J, &s->OJ))) != SBM_SUCCESS) goto fail;
+    if ((st = sbm__nested(ctx, fn, sbm_cbc_copy(ctx, s->J, &s->OJ))) != SBM_SUCCESS) goto fail;
 
     /* Omega: one block per edge, the information matrices as read */
     sbm__host_free(ctx, cp);
@@ -151,19 +151,19 @@ sbm_status sbm_slam_system_create(sbm_ctx *ctx, const sbm_g2o_graph *graph,
     }
     for (int64_t k = 0; k <= ne; k++) cp[k] = k;
     for (int64_t k = 0; k < ne; k++) drow[k] = (int32_t)k;
-    if ((st = sbm__ba_nested(ctx, fn, sbm_cbc_create(ctx, &s->Omega, ne, ne, d, d, cp, drow,
+    if ((st = sbm__nested(ctx, fn, sbm_cbc_create(ctx, &s->Omega, ne, ne, d, d, cp, drow,
                                                       gi.edge_information))) != SBM_SUCCESS)
         goto fail;
-    if ((st = sbm__ba_nested(ctx, fn, sbm_cbc_gemm_plan(ctx, SBM_OP_T, s->J, SBM_OP_N, s->OJ, NULL,
+    if ((st = sbm__nested(ctx, fn, sbm_cbc_gemm_plan(ctx, SBM_OP_T, s->J, SBM_OP_N, s->OJ, NULL,
                                                          SBM_GEMM_UPPER, &s->plan, &s->Lambda))) !=
         SBM_SUCCESS)
         goto fail;
-    s->e = sbm__ba_vec_alloc(ctx, d * ne, "errors");
-    s->w = s->e ? sbm__ba_vec_alloc(ctx, d * ne, "weighted errors") : NULL;
-    s->b = s->w ? sbm__ba_vec_alloc(ctx, d * nfree, "b") : NULL;
-    s->h_J = s->b ? sbm__ba_alloc(ctx, &ha, (size_t)nnzb, (size_t)(d * d) * sizeof(double),
+    s->e = sbm__vec_alloc(ctx, d * ne, "errors");
+    s->w = s->e ? sbm__vec_alloc(ctx, d * ne, "weighted errors") : NULL;
+    s->b = s->w ? sbm__vec_alloc(ctx, d * nfree, "b") : NULL;
+    s->h_J = s->b ? sbm__alloc_with(ctx, &ha, (size_t)nnzb, (size_t)(d * d) * sizeof(double),
                                   "J values") : NULL;
-    s->h_e = s->h_J ? sbm__ba_alloc(ctx, &ha, (size_t)ne, (size_t)d * sizeof(double), "errors")
+    s->h_e = s->h_J ? sbm__alloc_with(ctx, &ha, (size_t)ne, (size_t)d * sizeof(double), "errors")
                     : NULL;
     if (!s->h_e) {
         st = ctx->last_status;
@@ -211,7 +211,7 @@ sbm_status sbm_slam_linearize(sbm_ctx *ctx, sbm_slam_system *s, const sbm_g2o_gr
     }
     const int d = s->d;
     const size_t bs = (size_t)(d * d);
-    const double t0 = sbm__ba_now(ctx, 1);
+    const double t0 = sbm__now(ctx, 1);
     double chi2 = 0.0;
     for (int64_t k = 0; k < s->ne; k++) {
         double Ji[36], Jj[36];
@@ -227,15 +227,15 @@ sbm_status sbm_slam_linearize(sbm_ctx *ctx, sbm_slam_system *s, const sbm_g2o_gr
         }
     }
     s->chi2 = chi2;
-    SBM__TRY(sbm__ba_upload(ctx, s->J->values, s->h_J, s->J->nnzb * (int64_t)bs));
-    SBM__TRY(sbm__ba_upload(ctx, s->e, s->h_e, d * s->ne));
-    const double t1 = sbm__ba_now(ctx, 1);
-    SBM__TRY(sbm__ba_nested(ctx, fn, sbm_bdiag_scale(ctx, SBM_SIDE_LEFT, s->Omega, s->J, s->OJ)));
-    SBM__TRY(sbm__ba_nested(ctx, fn, sbm_cbc_gemm_execute(ctx, s->plan, 1.0, s->J, s->OJ, NULL,
+    SBM__TRY(sbm__vec_upload(ctx, s->J->values, s->h_J, s->J->nnzb * (int64_t)bs));
+    SBM__TRY(sbm__vec_upload(ctx, s->e, s->h_e, d * s->ne));
+    const double t1 = sbm__now(ctx, 1);
+    SBM__TRY(sbm__nested(ctx, fn, sbm_bdiag_scale(ctx, SBM_SIDE_LEFT, s->Omega, s->J, s->OJ)));
+    SBM__TRY(sbm__nested(ctx, fn, sbm_cbc_gemm_execute(ctx, s->plan, 1.0, s->J, s->OJ, NULL,
                                                           s->Lambda)));
-    SBM__TRY(sbm__ba_nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, s->Omega, s->e, 0.0, s->w)));
-    SBM__TRY(sbm__ba_nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_T, 1.0, s->J, s->w, 0.0, s->b)));
-    const double t2 = sbm__ba_now(ctx, 1);
+    SBM__TRY(sbm__nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, s->Omega, s->e, 0.0, s->w)));
+    SBM__TRY(sbm__nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_T, 1.0, s->J, s->w, 0.0, s->b)));
+    const double t2 = sbm__now(ctx, 1);
     s->time_jacobian = t1 - t0;
     s->time_lambda = t2 - t1;
     return SBM_SUCCESS;
@@ -253,5 +253,5 @@ sbm_status sbm_slam_system_get_b(sbm_ctx *ctx, const sbm_slam_system *s, double 
     if (!s) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument system is NULL");
     if (!h_b) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument h_b is NULL");
     SBM__TRY(sbm__check_cbc_arg(ctx, "system", s->J));
-    return sbm__ba_download(ctx, h_b, s->b, s->d * s->nfree);
+    return sbm__vec_download(ctx, h_b, s->b, s->d * s->nfree);
 }

@@ -13,43 +13,6 @@
 #include <math.h>
 #include <string.h>
 
-sbm_solver_options sbm_solver_default_options(void)
-{
-    sbm_solver_options o;
-    memset(&o, 0, sizeof o);
-    o.max_iterations = 10;
-    o.linear_solver = SBM_LINEAR_AUTO;
-    o.dense_max_dim = 2000;
-    o.pcg_max_iterations = 200;
-    o.pcg_tolerance = 1e-8;
-    o.initial_lambda = 1e-4;
-    o.function_tolerance = 1e-10;
-    return o;
-}
-
-sbm_status sbm__check_solver_options(sbm_ctx *ctx, const sbm_solver_options *o)
-{
-    if (o->max_iterations < 0)
-        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
-                          "argument options: max_iterations = %d must be >= 0", o->max_iterations);
-    if (o->linear_solver < SBM_LINEAR_AUTO || o->linear_solver > SBM_LINEAR_PCG_MATRIX_FREE)
-        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
-                          "argument options: linear_solver = %d is not an sbm_linear_solver",
-                          (int)o->linear_solver);
-    if (o->pcg_max_iterations < 1 || !(o->pcg_tolerance > 0.0) || !(o->pcg_tolerance < 1.0))
-        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
-                          "argument options: pcg_max_iterations = %d must be >= 1 and "
-                          "pcg_tolerance = %g in (0, 1)",
-                          o->pcg_max_iterations, o->pcg_tolerance);
-    if (!(o->initial_lambda >= 0.0) || !isfinite(o->initial_lambda) ||
-        !(o->function_tolerance >= 0.0) || o->dense_max_dim < 0)
-        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
-                          "argument options: initial_lambda = %g, function_tolerance = %g and "
-                          "dense_max_dim = %" PRId64 " must be >= 0",
-                          o->initial_lambda, o->function_tolerance, o->dense_max_dim);
-    return SBM_SUCCESS;
-}
-
 /* ---------------------------------------------------------------------------------------- */
 /* Operators of the reduced system for PCG (host vectors in, host vectors out)              */
 /* ---------------------------------------------------------------------------------------- */
@@ -67,9 +30,9 @@ typedef struct lm_ops {
 static sbm_status apply_explicit(sbm_ctx *ctx, void *data, const double *hx, double *hy)
 {
     lm_ops *o = data;
-    SBM__TRY(sbm__ba_upload(ctx, o->dx, hx, o->n));
+    SBM__TRY(sbm__vec_upload(ctx, o->dx, hx, o->n));
     SBM__TRY(sbm__symup_multiply(ctx, o->ssym, o->dx, o->dy));
-    return sbm__ba_download(ctx, hy, o->dy, o->n);
+    return sbm__vec_download(ctx, hy, o->dy, o->n);
 }
 
 static sbm_status apply_matrix_free(sbm_ctx *ctx, void *data, const double *hx, double *hy)
@@ -77,18 +40,18 @@ static sbm_status apply_matrix_free(sbm_ctx *ctx, void *data, const double *hx, 
     lm_ops *o = data;
     const char *fn = ctx->fn;
     const sbm_ba_system_info si = sbm_ba_system_get_info(o->sys);
-    SBM__TRY(sbm__ba_upload(ctx, o->dx, hx, o->n));
-    SBM__TRY(sbm__ba_nested(ctx, fn, sbm_ba_schur_multiply(ctx, o->plan, si.U, si.W, o->dx, o->dy)));
-    return sbm__ba_download(ctx, hy, o->dy, o->n);
+    SBM__TRY(sbm__vec_upload(ctx, o->dx, hx, o->n));
+    SBM__TRY(sbm__nested(ctx, fn, sbm_ba_schur_multiply(ctx, o->plan, si.U, si.W, o->dx, o->dy)));
+    return sbm__vec_download(ctx, hy, o->dy, o->n);
 }
 
 static sbm_status apply_dinv(sbm_ctx *ctx, void *data, const double *hx, double *hy)
 {
     lm_ops *o = data;
     const char *fn = ctx->fn;
-    SBM__TRY(sbm__ba_upload(ctx, o->dx, hx, o->n));
-    SBM__TRY(sbm__ba_nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, o->Dinv, o->dx, 0.0, o->dy)));
-    return sbm__ba_download(ctx, hy, o->dy, o->n);
+    SBM__TRY(sbm__vec_upload(ctx, o->dx, hx, o->n));
+    SBM__TRY(sbm__nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, o->Dinv, o->dx, 0.0, o->dy)));
+    return sbm__vec_download(ctx, hy, o->dy, o->n);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -111,7 +74,7 @@ sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver
     sbm_linear_solver ls = opt.linear_solver;
     if (ls == SBM_LINEAR_AUTO) ls = n <= opt.dense_max_dim ? SBM_LINEAR_DENSE_CHOLESKY : SBM_LINEAR_PCG;
 
-    const double t_start = sbm__ba_now(ctx, 1);
+    const double t_start = sbm__now(ctx, 1);
     sbm_ba_system *sys = NULL;
     sbm_schur_plan *plan = NULL;
     sbm_cbc *S = NULL, *Dinv = NULL;
@@ -125,22 +88,22 @@ sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver
     lm_ops ops;
     memset(&ops, 0, sizeof ops);
 
-    if ((st = sbm__ba_nested(ctx, fn, sbm_ba_system_create(ctx, problem, &sys))) != SBM_SUCCESS)
+    if ((st = sbm__nested(ctx, fn, sbm_ba_system_create(ctx, problem, &sys))) != SBM_SUCCESS)
         goto done;
-    double t0 = sbm__ba_now(ctx, 1);
-    if ((st = sbm__ba_nested(ctx, fn, sbm_ba_linearize(ctx, sys, problem))) != SBM_SUCCESS)
+    double t0 = sbm__now(ctx, 1);
+    if ((st = sbm__nested(ctx, fn, sbm_ba_linearize(ctx, sys, problem))) != SBM_SUCCESS)
         goto done;
-    double t_lin = sbm__ba_now(ctx, 1) - t0;
+    double t_lin = sbm__now(ctx, 1) - t0;
     sbm_ba_system_info si = sbm_ba_system_get_info(sys);
     const unsigned flags = ls == SBM_LINEAR_PCG_MATRIX_FREE ? SBM_SCHUR_MATRIX_FREE : 0u;
-    if ((st = sbm__ba_nested(ctx, fn, sbm_ba_schur_plan(ctx, si.U, si.V, si.W, flags, &plan,
+    if ((st = sbm__nested(ctx, fn, sbm_ba_schur_plan(ctx, si.U, si.V, si.W, flags, &plan,
                                                         flags ? NULL : &S))) != SBM_SUCCESS)
         goto done;
-    d_rhs = sbm__ba_vec_alloc(ctx, n, "rhs");
-    d_dc = d_rhs ? sbm__ba_vec_alloc(ctx, n, "dc") : NULL;
-    d_dp = d_dc ? sbm__ba_vec_alloc(ctx, 3 * np, "dp") : NULL;
-    d_x = d_dp ? sbm__ba_vec_alloc(ctx, n, "PCG x") : NULL;
-    d_y = d_x ? sbm__ba_vec_alloc(ctx, n, "PCG y") : NULL;
+    d_rhs = sbm__vec_alloc(ctx, n, "rhs");
+    d_dc = d_rhs ? sbm__vec_alloc(ctx, n, "dc") : NULL;
+    d_dp = d_dc ? sbm__vec_alloc(ctx, 3 * np, "dp") : NULL;
+    d_x = d_dp ? sbm__vec_alloc(ctx, n, "PCG x") : NULL;
+    d_y = d_x ? sbm__vec_alloc(ctx, n, "PCG y") : NULL;
     /* host: step (nall), saved parameters (nall), damping diagonal (nall), rhs (n), S diagonal */
     h = d_y ? sbm__host_alloc(ctx, (size_t)(3 * nall + n + 81 * nc) * sizeof(double),
                               "solver vectors") : NULL;
@@ -152,7 +115,7 @@ sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver
     double *h_sdiag = h_rhs + n;
     if (ls == SBM_LINEAR_PCG) {
         if ((st = sbm__symup_init(ctx, S, &ssym)) != SBM_SUCCESS) goto done;
-        if ((st = sbm__ba_nested(ctx, fn, sbm_cbc_copy(ctx, ssym.D, &Dinv))) != SBM_SUCCESS)
+        if ((st = sbm__nested(ctx, fn, sbm_cbc_copy(ctx, ssym.D, &Dinv))) != SBM_SUCCESS)
             goto done;
     }
     ops.sys = sys, ops.plan = plan, ops.ssym = &ssym, ops.Dinv = Dinv;
@@ -173,17 +136,17 @@ sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver
         rep.cost_before = cost;
         rep.cost = cost;
         rep.lambda = lambda;
-        const double t_it = sbm__ba_now(ctx, 1);
+        const double t_it = sbm__now(ctx, 1);
         int failed_linear = 0;
 
         /* Schur step */
-        if ((st = sbm__ba_nested(ctx, fn, sbm_ba_set_damping(ctx, sys, lambda))) != SBM_SUCCESS)
+        if ((st = sbm__nested(ctx, fn, sbm_ba_set_damping(ctx, sys, lambda))) != SBM_SUCCESS)
             goto done;
         si = sbm_ba_system_get_info(sys);
-        double ts = sbm__ba_now(ctx, 1);
-        st = sbm__ba_nested(ctx, fn, sbm_ba_schur_execute(ctx, plan, si.U, si.V, si.W, si.gc,
+        double ts = sbm__now(ctx, 1);
+        st = sbm__nested(ctx, fn, sbm_ba_schur_execute(ctx, plan, si.U, si.V, si.W, si.gc,
                                                           si.gp, S, d_rhs));
-        rep.time_schur = sbm__ba_now(ctx, 1) - ts;
+        rep.time_schur = sbm__now(ctx, 1) - ts;
         if (st == SBM_ERR_NOT_POSITIVE_DEFINITE) {
             failed_linear = 1;
         } else if (st != SBM_SUCCESS) {
@@ -191,15 +154,15 @@ sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver
         }
 
         /* the reduced system */
-        ts = sbm__ba_now(ctx, 1);
+        ts = sbm__now(ctx, 1);
         if (!failed_linear) {
-            if ((st = sbm__ba_download(ctx, h_rhs, d_rhs, n)) != SBM_SUCCESS) goto done;
+            if ((st = sbm__vec_download(ctx, h_rhs, d_rhs, n)) != SBM_SUCCESS) goto done;
             if (ls == SBM_LINEAR_DENSE_CHOLESKY) {
                 st = sbm__dense_spd_solve(ctx, S, h_rhs, h_step);
             } else if (ls == SBM_LINEAR_PCG) {
                 st = sbm__symup_refresh(ctx, &ssym);
                 if (st == SBM_SUCCESS)
-                    st = sbm__ba_nested(ctx, fn, sbm_bdiag_inverse(ctx, ssym.D, Dinv));
+                    st = sbm__nested(ctx, fn, sbm_bdiag_inverse(ctx, ssym.D, Dinv));
                 if (st == SBM_SUCCESS)
                     st = sbm__pcg(ctx, n, apply_explicit, &ops, apply_dinv, &ops, h_rhs, h_step,
                                   opt.pcg_max_iterations, opt.pcg_tolerance,
@@ -218,22 +181,22 @@ sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver
             else if (st != SBM_SUCCESS)
                 goto done;
         }
-        rep.time_solve = sbm__ba_now(ctx, 1) - ts;
+        rep.time_solve = sbm__now(ctx, 1) - ts;
 
         /* back-substitution, the new parameters and their cost */
-        ts = sbm__ba_now(ctx, 1);
+        ts = sbm__now(ctx, 1);
         double new_cost = INFINITY, predicted = 0.0;
         if (!failed_linear) {
-            if ((st = sbm__ba_upload(ctx, d_dc, h_step, n)) != SBM_SUCCESS) goto done;
-            if ((st = sbm__ba_nested(ctx, fn, sbm_ba_back_substitute(ctx, plan, si.W, si.gp, d_dc,
+            if ((st = sbm__vec_upload(ctx, d_dc, h_step, n)) != SBM_SUCCESS) goto done;
+            if ((st = sbm__nested(ctx, fn, sbm_ba_back_substitute(ctx, plan, si.W, si.gp, d_dc,
                                                                      d_dp))) != SBM_SUCCESS)
                 goto done;
-            if ((st = sbm__ba_download(ctx, h_step + n, d_dp, 3 * np)) != SBM_SUCCESS) goto done;
+            if ((st = sbm__vec_download(ctx, h_step + n, d_dp, 3 * np)) != SBM_SUCCESS) goto done;
             memcpy(h_saved, pi.camera_params, (size_t)n * sizeof(double));
             memcpy(h_saved + n, pi.point_params, (size_t)(3 * np) * sizeof(double));
             for (int64_t k = 0; k < n; k++) pi.camera_params[k] += h_step[k];
             for (int64_t k = 0; k < 3 * np; k++) pi.point_params[k] += h_step[n + k];
-            if ((st = sbm__ba_nested(ctx, fn, sbm_bal_evaluate(ctx, problem, NULL, &new_cost))) !=
+            if ((st = sbm__nested(ctx, fn, sbm_bal_evaluate(ctx, problem, NULL, &new_cost))) !=
                 SBM_SUCCESS)
                 goto done;
             /* predicted decrease of the damped model: 0.5 dx^T (lambda D dx + g) */
@@ -243,7 +206,7 @@ sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver
                 predicted += h_step[k] * (lambda * h_diag[k] * h_step[k] + g[k]);
             predicted *= 0.5;
         }
-        rep.time_update = sbm__ba_now(ctx, 1) - ts;
+        rep.time_update = sbm__now(ctx, 1) - ts;
 
         int stop = 0;
         if (!failed_linear && isfinite(new_cost) && new_cost < cost) {
@@ -256,11 +219,11 @@ sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver
             stop = cost - new_cost <= opt.function_tolerance * cost;
             cost = new_cost;
             if (it < opt.max_iterations && !stop) {
-                t0 = sbm__ba_now(ctx, 1);
-                if ((st = sbm__ba_nested(ctx, fn, sbm_ba_linearize(ctx, sys, problem))) !=
+                t0 = sbm__now(ctx, 1);
+                if ((st = sbm__nested(ctx, fn, sbm_ba_linearize(ctx, sys, problem))) !=
                     SBM_SUCCESS)
                     goto done;
-                rep.time_linearize = sbm__ba_now(ctx, 1) - t0;
+                rep.time_linearize = sbm__now(ctx, 1) - t0;
             }
         } else {
             if (!failed_linear) {
@@ -277,13 +240,13 @@ sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver
     st = SBM_SUCCESS;
 
 done:
-    if (summary) summary->time_total = sbm__ba_now(ctx, 1) - t_start;
+    if (summary) summary->time_total = sbm__now(ctx, 1) - t_start;
     if (h) sbm__host_free(ctx, h);
-    sbm__ba_free(&ctx->allocator, d_rhs);
-    sbm__ba_free(&ctx->allocator, d_dc);
-    sbm__ba_free(&ctx->allocator, d_dp);
-    sbm__ba_free(&ctx->allocator, d_x);
-    sbm__ba_free(&ctx->allocator, d_y);
+    sbm__free_with(&ctx->allocator, d_rhs);
+    sbm__free_with(&ctx->allocator, d_dc);
+    sbm__free_with(&ctx->allocator, d_dp);
+    sbm__free_with(&ctx->allocator, d_x);
+    sbm__free_with(&ctx->allocator, d_y);
     sbm__host_bjacobi_free(&hbj);
     sbm__symup_free(&ssym);
     sbm_cbc_destroy(Dinv);

@@ -353,4 +353,29 @@ uint64_t sbm__hash_csr_pattern_host(const sbm_csr *A);
 }
 #endif
 
+/* ---------------------------------------------------------------------------------------- */
+/* Host arrays owned by objects, vectors and transfers (host_util.c)                        */
+/* ---------------------------------------------------------------------------------------- */
+
+/* The allocator for host arrays that outlive the call (objects remember it, like matrices do):
+ * the context's hook on the CPU backend, malloc otherwise. */
+sbm_allocator sbm__host_allocator_of(const sbm_ctx *ctx);
+/* n*size bytes through allocator a, overflow checked; failures recorded in ctx. */
+void *sbm__alloc_with(sbm_ctx *ctx, const sbm_allocator *a, size_t n, size_t size, const char *what);
+void sbm__free_with(const sbm_allocator *a, void *ptr);
+/* n doubles in the context's memory (freed with ctx->allocator, which the owner records). */
+double *sbm__vec_alloc(sbm_ctx *ctx, int64_t n, const char *what);
+
+/* Copies between host arrays and arrays in the context's memory (n doubles). */
+sbm_status sbm__vec_upload(sbm_ctx *ctx, double *dst, const double *h_src, int64_t n);
+sbm_status sbm__vec_download(sbm_ctx *ctx, double *h_dst, const double *src, int64_t n);
+sbm_status sbm__vec_copy(sbm_ctx *ctx, double *dst, const double *src, int64_t n);
+
+/* A call to another public function from inside a public function: restore the outer call's
+ * name and, on failure, prefix the inner message with it ("outer: inner: reason"). */
+sbm_status sbm__nested(sbm_ctx *ctx, const char *outer, sbm_status st);
+
+/* Monotonic wall clock in seconds; with sync, the context's queued work is waited for first. */
+double sbm__now(sbm_ctx *ctx, int sync);
+
 #endif /* SBM_INTERNAL_H */

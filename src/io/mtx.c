@@ -24,7 +24,7 @@
  *     path is replaced by the file, not followed. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "sbm_internal.h"
+#include "io_internal.h"
 
 #include <errno.h>
 #include <inttypes.h>

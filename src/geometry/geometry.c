@@ -2,7 +2,7 @@
  * Jacobians, angle-axis rotations, and the SE2 / SE3 relative-pose errors with g2o's conventions
  * (types_slam2d EdgeSE2, types_slam3d EdgeSE3) and their Jacobians w.r.t. g2o's increments.
  * Everything is plain host arithmetic on tiny column-major arrays. */
-#include "ba_internal.h"
+#include "sbm_geometry.h"
 
 #include <math.h>
 #include <string.h>

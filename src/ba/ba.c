@@ -53,18 +53,18 @@ void sbm_ba_system_destroy(sbm_ba_system *s)
     sbm_cbc_destroy(s->U);
     sbm_cbc_destroy(s->V);
     sbm_cbc_destroy(s->W);
-    sbm__ba_free(&s->dev_a, s->gc);
-    sbm__ba_free(&s->dev_a, s->gp);
+    sbm__free_with(&s->dev_a, s->gc);
+    sbm__free_with(&s->dev_a, s->gp);
     sbm_allocator a = s->host_a;
-    sbm__ba_free(&a, s->h_U);
-    sbm__ba_free(&a, s->h_V);
-    sbm__ba_free(&a, s->h_W);
-    sbm__ba_free(&a, s->h_g);
-    sbm__ba_free(&a, s->h_scratch);
-    sbm__ba_free(&a, s->obs_block);
-    sbm__ba_free(&a, s->w_colptr);
-    sbm__ba_free(&a, s->w_rowind);
-    sbm__ba_free(&a, s);
+    sbm__free_with(&a, s->h_U);
+    sbm__free_with(&a, s->h_V);
+    sbm__free_with(&a, s->h_W);
+    sbm__free_with(&a, s->h_g);
+    sbm__free_with(&a, s->h_scratch);
+    sbm__free_with(&a, s->obs_block);
+    sbm__free_with(&a, s->w_colptr);
+    sbm__free_with(&a, s->w_rowind);
+    sbm__free_with(&a, s);
 }
 
 sbm_ba_system_info sbm_ba_system_get_info(const sbm_ba_system *s)
@@ -97,7 +97,7 @@ static sbm_status bdiag_create(sbm_ctx *ctx, int64_t n, int b, sbm_cbc **D)
     for (int64_t j = 0; j <= n; j++) cp[j] = j;
     for (int64_t j = 0; j < n; j++) ri[j] = (int32_t)j;
     const char *fn = ctx->fn;
-    sbm_status st = sbm__ba_nested(ctx, fn, sbm_cbc_create(ctx, D, n, n, b, b, cp, ri, NULL));
+    sbm_status st = sbm__nested(ctx, fn, sbm_cbc_create(ctx, D, n, n, b, b, cp, ri, NULL));
     sbm__host_free(ctx, cp);
     sbm__host_free(ctx, ri);
     return st;
@@ -114,8 +114,8 @@ sbm_status sbm_ba_system_create(sbm_ctx *ctx, const sbm_bal_problem *problem,
     const sbm_bal_info pi = sbm_bal_get_info(problem);
     const int64_t nc = pi.cameras, np = pi.points, nobs = pi.observations;
 
-    sbm_allocator ha = sbm__ba_host_allocator(ctx);
-    sbm_ba_system *s = sbm__ba_alloc(ctx, &ha, 1, sizeof *s, "the BA system");
+    sbm_allocator ha = sbm__host_allocator_of(ctx);
+    sbm_ba_system *s = sbm__alloc_with(ctx, &ha, 1, sizeof *s, "the BA system");
     if (!s) return SBM_ERR_OUT_OF_MEMORY;
     memset(s, 0, sizeof *s);
     s->host_a = ha;
@@ -126,10 +126,10 @@ sbm_status sbm_ba_system_create(sbm_ctx *ctx, const sbm_bal_problem *problem,
     int64_t *cnt = NULL;
 
     /* W's pattern: the distinct cameras of every point, increasing. */
-    s->w_colptr = sbm__ba_alloc(ctx, &ha, (size_t)np + 1, sizeof(int64_t), "W column pointers");
-    s->obs_block = s->w_colptr ? sbm__ba_alloc(ctx, &ha, (size_t)nobs, sizeof(int32_t),
+    s->w_colptr = sbm__alloc_with(ctx, &ha, (size_t)np + 1, sizeof(int64_t), "W column pointers");
+    s->obs_block = s->w_colptr ? sbm__alloc_with(ctx, &ha, (size_t)nobs, sizeof(int32_t),
                                                "observation blocks") : NULL;
-    s->w_rowind = s->obs_block ? sbm__ba_alloc(ctx, &ha, (size_t)nobs, sizeof(int32_t),
+    s->w_rowind = s->obs_block ? sbm__alloc_with(ctx, &ha, (size_t)nobs, sizeof(int32_t),
                                                "W block rows") : NULL;
     cnt = s->w_rowind ? sbm__host_alloc(ctx, (size_t)(np + 1) * sizeof(int64_t), "point counts")
                       : NULL;
@@ -179,20 +179,20 @@ sbm_status sbm_ba_system_create(sbm_ctx *ctx, const sbm_bal_problem *problem,
         s->obs_block[k] = (int32_t)lo;
     }
 
-    if ((st = sbm__ba_nested(ctx, fn, sbm_cbc_create(ctx, &s->W, nc, np, 9, 3, s->w_colptr,
+    if ((st = sbm__nested(ctx, fn, sbm_cbc_create(ctx, &s->W, nc, np, 9, 3, s->w_colptr,
                                                       s->w_rowind, NULL))) != SBM_SUCCESS)
         goto fail;
     if ((st = bdiag_create(ctx, nc, 9, &s->U)) != SBM_SUCCESS) goto fail;
     if ((st = bdiag_create(ctx, np, 3, &s->V)) != SBM_SUCCESS) goto fail;
-    s->gc = sbm__ba_vec_alloc(ctx, 9 * nc, "gc");
-    s->gp = s->gc ? sbm__ba_vec_alloc(ctx, 3 * np, "gp") : NULL;
-    s->h_U = s->gp ? sbm__ba_alloc(ctx, &ha, (size_t)nc, 81 * sizeof(double), "U values") : NULL;
-    s->h_V = s->h_U ? sbm__ba_alloc(ctx, &ha, (size_t)np, 9 * sizeof(double), "V values") : NULL;
-    s->h_W = s->h_V ? sbm__ba_alloc(ctx, &ha, (size_t)nnzb, 27 * sizeof(double), "W values")
+    s->gc = sbm__vec_alloc(ctx, 9 * nc, "gc");
+    s->gp = s->gc ? sbm__vec_alloc(ctx, 3 * np, "gp") : NULL;
+    s->h_U = s->gp ? sbm__alloc_with(ctx, &ha, (size_t)nc, 81 * sizeof(double), "U values") : NULL;
+    s->h_V = s->h_U ? sbm__alloc_with(ctx, &ha, (size_t)np, 9 * sizeof(double), "V values") : NULL;
+    s->h_W = s->h_V ? sbm__alloc_with(ctx, &ha, (size_t)nnzb, 27 * sizeof(double), "W values")
                     : NULL;
-    s->h_g = s->h_W ? sbm__ba_alloc(ctx, &ha, (size_t)(9 * nc + 3 * np), sizeof(double),
+    s->h_g = s->h_W ? sbm__alloc_with(ctx, &ha, (size_t)(9 * nc + 3 * np), sizeof(double),
                                     "gradient") : NULL;
-    s->h_scratch = s->h_g ? sbm__ba_alloc(ctx, &ha, (size_t)(81 * nc > 9 * np ? 81 * nc : 9 * np),
+    s->h_scratch = s->h_g ? sbm__alloc_with(ctx, &ha, (size_t)(81 * nc > 9 * np ? 81 * nc : 9 * np),
                                           sizeof(double), "damped values") : NULL;
     if (!s->h_scratch) {
         st = ctx->last_status;
@@ -202,8 +202,8 @@ sbm_status sbm_ba_system_create(sbm_ctx *ctx, const sbm_bal_problem *problem,
     memset(s->h_V, 0, (size_t)np * 9 * sizeof(double));
     memset(s->h_W, 0, (size_t)nnzb * 27 * sizeof(double));
     memset(s->h_g, 0, (size_t)(9 * nc + 3 * np) * sizeof(double));
-    if ((st = sbm__ba_upload(ctx, s->gc, s->h_g, 9 * nc)) != SBM_SUCCESS ||
-        (st = sbm__ba_upload(ctx, s->gp, s->h_g + 9 * nc, 3 * np)) != SBM_SUCCESS)
+    if ((st = sbm__vec_upload(ctx, s->gc, s->h_g, 9 * nc)) != SBM_SUCCESS ||
+        (st = sbm__vec_upload(ctx, s->gp, s->h_g + 9 * nc, 3 * np)) != SBM_SUCCESS)
         goto fail;
     sbm__host_free(ctx, cnt);
     *system = s;
@@ -226,7 +226,7 @@ static sbm_status upload_damped(sbm_ctx *ctx, sbm_ba_system *s, double lambda)
                 double *e = d + 81 * i + 10 * a;
                 *e += lambda * fmin(fmax(*e, DAMP_MIN), DAMP_MAX);
             }
-    SBM__TRY(sbm__ba_upload(ctx, s->U->values, d, 81 * s->nc));
+    SBM__TRY(sbm__vec_upload(ctx, s->U->values, d, 81 * s->nc));
     memcpy(d, s->h_V, (size_t)s->np * 9 * sizeof(double));
     if (lambda != 0.0)
         for (int64_t j = 0; j < s->np; j++)
@@ -234,7 +234,7 @@ static sbm_status upload_damped(sbm_ctx *ctx, sbm_ba_system *s, double lambda)
                 double *e = d + 9 * j + 4 * a;
                 *e += lambda * fmin(fmax(*e, DAMP_MIN), DAMP_MAX);
             }
-    SBM__TRY(sbm__ba_upload(ctx, s->V->values, d, 9 * s->np));
+    SBM__TRY(sbm__vec_upload(ctx, s->V->values, d, 9 * s->np));
     s->lambda = lambda;
     return SBM_SUCCESS;
 }
@@ -317,9 +317,9 @@ sbm_status sbm_ba_linearize(sbm_ctx *ctx, sbm_ba_system *s, const sbm_bal_proble
     }
     s->cost = 0.5 * cost;
     s->valid = 1;
-    SBM__TRY(sbm__ba_upload(ctx, s->W->values, hW, 27 * s->w_colptr[np]));
-    SBM__TRY(sbm__ba_upload(ctx, s->gc, gc, 9 * nc));
-    SBM__TRY(sbm__ba_upload(ctx, s->gp, gp, 3 * np));
+    SBM__TRY(sbm__vec_upload(ctx, s->W->values, hW, 27 * s->w_colptr[np]));
+    SBM__TRY(sbm__vec_upload(ctx, s->gc, gc, 9 * nc));
+    SBM__TRY(sbm__vec_upload(ctx, s->gp, gp, 3 * np));
     return upload_damped(ctx, s, 0.0);
 }
 
@@ -412,9 +412,9 @@ void sbm_schur_plan_destroy(sbm_schur_plan *plan)
     sbm_cbc_destroy(plan->Y);
     sbm_gemm_plan_destroy(plan->gemm);
     sbm__symup_free(&plan->usym);
-    sbm__ba_free(&plan->dev_a, plan->t);
+    sbm__free_with(&plan->dev_a, plan->t);
     sbm_allocator a = plan->host_a;
-    sbm__ba_free(&a, plan);
+    sbm__free_with(&a, plan);
 }
 
 static sbm_status check_schur_operands(sbm_ctx *ctx, const sbm_cbc *U, const sbm_cbc *V,
@@ -494,8 +494,8 @@ sbm_status sbm_ba_schur_plan(sbm_ctx *ctx, const sbm_cbc *U, const sbm_cbc *V, c
                           "pattern fingerprints are not available on the %s backend",
                           ctx->ops->name);
 
-    sbm_allocator ha = sbm__ba_host_allocator(ctx);
-    sbm_schur_plan *p = sbm__ba_alloc(ctx, &ha, 1, sizeof *p, "the Schur plan");
+    sbm_allocator ha = sbm__host_allocator_of(ctx);
+    sbm_schur_plan *p = sbm__alloc_with(ctx, &ha, 1, sizeof *p, "the Schur plan");
     if (!p) return SBM_ERR_OUT_OF_MEMORY;
     memset(p, 0, sizeof *p);
     p->host_a = ha;
@@ -504,16 +504,16 @@ sbm_status sbm_ba_schur_plan(sbm_ctx *ctx, const sbm_cbc *U, const sbm_cbc *V, c
     p->nc = W->nbr, p->np = W->nbc, p->p = W->r, p->q = W->c;
     sbm_cbc *Sm = NULL;
     sbm_status st;
-    if ((st = sbm__ba_nested(ctx, fn, sbm_cbc_copy(ctx, V, &p->Vinv))) != SBM_SUCCESS) goto fail;
-    if ((st = sbm__ba_nested(ctx, fn, sbm_cbc_copy(ctx, W, &p->Y))) != SBM_SUCCESS) goto fail;
+    if ((st = sbm__nested(ctx, fn, sbm_cbc_copy(ctx, V, &p->Vinv))) != SBM_SUCCESS) goto fail;
+    if ((st = sbm__nested(ctx, fn, sbm_cbc_copy(ctx, W, &p->Y))) != SBM_SUCCESS) goto fail;
     if (!matrix_free &&
-        (st = sbm__ba_nested(ctx, fn, sbm_cbc_gemm_plan(ctx, SBM_OP_N, p->Y, SBM_OP_T, W, U,
+        (st = sbm__nested(ctx, fn, sbm_cbc_gemm_plan(ctx, SBM_OP_N, p->Y, SBM_OP_T, W, U,
                                                          SBM_GEMM_UPPER, &p->gemm, &Sm))) !=
             SBM_SUCCESS)
         goto fail;
     if ((st = sbm__symup_init(ctx, U, &p->usym)) != SBM_SUCCESS) goto fail;
     if ((st = ctx->ops->cbc_pattern_hash(ctx, U, &p->u_hash)) != SBM_SUCCESS) goto fail;
-    p->t = sbm__ba_vec_alloc(ctx, p->np * p->q, "the Schur plan's point vector");
+    p->t = sbm__vec_alloc(ctx, p->np * p->q, "the Schur plan's point vector");
     if (!p->t) {
         st = ctx->last_status;
         goto fail;
@@ -543,7 +543,7 @@ sbm_status sbm_ba_schur_execute(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cb
         return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument %s is NULL (rhs needs gc and gp)",
                           !gc ? "gc" : "gp");
     plan->executed = 0;
-    sbm_status st = sbm__ba_nested(ctx, fn, sbm_bdiag_inverse(ctx, V, plan->Vinv));
+    sbm_status st = sbm__nested(ctx, fn, sbm_bdiag_inverse(ctx, V, plan->Vinv));
     if (st == SBM_ERR_NOT_POSITIVE_DEFINITE) {
         /* name the BA meaning of the failing block */
         const size_t len = strlen(ctx->message);
@@ -552,14 +552,14 @@ sbm_status sbm_ba_schur_execute(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cb
                  "camera is singular without damping)");
     }
     if (st != SBM_SUCCESS) return st;
-    SBM__TRY(sbm__ba_nested(ctx, fn, sbm_bdiag_scale(ctx, SBM_SIDE_RIGHT, plan->Vinv, W, plan->Y)));
+    SBM__TRY(sbm__nested(ctx, fn, sbm_bdiag_scale(ctx, SBM_SIDE_RIGHT, plan->Vinv, W, plan->Y)));
     if (!matrix_free)
-        SBM__TRY(sbm__ba_nested(ctx, fn, sbm_cbc_gemm_execute(ctx, plan->gemm, -1.0, plan->Y, W, U,
+        SBM__TRY(sbm__nested(ctx, fn, sbm_cbc_gemm_execute(ctx, plan->gemm, -1.0, plan->Y, W, U,
                                                               S)));
     if (rhs) {
         /* rhs = gc - Y gp */
-        SBM__TRY(sbm__ba_copy_vec(ctx, rhs, gc, plan->nc * plan->p));
-        SBM__TRY(sbm__ba_nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, -1.0, plan->Y, gp, 1.0, rhs)));
+        SBM__TRY(sbm__vec_copy(ctx, rhs, gc, plan->nc * plan->p));
+        SBM__TRY(sbm__nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, -1.0, plan->Y, gp, 1.0, rhs)));
     }
     plan->usym.A = U;
     SBM__TRY(sbm__symup_refresh(ctx, &plan->usym));
@@ -580,9 +580,9 @@ sbm_status sbm_ba_schur(sbm_ctx *ctx, const sbm_cbc *U, const sbm_cbc *V, const 
                           !gc ? "gc" : "gp");
     sbm_schur_plan *plan = NULL;
     sbm_cbc *Sm = NULL;
-    sbm_status st = sbm__ba_nested(ctx, fn, sbm_ba_schur_plan(ctx, U, V, W, 0, &plan, &Sm));
+    sbm_status st = sbm__nested(ctx, fn, sbm_ba_schur_plan(ctx, U, V, W, 0, &plan, &Sm));
     if (st == SBM_SUCCESS)
-        st = sbm__ba_nested(ctx, fn, sbm_ba_schur_execute(ctx, plan, U, V, W, gc, gp, Sm, rhs));
+        st = sbm__nested(ctx, fn, sbm_ba_schur_execute(ctx, plan, U, V, W, gc, gp, Sm, rhs));
     sbm_schur_plan_destroy(plan);
     if (st != SBM_SUCCESS) {
         sbm_cbc_destroy(Sm);
@@ -606,9 +606,9 @@ sbm_status sbm_ba_back_substitute(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_
         return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
                           "argument plan: no successful sbm_ba_schur_execute yet (V^-1 unknown)");
     /* t = gp - W^T dc; dp = V^-1 t */
-    SBM__TRY(sbm__ba_copy_vec(ctx, plan->t, gp, plan->np * plan->q));
-    SBM__TRY(sbm__ba_nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_T, -1.0, W, dc, 1.0, plan->t)));
-    return sbm__ba_nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, plan->Vinv, plan->t, 0.0, dp));
+    SBM__TRY(sbm__vec_copy(ctx, plan->t, gp, plan->np * plan->q));
+    SBM__TRY(sbm__nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_T, -1.0, W, dc, 1.0, plan->t)));
+    return sbm__nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, plan->Vinv, plan->t, 0.0, dp));
 }
 
 sbm_status sbm_ba_schur_multiply(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *U,
@@ -626,10 +626,10 @@ sbm_status sbm_ba_schur_multiply(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_c
         return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
                           "argument plan: no successful sbm_ba_schur_execute yet (Y unknown)");
     /* y = U x - Y (W^T x) */
-    SBM__TRY(sbm__ba_nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_T, 1.0, W, x, 0.0, plan->t)));
+    SBM__TRY(sbm__nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_T, 1.0, W, x, 0.0, plan->t)));
     plan->usym.A = U;
     SBM__TRY(sbm__symup_multiply(ctx, &plan->usym, x, y));
-    return sbm__ba_nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, -1.0, plan->Y, plan->t, 1.0, y));
+    return sbm__nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, -1.0, plan->Y, plan->t, 1.0, y));
 }
 
 sbm_status sbm_ba_system_reduce(sbm_ctx *ctx, const sbm_ba_system *s, sbm_cbc **S, double *h_rhs)
@@ -645,13 +645,13 @@ sbm_status sbm_ba_system_reduce(sbm_ctx *ctx, const sbm_ba_system *s, sbm_cbc **
                           "argument system: its last linearisation failed; linearise it again");
     double *rhs = NULL;
     if (h_rhs) {
-        rhs = sbm__ba_vec_alloc(ctx, 9 * s->nc, "rhs");
+        rhs = sbm__vec_alloc(ctx, 9 * s->nc, "rhs");
         if (!rhs) return SBM_ERR_OUT_OF_MEMORY;
     }
     sbm_cbc *Sm = NULL;
-    sbm_status st = sbm__ba_nested(ctx, fn, sbm_ba_schur(ctx, s->U, s->V, s->W, s->gc, s->gp, &Sm,
+    sbm_status st = sbm__nested(ctx, fn, sbm_ba_schur(ctx, s->U, s->V, s->W, s->gc, s->gp, &Sm,
                                                          rhs));
-    if (st == SBM_SUCCESS && h_rhs) st = sbm__ba_download(ctx, h_rhs, rhs, 9 * s->nc);
+    if (st == SBM_SUCCESS && h_rhs) st = sbm__vec_download(ctx, h_rhs, rhs, 9 * s->nc);
     sbm__free(ctx, rhs);
     if (st != SBM_SUCCESS) {
         sbm_cbc_destroy(Sm);

@@ -10,7 +10,7 @@
  *   - One growable buffer holds the unread part of the file; a line longer than it doubles it. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "ba_internal.h"
+#include "io_internal.h"
 
 #include <bzlib.h>
 #include <errno.h>

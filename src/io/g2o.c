@@ -1,5 +1,5 @@
 /* g2o pose graphs: reading (2D SE2 and 3D SE3:QUAT vertices and edges, FIX lines), the
- * spanning-tree initialisation of edge-only files, and chi2.
+ * spanning-tree initialisation of edge-only files.
  *
  * Decisions recorded here:
  *   - Elements: VERTEX_SE2, EDGE_SE2, VERTEX_SE3:QUAT, EDGE_SE3:QUAT, FIX. Blank lines and lines
@@ -19,7 +19,8 @@
  *     vertex (in the graph's order) is. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "ba_internal.h"
+#include "io_internal.h"
+#include "sbm_geometry.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -29,36 +30,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct sbm_g2o_graph {
-    int dim;                /* 2 or 3 */
-    int ps;                 /* pose size: 3 or 7 */
-    int ed;                 /* error dimension: 3 or 6 */
-    int64_t nv;             /* vertices */
-    int64_t ne;             /* edges */
-    int64_t nfixed;         /* vertices held fixed */
-    int32_t *vid;           /* file id of each vertex */
-    double *poses;          /* ps per vertex */
-    unsigned char *fixed;   /* 1 if held fixed */
-    int32_t *efrom;         /* vertex index of each edge's first vertex */
-    int32_t *eto;           /* and of its second */
-    double *emeas;          /* ps per edge */
-    double *einfo;          /* ed*ed per edge, column-major full */
-    int from_edges;         /* 1: no VERTEX lines */
-    sbm_allocator a;        /* allocator of everything */
-};
 
 void sbm_g2o_destroy(sbm_g2o_graph *g)
 {
     if (!g) return;
     sbm_allocator a = g->a;
-    sbm__ba_free(&a, g->vid);
-    sbm__ba_free(&a, g->poses);
-    sbm__ba_free(&a, g->fixed);
-    sbm__ba_free(&a, g->efrom);
-    sbm__ba_free(&a, g->eto);
-    sbm__ba_free(&a, g->emeas);
-    sbm__ba_free(&a, g->einfo);
-    sbm__ba_free(&a, g);
+    sbm__free_with(&a, g->vid);
+    sbm__free_with(&a, g->poses);
+    sbm__free_with(&a, g->fixed);
+    sbm__free_with(&a, g->efrom);
+    sbm__free_with(&a, g->eto);
+    sbm__free_with(&a, g->emeas);
+    sbm__free_with(&a, g->einfo);
+    sbm__free_with(&a, g);
 }
 
 sbm_g2o_info sbm_g2o_get_info(const sbm_g2o_graph *g)
@@ -419,8 +403,8 @@ sbm_status sbm_g2o_read(sbm_ctx *ctx, const char *path, sbm_g2o_graph **graph)
         goto done;
     }
 
-    sbm_allocator a = sbm__ba_host_allocator(ctx);
-    g = sbm__ba_alloc(ctx, &a, 1, sizeof *g, "the graph");
+    sbm_allocator a = sbm__host_allocator_of(ctx);
+    g = sbm__alloc_with(ctx, &a, 1, sizeof *g, "the graph");
     if (!g) {
         st = SBM_ERR_OUT_OF_MEMORY;
         goto done;
@@ -429,13 +413,13 @@ sbm_status sbm_g2o_read(sbm_ctx *ctx, const char *path, sbm_g2o_graph **graph)
     g->a = a;
     g->dim = dim, g->ps = ps, g->ed = ed;
     g->nv = nv, g->ne = edges.n, g->from_edges = from_edges;
-    g->vid = sbm__ba_alloc(ctx, &a, (size_t)nv, sizeof(int32_t), "vertex ids");
-    g->poses = g->vid ? sbm__ba_alloc(ctx, &a, (size_t)nv, (size_t)ps * sizeof(double), "poses") : NULL;
-    g->fixed = g->poses ? sbm__ba_alloc(ctx, &a, (size_t)nv, 1, "fixed flags") : NULL;
-    g->efrom = g->fixed ? sbm__ba_alloc(ctx, &a, (size_t)edges.n, sizeof(int32_t), "edge vertices") : NULL;
-    g->eto = g->efrom ? sbm__ba_alloc(ctx, &a, (size_t)edges.n, sizeof(int32_t), "edge vertices") : NULL;
-    g->emeas = g->eto ? sbm__ba_alloc(ctx, &a, (size_t)edges.n, (size_t)ps * sizeof(double), "measurements") : NULL;
-    g->einfo = g->emeas ? sbm__ba_alloc(ctx, &a, (size_t)edges.n, (size_t)(ed * ed) * sizeof(double), "information matrices") : NULL;
+    g->vid = sbm__alloc_with(ctx, &a, (size_t)nv, sizeof(int32_t), "vertex ids");
+    g->poses = g->vid ? sbm__alloc_with(ctx, &a, (size_t)nv, (size_t)ps * sizeof(double), "poses") : NULL;
+    g->fixed = g->poses ? sbm__alloc_with(ctx, &a, (size_t)nv, 1, "fixed flags") : NULL;
+    g->efrom = g->fixed ? sbm__alloc_with(ctx, &a, (size_t)edges.n, sizeof(int32_t), "edge vertices") : NULL;
+    g->eto = g->efrom ? sbm__alloc_with(ctx, &a, (size_t)edges.n, sizeof(int32_t), "edge vertices") : NULL;
+    g->emeas = g->eto ? sbm__alloc_with(ctx, &a, (size_t)edges.n, (size_t)ps * sizeof(double), "measurements") : NULL;
+    g->einfo = g->emeas ? sbm__alloc_with(ctx, &a, (size_t)edges.n, (size_t)(ed * ed) * sizeof(double), "information matrices") : NULL;
     work = g->einfo ? sbm__host_alloc(ctx, (size_t)(3 * nv + 2 * edges.n + 3) * sizeof(int64_t), "spanning tree") : NULL;
     if (!work) {
         st = ctx->last_status;
@@ -559,46 +543,4 @@ done:
     if (work) sbm__host_free(ctx, work);
     sbm_g2o_destroy(g);
     return st;
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* chi2                                                                                     */
-/* ---------------------------------------------------------------------------------------- */
-
-/* Error of edge k at the current poses (and Jacobians when Ji, Jj are given). */
-void sbm__g2o_edge_error(const sbm_g2o_graph *g, int64_t k, double *e, double *Ji, double *Jj)
-{
-    const double *xi = g->poses + g->ps * (int64_t)g->efrom[k];
-    const double *xj = g->poses + g->ps * (int64_t)g->eto[k];
-    const double *z = g->emeas + g->ps * k;
-    if (g->dim == 2)
-        sbm__se2_error(xi, xj, z, e, Ji, Jj);
-    else
-        sbm__se3_error(xi, xj, z, e, Ji, Jj);
-}
-
-double sbm__g2o_chi2_host(const sbm_g2o_graph *g)
-{
-    const int d = g->ed;
-    double chi2 = 0.0;
-    for (int64_t k = 0; k < g->ne; k++) {
-        double e[6];
-        sbm__g2o_edge_error(g, k, e, NULL, NULL);
-        const double *om = g->einfo + (size_t)(d * d) * k;
-        for (int c = 0; c < d; c++) {
-            double s = 0.0;
-            for (int r = 0; r < d; r++) s += om[r + d * c] * e[r];
-            chi2 += s * e[c];
-        }
-    }
-    return chi2;
-}
-
-sbm_status sbm_g2o_chi2(sbm_ctx *ctx, const sbm_g2o_graph *graph, double *chi2)
-{
-    SBM__ENTER(ctx, "sbm_g2o_chi2");
-    if (!graph) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument graph is NULL");
-    if (!chi2) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument chi2 is NULL");
-    *chi2 = sbm__g2o_chi2_host(graph);
-    return SBM_SUCCESS;
 }

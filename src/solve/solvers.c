@@ -7,7 +7,7 @@
  * to the block SpMV, which runs on the context's backend. */
 #define _POSIX_C_SOURCE 199309L
 
-#include "ba_internal.h"
+#include "solve_internal.h"
 
 #include <inttypes.h>
 #include <lapacke.h>
@@ -16,81 +16,10 @@
 #include <string.h>
 #include <time.h>
 
-/* ---------------------------------------------------------------------------------------- */
-/* Memory and transfers                                                                     */
-/* ---------------------------------------------------------------------------------------- */
-
-sbm_allocator sbm__ba_host_allocator(const sbm_ctx *ctx)
-{
-    return ctx->backend == SBM_BACKEND_CPU ? ctx->allocator : sbm__malloc_allocator;
-}
-
-void *sbm__ba_alloc(sbm_ctx *ctx, const sbm_allocator *a, size_t n, size_t size, const char *what)
-{
-    int ok;
-    const size_t bytes = sbm__mul_size(ctx, n, size, what, &ok);
-    if (!ok) return NULL;
-    void *p = a->alloc(a->user, bytes ? bytes : 1);
-    if (!p) sbm__error(ctx, SBM_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes for %s", bytes, what);
-    return p;
-}
-
-void sbm__ba_free(const sbm_allocator *a, void *ptr)
-{
-    if (ptr) a->free(a->user, ptr);
-}
-
-double *sbm__ba_vec_alloc(sbm_ctx *ctx, int64_t n, const char *what)
-{
-    int ok;
-    const size_t bytes = sbm__mul_size(ctx, (size_t)(n > 0 ? n : 0), sizeof(double), what, &ok);
-    if (!ok) return NULL;
-    return sbm__alloc(ctx, bytes, what);
-}
-
-sbm_status sbm__ba_upload(sbm_ctx *ctx, double *dst, const double *h_src, int64_t n)
-{
-    if (n <= 0 || dst == h_src) return SBM_SUCCESS;
-    return ctx->ops->copy(ctx, dst, h_src, (size_t)n * sizeof(double), 0);
-}
-
-sbm_status sbm__ba_download(sbm_ctx *ctx, double *h_dst, const double *src, int64_t n)
-{
-    if (n <= 0 || h_dst == src) return SBM_SUCCESS;
-    return ctx->ops->copy(ctx, h_dst, src, (size_t)n * sizeof(double), 1);
-}
-
-sbm_status sbm__ba_copy_vec(sbm_ctx *ctx, double *dst, const double *src, int64_t n)
-{
-    if (n <= 0 || dst == src) return SBM_SUCCESS;
-    return ctx->ops->copy(ctx, dst, src, (size_t)n * sizeof(double), 2);
-}
-
-sbm_status sbm__ba_nested(sbm_ctx *ctx, const char *outer, sbm_status st)
-{
-    if (st != SBM_SUCCESS && ctx->fn != outer) {
-        char inner[SBM__MSG_SIZE];
-        memcpy(inner, ctx->message, sizeof inner);
-        inner[SBM__MSG_SIZE - 1] = '\0';
-        snprintf(ctx->message, SBM__MSG_SIZE, "%s: %.*s", outer, SBM__MSG_SIZE - 64, inner);
-        ctx->last_status = st;
-    }
-    ctx->fn = outer;
-    return st;
-}
-
-double sbm__ba_now(sbm_ctx *ctx, int sync)
-{
-    if (sync && ctx->ops->synchronize) ctx->ops->synchronize(ctx);
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 void sbm__solver_end_iteration(sbm_ctx *ctx, const sbm_solver_options *opt, int it, double cost,
                                double t_it, sbm_iteration_report *rep, sbm_solver_summary *summary)
 {
-    rep->time_total = sbm__ba_now(ctx, 1) - t_it;
+    rep->time_total = sbm__now(ctx, 1) - t_it;
     if (summary) {
         summary->iterations = it;
         summary->accepted += rep->accepted;
@@ -111,7 +40,7 @@ sbm_status sbm__symup_init(sbm_ctx *ctx, const sbm_cbc *A, sbm__symup *s)
 {
     memset(s, 0, sizeof *s);
     s->A = A;
-    s->host_alloc = sbm__ba_host_allocator(ctx);
+    s->host_alloc = sbm__host_allocator_of(ctx);
     if (A->nbr != A->nbc || A->r != A->c)
         return sbm__error(ctx, SBM_ERR_BLOCK_SHAPE,
                           "a symmetric matrix needs square blocks and as many block rows as "
@@ -123,7 +52,7 @@ sbm_status sbm__symup_init(sbm_ctx *ctx, const sbm_cbc *A, sbm__symup *s)
     sbm_status st = SBM_SUCCESS;
     int32_t *drow = NULL, *dcol = NULL;
     double *zeros = NULL;
-    s->diag_block = sbm__ba_alloc(ctx, &s->host_alloc, (size_t)A->nbc + 1, sizeof(int64_t),
+    s->diag_block = sbm__alloc_with(ctx, &s->host_alloc, (size_t)A->nbc + 1, sizeof(int64_t),
                                   "diagonal block positions");
     if (!s->diag_block) {
         st = ctx->last_status;
@@ -167,7 +96,7 @@ sbm_status sbm__symup_init(sbm_ctx *ctx, const sbm_cbc *A, sbm__symup *s)
         for (int64_t j = 0; j < A->nbc; j++)
             if (s->diag_block[j] >= 0) drow[t] = dcol[t] = (int32_t)j, t++;
         const char *fn = ctx->fn;
-        st = sbm__ba_nested(ctx, fn,
+        st = sbm__nested(ctx, fn,
                             sbm_cbc_from_triplets(ctx, &s->D, A->nbr, A->nbc, A->r, A->c, ndiag,
                                                   drow, dcol, zeros));
         if (st != SBM_SUCCESS) goto done;
@@ -189,7 +118,7 @@ sbm_status sbm__symup_refresh(sbm_ctx *ctx, sbm__symup *s)
     /* One copy per diagonal block, from where A stores it to D's consecutive slots. */
     for (int64_t j = 0; j < s->A->nbc; j++) {
         if (s->diag_block[j] < 0) continue;
-        SBM__TRY(sbm__ba_copy_vec(ctx, s->D->values + (size_t)t * bs,
+        SBM__TRY(sbm__vec_copy(ctx, s->D->values + (size_t)t * bs,
                                   s->A->values + (size_t)s->diag_block[j] * bs, (int64_t)bs));
         t++;
     }
@@ -200,17 +129,17 @@ sbm_status sbm__symup_multiply(sbm_ctx *ctx, sbm__symup *s, const double *x, dou
 {
     const char *fn = ctx->fn;
     if (s->block_diagonal)
-        return sbm__ba_nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, s->A, x, 0.0, y));
+        return sbm__nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, s->A, x, 0.0, y));
     /* y = A x + A^T x - D x, accumulated in y through the SpMV's beta */
-    SBM__TRY(sbm__ba_nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, s->A, x, 0.0, y)));
-    SBM__TRY(sbm__ba_nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_T, 1.0, s->A, x, 1.0, y)));
-    return sbm__ba_nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, -1.0, s->D, x, 1.0, y));
+    SBM__TRY(sbm__nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, s->A, x, 0.0, y)));
+    SBM__TRY(sbm__nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_T, 1.0, s->A, x, 1.0, y)));
+    return sbm__nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, -1.0, s->D, x, 1.0, y));
 }
 
 void sbm__symup_free(sbm__symup *s)
 {
     if (s->D && !s->block_diagonal) sbm_cbc_destroy(s->D);
-    sbm__ba_free(&s->host_alloc, s->diag_block);
+    sbm__free_with(&s->host_alloc, s->diag_block);
     memset(s, 0, sizeof *s);
 }
 
@@ -314,7 +243,7 @@ sbm_status sbm__dense_spd_solve(sbm_ctx *ctx, const sbm_cbc *A, const double *h_
             st = SBM_ERR_OUT_OF_MEMORY;
             goto done;
         }
-        if ((st = sbm__ba_download(ctx, vals, A->values, A->nnzb * (int64_t)bs)) != SBM_SUCCESS)
+        if ((st = sbm__vec_download(ctx, vals, A->values, A->nnzb * (int64_t)bs)) != SBM_SUCCESS)
             goto done;
     }
     memset(M, 0, (size_t)n * (size_t)n * sizeof(double));
@@ -397,9 +326,9 @@ sbm_status sbm__host_bjacobi_init(sbm_ctx *ctx, int64_t nb, int b, const double 
     memset(p, 0, sizeof *p);
     p->nb = nb;
     p->b = b;
-    p->a = sbm__ba_host_allocator(ctx);
+    p->a = sbm__host_allocator_of(ctx);
     const size_t bs = (size_t)b * (size_t)b;
-    p->inv = sbm__ba_alloc(ctx, &p->a, (size_t)nb, bs * sizeof(double), "preconditioner blocks");
+    p->inv = sbm__alloc_with(ctx, &p->a, (size_t)nb, bs * sizeof(double), "preconditioner blocks");
     if (!p->inv) return ctx->last_status;
     double l[SBM_MAX_BLOCK_DIM * SBM_MAX_BLOCK_DIM];
     for (int64_t k = 0; k < nb; k++) {
@@ -446,6 +375,6 @@ sbm_status sbm__host_bjacobi_apply(sbm_ctx *ctx, void *data, const double *h_x, 
 
 void sbm__host_bjacobi_free(sbm__host_bjacobi *p)
 {
-    sbm__ba_free(&p->a, p->inv);
+    sbm__free_with(&p->a, p->inv);
     memset(p, 0, sizeof *p);
 }

@@ -4,7 +4,7 @@
  * (at most 10 halvings): the Gauss-Newton direction of a positive definite Lambda is a descent
  * direction (so is every PCG iterate), which makes each accepted iteration lower chi2; when no
  * step length does, the solve stops there. */
-#include "ba_internal.h"
+#include "slam_internal.h"
 
 #include <math.h>
 #include <string.h>
@@ -22,18 +22,18 @@ typedef struct gn_ops {
 static sbm_status apply_lambda(sbm_ctx *ctx, void *data, const double *hx, double *hy)
 {
     gn_ops *o = data;
-    SBM__TRY(sbm__ba_upload(ctx, o->dx, hx, o->n));
+    SBM__TRY(sbm__vec_upload(ctx, o->dx, hx, o->n));
     SBM__TRY(sbm__symup_multiply(ctx, o->lsym, o->dx, o->dy));
-    return sbm__ba_download(ctx, hy, o->dy, o->n);
+    return sbm__vec_download(ctx, hy, o->dy, o->n);
 }
 
 static sbm_status apply_dinv(sbm_ctx *ctx, void *data, const double *hx, double *hy)
 {
     gn_ops *o = data;
     const char *fn = ctx->fn;
-    SBM__TRY(sbm__ba_upload(ctx, o->dx, hx, o->n));
-    SBM__TRY(sbm__ba_nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, o->Dinv, o->dx, 0.0, o->dy)));
-    return sbm__ba_download(ctx, hy, o->dy, o->n);
+    SBM__TRY(sbm__vec_upload(ctx, o->dx, hx, o->n));
+    SBM__TRY(sbm__nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, o->Dinv, o->dx, 0.0, o->dy)));
+    return sbm__vec_download(ctx, hy, o->dy, o->n);
 }
 
 /* poses = saved (+) alpha*dx on the free vertices */
@@ -70,7 +70,7 @@ sbm_status sbm_slam_solve(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solver_o
     if (summary) memset(summary, 0, sizeof *summary);
     const sbm_g2o_info gi = sbm_g2o_get_info(graph);
 
-    const double t_start = sbm__ba_now(ctx, 1);
+    const double t_start = sbm__now(ctx, 1);
     sbm_slam_system *sys = NULL;
     sbm_cbc *Dinv = NULL;
     sbm__symup lsym;
@@ -80,9 +80,9 @@ sbm_status sbm_slam_solve(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solver_o
     memset(&ops, 0, sizeof ops);
     sbm_status st;
 
-    if ((st = sbm__ba_nested(ctx, fn, sbm_slam_system_create(ctx, graph, &sys))) != SBM_SUCCESS)
+    if ((st = sbm__nested(ctx, fn, sbm_slam_system_create(ctx, graph, &sys))) != SBM_SUCCESS)
         goto done;
-    if ((st = sbm__ba_nested(ctx, fn, sbm_slam_linearize(ctx, sys, graph))) != SBM_SUCCESS)
+    if ((st = sbm__nested(ctx, fn, sbm_slam_linearize(ctx, sys, graph))) != SBM_SUCCESS)
         goto done;
     double t_jac = 0.0, t_lam = 0.0;
     sbm__slam_system_times(sys, &t_jac, &t_lam);
@@ -91,8 +91,8 @@ sbm_status sbm_slam_solve(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solver_o
     sbm_linear_solver ls = opt.linear_solver;
     if (ls == SBM_LINEAR_AUTO) ls = n <= opt.dense_max_dim ? SBM_LINEAR_DENSE_CHOLESKY : SBM_LINEAR_PCG;
 
-    d_x = sbm__ba_vec_alloc(ctx, n, "PCG x");
-    d_y = d_x ? sbm__ba_vec_alloc(ctx, n, "PCG y") : NULL;
+    d_x = sbm__vec_alloc(ctx, n, "PCG x");
+    d_y = d_x ? sbm__vec_alloc(ctx, n, "PCG y") : NULL;
     h = d_y ? sbm__host_alloc(ctx, (size_t)(2 * n + gi.pose_size * gi.vertices) * sizeof(double),
                               "solver vectors") : NULL;
     if (!h) {
@@ -102,7 +102,7 @@ sbm_status sbm_slam_solve(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solver_o
     double *h_rhs = h, *h_dx = h + n, *h_saved = h + 2 * n;
     if (ls == SBM_LINEAR_PCG) {
         if ((st = sbm__symup_init(ctx, si.Lambda, &lsym)) != SBM_SUCCESS) goto done;
-        if ((st = sbm__ba_nested(ctx, fn, sbm_cbc_copy(ctx, lsym.D, &Dinv))) != SBM_SUCCESS)
+        if ((st = sbm__nested(ctx, fn, sbm_cbc_copy(ctx, lsym.D, &Dinv))) != SBM_SUCCESS)
             goto done;
     }
     ops.lsym = &lsym, ops.Dinv = Dinv, ops.dx = d_x, ops.dy = d_y, ops.n = n;
@@ -121,28 +121,28 @@ sbm_status sbm_slam_solve(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solver_o
         rep.iteration = it;
         rep.cost_before = chi2;
         rep.cost = chi2;
-        const double t_it = sbm__ba_now(ctx, 1);
+        const double t_it = sbm__now(ctx, 1);
 
         /* Lambda dx = -b */
-        double ts = sbm__ba_now(ctx, 1);
-        if ((st = sbm__ba_download(ctx, h_rhs, si.b, n)) != SBM_SUCCESS) goto done;
+        double ts = sbm__now(ctx, 1);
+        if ((st = sbm__vec_download(ctx, h_rhs, si.b, n)) != SBM_SUCCESS) goto done;
         for (int64_t k = 0; k < n; k++) h_rhs[k] = -h_rhs[k];
         if (ls == SBM_LINEAR_DENSE_CHOLESKY) {
             st = sbm__dense_spd_solve(ctx, si.Lambda, h_rhs, h_dx);
         } else {
             lsym.A = si.Lambda;
             st = sbm__symup_refresh(ctx, &lsym);
-            if (st == SBM_SUCCESS) st = sbm__ba_nested(ctx, fn, sbm_bdiag_inverse(ctx, lsym.D, Dinv));
+            if (st == SBM_SUCCESS) st = sbm__nested(ctx, fn, sbm_bdiag_inverse(ctx, lsym.D, Dinv));
             if (st == SBM_SUCCESS)
                 st = sbm__pcg(ctx, n, apply_lambda, &ops, apply_dinv, &ops, h_rhs, h_dx,
                               opt.pcg_max_iterations, opt.pcg_tolerance, &rep.linear_iterations,
                               &rep.linear_residual);
         }
         if (st != SBM_SUCCESS) goto done;
-        rep.time_solve = sbm__ba_now(ctx, 1) - ts;
+        rep.time_solve = sbm__now(ctx, 1) - ts;
 
         /* backtracking line search */
-        ts = sbm__ba_now(ctx, 1);
+        ts = sbm__now(ctx, 1);
         memcpy(h_saved, gi.poses, (size_t)(gi.pose_size * gi.vertices) * sizeof(double));
         double alpha = 1.0, new_chi2 = INFINITY;
         for (int k = 0; k <= MAX_HALVINGS; k++, alpha *= 0.5) {
@@ -150,7 +150,7 @@ sbm_status sbm_slam_solve(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solver_o
             new_chi2 = sbm__g2o_chi2_host(graph);
             if (isfinite(new_chi2) && new_chi2 < chi2) break;
         }
-        rep.time_update = sbm__ba_now(ctx, 1) - ts;
+        rep.time_update = sbm__now(ctx, 1) - ts;
         rep.lambda = alpha;
         int stop = 0;
         if (isfinite(new_chi2) && new_chi2 < chi2) {
@@ -159,7 +159,7 @@ sbm_status sbm_slam_solve(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solver_o
             stop = chi2 - new_chi2 <= opt.function_tolerance * chi2;
             chi2 = new_chi2;
             if (it < opt.max_iterations && !stop) {
-                if ((st = sbm__ba_nested(ctx, fn, sbm_slam_linearize(ctx, sys, graph))) != SBM_SUCCESS)
+                if ((st = sbm__nested(ctx, fn, sbm_slam_linearize(ctx, sys, graph))) != SBM_SUCCESS)
                     goto done;
                 sbm__slam_system_times(sys, &rep.time_linearize, &rep.time_schur);
                 si = sbm_slam_system_get_info(sys);
@@ -174,10 +174,10 @@ sbm_status sbm_slam_solve(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solver_o
     st = SBM_SUCCESS;
 
 done:
-    if (summary) summary->time_total = sbm__ba_now(ctx, 1) - t_start;
+    if (summary) summary->time_total = sbm__now(ctx, 1) - t_start;
     if (h) sbm__host_free(ctx, h);
-    sbm__ba_free(&ctx->allocator, d_x);
-    sbm__ba_free(&ctx->allocator, d_y);
+    sbm__free_with(&ctx->allocator, d_x);
+    sbm__free_with(&ctx->allocator, d_y);
     sbm__symup_free(&lsym);
     sbm_cbc_destroy(Dinv);
     sbm_slam_system_destroy(sys);

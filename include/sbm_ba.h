@@ -1,0 +1,132 @@
+/* sbm_ba.h: bundle adjustment: synthetic BAL problems, normal equations, the Schur complement and Levenberg-Marquardt (library sbm_ba). */
+#ifndef SBM_BA_H
+#define SBM_BA_H
+
+#include "sbm_io.h"
+#include "sbm_solve.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ======================================================================================== */
+/* Bundle adjustment and SLAM                                                               */
+/* ======================================================================================== */
+
+/* Problems (BAL files, g2o pose graphs) live in host memory; the linear systems built from them
+ * (U, V, W, S; J, Omega, Lambda) and their vectors live in the context's memory, so the block
+ * operations above run on the context's backend. Residuals and Jacobians are evaluated on the
+ * host (one small closed-form expression per observation or edge) and uploaded. */
+
+/* A seeded synthetic problem: cameras on a sphere around a cloud of points, each looking at its
+ * centre; every point seen by obs_per_point distinct cameras; observations are exact
+ * projections plus Gaussian pixel noise; the stored parameters are the true ones perturbed. */
+typedef struct sbm_bal_generate_options {
+    int64_t cameras;       /* >= 2 */
+    int64_t points;        /* >= 1 */
+    int obs_per_point;     /* distinct cameras per point, 2 <= obs_per_point <= cameras */
+    double pixel_noise;    /* standard deviation of the observation noise, pixels (>= 0) */
+    double perturbation;   /* scale of the parameter perturbation (>= 0; 1 is a typical start) */
+    uint64_t seed;         /* the same seed gives the same problem on every platform */
+} sbm_bal_generate_options;
+/* Options for a dubrovnik-like problem of the given size (noise 0.5 px, perturbation 1). */
+sbm_bal_generate_options sbm_bal_generate_defaults(int64_t cameras, int64_t points,
+                                                   int obs_per_point, uint64_t seed);
+sbm_status sbm_bal_generate(sbm_ctx *ctx, const sbm_bal_generate_options *options,
+                            sbm_bal_problem **problem);
+/* Residuals at the current parameters into h_residuals (host, 2*observations; may be NULL) and
+ * the cost 0.5*|r|^2 into *cost (may be NULL). A point on a camera's image plane (P.z == 0)
+ * gives non-finite residuals, not an error. */
+sbm_status sbm_bal_evaluate(sbm_ctx *ctx, const sbm_bal_problem *problem, double *h_residuals,
+                            double *cost);
+
+
+/* ---- BA normal equations and the Schur complement ------------------------------------------ */
+
+/* The Gauss-Newton normal equations of a BAL problem at its current parameters,
+ *     [U   W] [dc]   [gc]    U = Jc^T Jc (cameras x cameras, 9x9 blocks, block diagonal)
+ *     [W^T V] [dp] = [gp]    V = Jp^T Jp (points x points, 3x3 blocks, block diagonal)
+ *                            W = Jc^T Jp (cameras x points, 9x3 blocks)
+ *                            gc = -Jc^T r, gp = -Jp^T r   (so [dc; dp] is the step)
+ * with Levenberg-Marquardt damping: every diagonal entry d of U and V is replaced by
+ * d + lambda*min(max(d, 1e-6), 1e32). Matrices and vectors are in the context's memory. */
+typedef struct sbm_ba_system sbm_ba_system;
+
+typedef struct sbm_ba_system_info {
+    const sbm_cbc *U;  /* damped camera block */
+    const sbm_cbc *V;  /* damped point block */
+    const sbm_cbc *W;  /* camera-point coupling */
+    const double *gc;  /* -Jc^T r (context memory, 9*cameras) */
+    const double *gp;  /* -Jp^T r (context memory, 3*points) */
+    double cost;       /* 0.5*|r|^2 at the linearisation point */
+    double lambda;     /* the damping in U and V */
+    int64_t cameras;   /* block rows of W */
+    int64_t points;    /* block columns of W */
+} sbm_ba_system_info;
+
+/* Build the patterns of U, V, W for a problem (several observations of a point by one camera
+ * are summed into one block). Values are zero until sbm_ba_linearize. */
+sbm_status sbm_ba_system_create(sbm_ctx *ctx, const sbm_bal_problem *problem,
+                                sbm_ba_system **system);
+/* Residuals and analytic Jacobians at the problem's current parameters; U, V, W, gc, gp and the
+ * cost, with damping lambda = 0. problem must be the one the system was created from (or have
+ * the same observations). @return SBM_ERR_NOT_FINITE for a non-finite prediction (the system is
+ * then unchanged) or Jacobian (the system then needs a new linearisation). */
+sbm_status sbm_ba_linearize(sbm_ctx *ctx, sbm_ba_system *system, const sbm_bal_problem *problem);
+/* Set the damping of U and V (from the undamped values of the last linearisation). */
+sbm_status sbm_ba_set_damping(sbm_ctx *ctx, sbm_ba_system *system, double lambda);
+void sbm_ba_system_destroy(sbm_ba_system *system);
+sbm_ba_system_info sbm_ba_system_get_info(const sbm_ba_system *system);
+/* The reduced camera system of the system as it stands (damping included): *S = the upper block
+ * triangle of U - W V^-1 W^T (a new matrix in the context), and the reduced rhs
+ * gc - W V^-1 gp copied to the host array h_rhs (9*cameras; may be NULL). One call of
+ * sbm_ba_schur; for repeated use make a plan (below). */
+sbm_status sbm_ba_system_reduce(sbm_ctx *ctx, const sbm_ba_system *system, sbm_cbc **S,
+                                double *h_rhs);
+
+/* Reduced camera system S dc = rhs with
+ *     S = U - W V^-1 W^T (upper block triangle),   rhs = gc - W V^-1 gp,
+ * through sbm_bdiag_inverse (V^-1), sbm_bdiag_scale (Y = W V^-1), the block SpGEMM with
+ * accumulate (S = U - Y W^T, SBM_GEMM_UPPER) and the block SpMV. U is symmetric and given by its
+ * upper block triangle (in BA it is block diagonal); V is block diagonal with SPD blocks.
+ * The plan keeps V^-1 and Y of the last execute for the back-substitution and S*x. */
+typedef struct sbm_schur_plan sbm_schur_plan;
+
+#define SBM_SCHUR_MATRIX_FREE 1u /* do not form S (execute computes V^-1, Y and rhs only) */
+
+/* Symbolic phase for the patterns of U (nc x nc blocks of p x p), V (np x np of q x q) and W
+ * (nc x np of p x q). Creates S with its pattern (values zero), or sets *S = NULL with
+ * SBM_SCHUR_MATRIX_FREE (S may then be NULL). */
+sbm_status sbm_ba_schur_plan(sbm_ctx *ctx, const sbm_cbc *U, const sbm_cbc *V, const sbm_cbc *W,
+                             unsigned flags, sbm_schur_plan **plan, sbm_cbc **S);
+/* Numeric phase: S (unless matrix-free) and rhs (context memory, nc*p; may be NULL) from the
+ * current values of U, V, W, gc (nc*p) and gp (np*q; both may be NULL when rhs is NULL).
+ * @return SBM_ERR_NOT_POSITIVE_DEFINITE if a block of V is not SPD. */
+sbm_status sbm_ba_schur_execute(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *U,
+                                const sbm_cbc *V, const sbm_cbc *W, const double *gc,
+                                const double *gp, sbm_cbc *S, double *rhs);
+/* Plan + execute + destroy the plan. */
+sbm_status sbm_ba_schur(sbm_ctx *ctx, const sbm_cbc *U, const sbm_cbc *V, const sbm_cbc *W,
+                        const double *gc, const double *gp, sbm_cbc **S, double *rhs);
+/* Back-substitution dp = V^-1 (gp - W^T dc) with the V^-1 of the last execute (context
+ * memory: dc nc*p, gp and dp np*q). */
+sbm_status sbm_ba_back_substitute(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *W,
+                                  const double *gp, const double *dc, double *dp);
+/* Matrix-free y = S x = U x - Y (W^T x) with the Y of the last execute; U as given to execute
+ * (symmetric, upper block triangle). x and y in context memory (nc*p), y separate from x. */
+sbm_status sbm_ba_schur_multiply(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *U,
+                                 const sbm_cbc *W, const double *x, double *y);
+void sbm_schur_plan_destroy(sbm_schur_plan *plan);
+
+/* Levenberg-Marquardt on a BAL problem: the reduced camera system each iteration (Schur on the
+ * context's backend), damping lambda as in sbm_ba_set_damping, raised on a rejected step and
+ * lowered on a good one (Nielsen's rule). Updates the problem's parameters to the best estimate.
+ * summary may be NULL. */
+sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver_options *options,
+                        sbm_solver_summary *summary);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SBM_BA_H */

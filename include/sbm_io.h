@@ -1,0 +1,105 @@
+/* sbm_io.h: files: Matrix Market, BAL problems and g2o pose graphs, plain or compressed (library sbm_io). */
+#ifndef SBM_IO_H
+#define SBM_IO_H
+
+#include "sbm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ======================================================================================== */
+/* Matrix Market I/O                                                                        */
+/* ======================================================================================== */
+
+/* Read a coordinate Matrix Market file (real, integer or pattern; general, symmetric or
+ * skew-symmetric) into a scalar CSR matrix: symmetric storage is expanded, pattern entries are
+ * 1.0, duplicates are summed. Errors name the file, the line and the reason. */
+sbm_status sbm_csr_read_mtx(sbm_ctx *ctx, const char *path, sbm_csr **A);
+/* Write as coordinate real general, 1-based, full precision. Written to a temporary file and
+ * renamed, so a failed write leaves no file behind. */
+sbm_status sbm_csr_write_mtx(sbm_ctx *ctx, const char *path, const sbm_csr *A);
+/* Scalar Matrix Market form of a CBC matrix (every stored block's r*c entries). */
+sbm_status sbm_cbc_write_mtx(sbm_ctx *ctx, const char *path, const sbm_cbc *A);
+
+/* ---- BAL problems ------------------------------------------------------------------------ */
+
+/* Cameras have 9 parameters: angle-axis rotation w (3), translation t (3), focal length f, radial
+ * distortion k1, k2; points have 3. For an observation (x, y) of point X by a camera:
+ *     P = R(w)*X + t,  p = -P.xy / P.z,  r = 1 + k1*|p|^2 + k2*|p|^4,
+ *     residual = f*r*p - (x, y).
+ * The cost is 0.5 * sum of squared residuals. */
+#define SBM_BAL_CAMERA_PARAMS 9
+#define SBM_BAL_POINT_PARAMS 3
+
+typedef struct sbm_bal_problem sbm_bal_problem;
+
+/* A view of a problem (host arrays). The parameter arrays may be written (the estimate). */
+typedef struct sbm_bal_info {
+    int64_t cameras;           /* number of cameras */
+    int64_t points;            /* number of points */
+    int64_t observations;      /* number of observations */
+    const int32_t *obs_camera; /* camera of each observation (size observations) */
+    const int32_t *obs_point;  /* point of each observation (size observations) */
+    const double *obs_xy;      /* measured x, y of each observation (size 2*observations) */
+    double *camera_params;     /* 9 per camera, BAL order (size 9*cameras) */
+    double *point_params;      /* 3 per point (size 3*points) */
+} sbm_bal_info;
+
+/* Read a BAL file ("ncam npts nobs", nobs lines "cam pt x y", then 9*ncam camera and 3*npts point
+ * parameters, one value per line or several). A name ending in ".bz2" is read through libbz2.
+ * Errors name the file, the line and the reason (SBM_ERR_PARSE); SBM_ERR_IO if it cannot be
+ * opened or read. */
+sbm_status sbm_bal_read(sbm_ctx *ctx, const char *path, sbm_bal_problem **problem);
+/* Write in BAL format ("%.17g", so it reads back bitwise); through a temporary file and a
+ * rename, so a failure leaves no file behind. A name ending in ".bz2" is compressed. */
+sbm_status sbm_bal_write(sbm_ctx *ctx, const char *path, const sbm_bal_problem *problem);
+
+void sbm_bal_destroy(sbm_bal_problem *problem);
+/* @return the view of the problem (a zeroed struct for NULL). */
+sbm_bal_info sbm_bal_get_info(const sbm_bal_problem *problem);
+
+/* ---- g2o pose graphs ------------------------------------------------------------------------ */
+
+/* 2D graphs (VERTEX_SE2 id x y theta; EDGE_SE2 i j x y theta and the upper triangle of the 3x3
+ * information matrix) and 3D graphs (VERTEX_SE3:QUAT id x y z qx qy qz qw; EDGE_SE3:QUAT i j
+ * x y z qx qy qz qw and the upper triangle of the 6x6 information matrix), FIX id... lines.
+ * Errors and increments follow g2o (types_slam2d, types_slam3d):
+ *     SE2: e = toVector(Z^-1 (Xi^-1 Xj)), angle normalised to [-pi, pi); Xi (+) d = (x + d0,
+ *          y + d1, normalise(theta + d2)).
+ *     SE3: e = (t, qx, qy, qz) of Z^-1 (Xi^-1 Xj) with the quaternion's w made >= 0;
+ *          Xi (+) d = Xi * (d0..2, quaternion (d3, d4, d5, sqrt(1 - |d3..5|^2))).
+ * chi2 = sum over edges of e^T Omega e. A file without VERTEX lines is initialised by composing
+ * edges along a breadth-first spanning tree from the first vertex. Vertices are ordered as
+ * their VERTEX lines (by increasing id for a file without them). In every connected component
+ * without a FIX'ed vertex the first vertex is held fixed (the gauge). */
+typedef struct sbm_g2o_graph sbm_g2o_graph;
+
+typedef struct sbm_g2o_info {
+    int dim;                        /* 2 (SE2) or 3 (SE3) */
+    int pose_size;                  /* values per pose: 3 (x y theta) or 7 (x y z qx qy qz qw) */
+    int error_dim;                  /* 3 or 6: the block size of J, Omega, Lambda */
+    int64_t vertices;               /* number of vertices */
+    int64_t edges;                  /* number of edges */
+    int64_t fixed;                  /* vertices held fixed */
+    const int32_t *vertex_id;       /* file id of each vertex (size vertices) */
+    double *poses;                  /* pose_size per vertex; writable (size pose_size*vertices) */
+    const unsigned char *is_fixed;  /* 1 if the vertex is held fixed (size vertices) */
+    const int32_t *edge_from;       /* vertex index (not id) of each edge's first vertex */
+    const int32_t *edge_to;         /* vertex index of its second vertex */
+    const double *edge_measurement; /* pose_size per edge */
+    const double *edge_information; /* error_dim^2 per edge, full symmetric, column-major */
+    int from_edges;                 /* 1: the file had no VERTEX lines (spanning-tree start) */
+} sbm_g2o_info;
+
+/* Read a g2o file. Errors name the file, the line and the reason (SBM_ERR_PARSE; an element
+ * sbm does not read, e.g. a landmark, is SBM_ERR_NOT_SUPPORTED; SBM_ERR_IO for open/read). */
+sbm_status sbm_g2o_read(sbm_ctx *ctx, const char *path, sbm_g2o_graph **graph);
+void sbm_g2o_destroy(sbm_g2o_graph *graph);
+sbm_g2o_info sbm_g2o_get_info(const sbm_g2o_graph *graph);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SBM_IO_H */

@@ -1,0 +1,21 @@
+/* Internal declarations of the bundle-adjustment layer (ba.c, ba_lm.c, bal_model.c). */
+#ifndef SBM_BA_INTERNAL_H
+#define SBM_BA_INTERNAL_H
+
+#include "io_internal.h"
+#include "sbm_ba.h"
+#include "sbm_geometry.h"
+#include "solve_internal.h"
+
+/* ---------------------------------------------------------------------------------------- */
+/* Host views of the BA system for the solver (ba.c)                                        */
+/* ---------------------------------------------------------------------------------------- */
+
+/* [gc; gp] of the last linearisation (host, 9*cameras + 3*points). */
+const double *sbm__ba_system_host_gradient(const sbm_ba_system *s);
+/* The damping scale of every unknown: diag(U), diag(V) clamped to [1e-6, 1e32]. */
+void sbm__ba_damping_diagonal(const sbm_ba_system *s, double *out);
+/* Block diagonal of S = U - W V^-1 W^T at the system's damping, host (nc blocks of 9x9). */
+sbm_status sbm__ba_schur_diagonal_host(sbm_ctx *ctx, const sbm_ba_system *s, double *out);
+
+#endif /* SBM_BA_INTERNAL_H */

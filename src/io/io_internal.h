@@ -1,0 +1,110 @@
+/* Internal declarations of the I/O layer: the line reader and the atomic writer, and the
+ * host containers of BAL problems and g2o pose graphs that the BA and SLAM layers read. */
+#ifndef SBM_IO_INTERNAL_H
+#define SBM_IO_INTERNAL_H
+
+#include "sbm_internal.h"
+#include "sbm_io.h"
+
+#include <stdarg.h>
+
+/* ---------------------------------------------------------------------------------------- */
+/* Text files, plain or compressed (text_io.c)                                              */
+/* ---------------------------------------------------------------------------------------- */
+
+/* A line reader. Numbers are parsed in the "C" numeric locale while it is open. */
+typedef struct sbm__text_reader {
+    sbm_ctx *ctx;         /* for messages and host scratch */
+    const char *path;     /* for messages */
+    void *file;           /* FILE* */
+    void *bz;             /* BZFILE* for a .bz2 file, else NULL */
+    int eof;              /* no more bytes from the source */
+    char *buf;            /* one buffer for the whole file */
+    size_t cap;           /* its size */
+    size_t begin;         /* first unread byte */
+    size_t end;           /* one past the last byte read */
+    char *text;           /* the current line, NUL-terminated (NULL at the end of the file) */
+    size_t len;           /* its length */
+    int64_t line;         /* its 1-based number */
+    void *locale_c;       /* locale_t of the "C" numeric locale (or NULL) */
+    void *locale_old;     /* the thread's locale before */
+} sbm__text_reader;
+
+/* Open path (".bz2": through libbz2). SBM_ERR_IO naming the file and errno's reason. */
+sbm_status sbm__text_open(sbm_ctx *ctx, const char *path, sbm__text_reader *rd);
+/* Next line into rd->text (CR before the newline removed); rd->text is NULL at the end. */
+sbm_status sbm__text_next_line(sbm__text_reader *rd);
+void sbm__text_close(sbm__text_reader *rd);
+/* Records "path:line: reason" (the call name is prefixed by sbm__error). */
+sbm_status sbm__text_error(sbm__text_reader *rd, sbm_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* A writer to path.tmp.XXXXXX, renamed to path by commit (".bz2": compressed). */
+typedef struct sbm__text_writer {
+    sbm_ctx *ctx;        /* for messages */
+    const char *path;    /* final name */
+    char *tmp;           /* temporary name (host memory) */
+    void *file;          /* FILE* */
+    void *bz;            /* BZFILE* or NULL */
+    char *buf;           /* formatting buffer */
+    size_t cap, len;     /* its size and fill */
+    int failed;          /* a write failed (message recorded) */
+    void *locale_c;      /* as in the reader */
+    void *locale_old;
+} sbm__text_writer;
+
+sbm_status sbm__text_create(sbm_ctx *ctx, const char *path, sbm__text_writer *w);
+/* printf into the file. */
+sbm_status sbm__text_printf(sbm__text_writer *w, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Flush, close and rename; on failure (or after an earlier failure) the temporary is removed. */
+sbm_status sbm__text_commit(sbm__text_writer *w);
+/* Close and remove the temporary without renaming. */
+void sbm__text_abort(sbm__text_writer *w);
+
+
+/* ---------------------------------------------------------------------------------------- */
+/* Host containers (bal.c, g2o.c); the BA and SLAM layers read and update them              */
+/* ---------------------------------------------------------------------------------------- */
+
+struct sbm_bal_problem {
+    int64_t ncam;       /* cameras */
+    int64_t npts;       /* points */
+    int64_t nobs;       /* observations */
+    int32_t *obs_cam;   /* camera of each observation (nobs) */
+    int32_t *obs_pt;    /* point of each observation (nobs) */
+    double *obs_xy;     /* measurements (2*nobs) */
+    double *cam;        /* camera parameters (9*ncam) */
+    double *pts;        /* point parameters (3*npts) */
+    sbm_allocator a;    /* allocator of the arrays and the struct */
+};
+
+struct sbm_g2o_graph {
+    int dim;                /* 2 or 3 */
+    int ps;                 /* pose size: 3 or 7 */
+    int ed;                 /* error dimension: 3 or 6 */
+    int64_t nv;             /* vertices */
+    int64_t ne;             /* edges */
+    int64_t nfixed;         /* vertices held fixed */
+    int32_t *vid;           /* file id of each vertex */
+    double *poses;          /* ps per vertex */
+    unsigned char *fixed;   /* 1 if held fixed */
+    int32_t *efrom;         /* vertex index of each edge's first vertex */
+    int32_t *eto;           /* and of its second */
+    double *emeas;          /* ps per edge */
+    double *einfo;          /* ed*ed per edge, column-major full */
+    int from_edges;         /* 1: no VERTEX lines */
+    sbm_allocator a;        /* allocator of everything */
+};
+
+/* A problem with arrays for the given counts (uninitialised), allocated as sbm_bal_read does. */
+sbm_status sbm__bal_alloc(sbm_ctx *ctx, int64_t ncam, int64_t npts, int64_t nobs,
+                          sbm_bal_problem **out);
+
+#endif /* SBM_IO_INTERNAL_H */

@@ -1,0 +1,45 @@
+/* Edge errors and chi2 of a g2o pose graph at its current poses (g2o's conventions, see
+ * sbm_slam.h). */
+#include "slam_internal.h"
+
+/* ---------------------------------------------------------------------------------------- */
+/* chi2                                                                                     */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Error of edge k at the current poses (and Jacobians when Ji, Jj are given). */
+void sbm__g2o_edge_error(const sbm_g2o_graph *g, int64_t k, double *e, double *Ji, double *Jj)
+{
+    const double *xi = g->poses + g->ps * (int64_t)g->efrom[k];
+    const double *xj = g->poses + g->ps * (int64_t)g->eto[k];
+    const double *z = g->emeas + g->ps * k;
+    if (g->dim == 2)
+        sbm__se2_error(xi, xj, z, e, Ji, Jj);
+    else
+        sbm__se3_error(xi, xj, z, e, Ji, Jj);
+}
+
+double sbm__g2o_chi2_host(const sbm_g2o_graph *g)
+{
+    const int d = g->ed;
+    double chi2 = 0.0;
+    for (int64_t k = 0; k < g->ne; k++) {
+        double e[6];
+        sbm__g2o_edge_error(g, k, e, NULL, NULL);
+        const double *om = g->einfo + (size_t)(d * d) * k;
+        for (int c = 0; c < d; c++) {
+            double s = 0.0;
+            for (int r = 0; r < d; r++) s += om[r + d * c] * e[r];
+            chi2 += s * e[c];
+        }
+    }
+    return chi2;
+}
+
+sbm_status sbm_g2o_chi2(sbm_ctx *ctx, const sbm_g2o_graph *graph, double *chi2)
+{
+    SBM__ENTER(ctx, "sbm_g2o_chi2");
+    if (!graph) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument graph is NULL");
+    if (!chi2) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument chi2 is NULL");
+    *chi2 = sbm__g2o_chi2_host(graph);
+    return SBM_SUCCESS;
+}

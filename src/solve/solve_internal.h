@@ -1,0 +1,79 @@
+/* Internal declarations of the solver layer: the end of a nonlinear iteration, the
+ * symmetric product with an upper-stored matrix, PCG, dense Cholesky and block Jacobi. */
+#ifndef SBM_SOLVE_INTERNAL_H
+#define SBM_SOLVE_INTERNAL_H
+
+#include "sbm_internal.h"
+#include "sbm_solve.h"
+
+/* End of iteration it of a nonlinear solver (LM on BAL, GN on g2o) started at t_it: sets
+ * rep->time_total, adds the report to *summary (may be NULL) with cost as the final cost so
+ * far, and passes it to opt's callback. */
+void sbm__solver_end_iteration(sbm_ctx *ctx, const sbm_solver_options *opt, int it, double cost,
+                               double t_it, sbm_iteration_report *rep, sbm_solver_summary *summary);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Symmetric matrices stored as their upper block triangle                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+/* y = A x for symmetric A given by its upper block triangle: A_up x + A_up^T x - D x, where D
+ * holds A's diagonal blocks (a block-diagonal copy refreshed from A's values). When A is block
+ * diagonal, D is A itself and the product is one SpMV. */
+typedef struct sbm__symup {
+    const sbm_cbc *A;     /* the upper-stored matrix (not owned) */
+    sbm_cbc *D;           /* its diagonal blocks (owned unless block_diagonal) */
+    int64_t *diag_block;  /* host: block index of column j's diagonal block in A, -1 if none */
+    int block_diagonal;   /* 1: A has only diagonal blocks */
+    int complete;         /* 1: every column has its diagonal block */
+    sbm_allocator host_alloc; /* allocator of diag_block */
+} sbm__symup;
+
+/* Set up for A's pattern (A must be square with square blocks and upper block triangular). */
+sbm_status sbm__symup_init(sbm_ctx *ctx, const sbm_cbc *A, sbm__symup *s);
+/* Copy A's current diagonal blocks into D. */
+sbm_status sbm__symup_refresh(sbm_ctx *ctx, sbm__symup *s);
+/* y = A x (context memory; y separate from x). */
+sbm_status sbm__symup_multiply(sbm_ctx *ctx, sbm__symup *s, const double *x, double *y);
+void sbm__symup_free(sbm__symup *s);
+
+/* Validate solver options (src/ba_lm.c). */
+sbm_status sbm__check_solver_options(sbm_ctx *ctx, const sbm_solver_options *o);
+
+/* ---------------------------------------------------------------------------------------- */
+/* Linear solvers                                                                           */
+/* ---------------------------------------------------------------------------------------- */
+
+/* y = op(x) on host vectors of length n. */
+typedef sbm_status (*sbm__apply_fn)(sbm_ctx *ctx, void *data, const double *h_x, double *h_y);
+
+/* Preconditioned conjugate gradients on host vectors: x from zero, until |r| <= tol*|b| or
+ * max_it iterations. precond may be NULL (identity). *iterations and *rel_residual report. */
+sbm_status sbm__pcg(sbm_ctx *ctx, int64_t n, sbm__apply_fn apply, void *apply_data,
+                    sbm__apply_fn precond, void *precond_data, const double *h_b, double *h_x,
+                    int max_it, double tol, int *iterations, double *rel_residual);
+
+/* Solve A x = b for SPD A given by its upper block triangle (any backend): dense Cholesky on the
+ * host. @return SBM_ERR_NOT_POSITIVE_DEFINITE (with a message) if the factorisation fails. */
+sbm_status sbm__dense_spd_solve(sbm_ctx *ctx, const sbm_cbc *A, const double *h_b, double *h_x);
+
+/* Host block-Jacobi preconditioner: the inverses (Cholesky) of nb SPD b x b blocks. */
+typedef struct sbm__host_bjacobi {
+    int64_t nb;       /* blocks */
+    int b;            /* block size */
+    double *inv;      /* nb*b*b, column-major inverses */
+    sbm_allocator a;  /* allocator of inv */
+} sbm__host_bjacobi;
+/* Invert the blocks in place of blocks (nb*b*b); a non-SPD block is regularised by adding a
+ * multiple of its diagonal until it factors (a preconditioner, not the system). */
+sbm_status sbm__host_bjacobi_init(sbm_ctx *ctx, int64_t nb, int b, const double *blocks,
+                                  sbm__host_bjacobi *p);
+sbm_status sbm__host_bjacobi_apply(sbm_ctx *ctx, void *data, const double *h_x, double *h_y);
+void sbm__host_bjacobi_free(sbm__host_bjacobi *p);
+
+/* Small dense helpers (column-major). */
+/* In-place Cholesky (lower) of an n x n SPD matrix; @return 0 on success. */
+int sbm__chol(int n, double *a);
+/* Inverse of an SPD n x n matrix from its lower Cholesky factor l into inv (full). */
+void sbm__chol_inverse(int n, const double *l, double *inv);
+
+#endif /* SBM_SOLVE_INTERNAL_H */

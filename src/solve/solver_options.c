@@ -1,0 +1,43 @@
+/* Options shared by the nonlinear solvers: defaults and checks. */
+#include "solve_internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+sbm_solver_options sbm_solver_default_options(void)
+{
+    sbm_solver_options o;
+    memset(&o, 0, sizeof o);
+    o.max_iterations = 10;
+    o.linear_solver = SBM_LINEAR_AUTO;
+    o.dense_max_dim = 2000;
+    o.pcg_max_iterations = 200;
+    o.pcg_tolerance = 1e-8;
+    o.initial_lambda = 1e-4;
+    o.function_tolerance = 1e-10;
+    return o;
+}
+
+sbm_status sbm__check_solver_options(sbm_ctx *ctx, const sbm_solver_options *o)
+{
+    if (o->max_iterations < 0)
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument options: max_iterations = %d must be >= 0", o->max_iterations);
+    if (o->linear_solver < SBM_LINEAR_AUTO || o->linear_solver > SBM_LINEAR_PCG_MATRIX_FREE)
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument options: linear_solver = %d is not an sbm_linear_solver",
+                          (int)o->linear_solver);
+    if (o->pcg_max_iterations < 1 || !(o->pcg_tolerance > 0.0) || !(o->pcg_tolerance < 1.0))
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument options: pcg_max_iterations = %d must be >= 1 and "
+                          "pcg_tolerance = %g in (0, 1)",
+                          o->pcg_max_iterations, o->pcg_tolerance);
+    if (!(o->initial_lambda >= 0.0) || !isfinite(o->initial_lambda) ||
+        !(o->function_tolerance >= 0.0) || o->dense_max_dim < 0)
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument options: initial_lambda = %g, function_tolerance = %g and "
+                          "dense_max_dim = %" PRId64 " must be >= 0",
+                          o->initial_lambda, o->function_tolerance, o->dense_max_dim);
+    return SBM_SUCCESS;
+}
