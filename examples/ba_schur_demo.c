@@ -68,22 +68,9 @@ static double now_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* splitmix64: small, seeded, identical on every platform. */
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-static double rng_value(uint64_t *s) /* [-1, 1) */
-{
-    return (double)(rng_next(s) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
-}
-static int64_t rng_below(uint64_t *s, int64_t n)
-{
-    return (int64_t)(rng_next(s) % (uint64_t)n);
-}
+/* [-1, 1), from the library's SplitMix64 (2*u - 1 is exact, so the same as before) */
+static double rng_value(uint64_t *s) { return 2.0 * sbm_splitmix64_uniform(s) - 1.0; }
+static int64_t rng_below(uint64_t *s, int64_t n) { return (int64_t)(sbm_splitmix64(s) % (uint64_t)n); }
 
 static int cmp_i32(const void *a, const void *b)
 {

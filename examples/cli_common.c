@@ -126,15 +126,7 @@ const char *cli_backend_name(const sbm_ctx *ctx)
 void cli_random_fill(uint64_t seed, double *x, int64_t count)
 {
     uint64_t state = seed;
-    for (int64_t k = 0; k < count; k++) {
-        /* SplitMix64 (Steele, Lea, Flood 2014): a fixed, documented stream, see cli_common.h */
-        state += 0x9E3779B97F4A7C15ull;
-        uint64_t z = state;
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        z ^= z >> 31;
-        x[k] = 2.0 * ((double)(z >> 11) * 0x1.0p-53) - 1.0;
-    }
+    for (int64_t k = 0; k < count; k++) x[k] = 2.0 * sbm_splitmix64_uniform(&state) - 1.0;
 }
 
 /* ---------------------------------------------------------------------------------------- */

@@ -56,12 +56,9 @@ const char *cli_backend_name(const sbm_ctx *ctx);
 
 /* ---- seeded values ----------------------------------------------------------------------- */
 
-/* Fills x[0..count) from seed: value k is 2*u_k - 1 with u_k = (z_k >> 11) * 2^-53, z_k the
- * k-th output (k = 0, 1, ...) of SplitMix64 started at state = seed:
- *     state += 0x9E3779B97F4A7C15; z = state;
- *     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9; z = (z ^ (z >> 27)) * 0x94D049BB133111EB;
- *     z ^= z >> 31   (all arithmetic mod 2^64).
- * Every value is exact in double, so other languages reproduce x bit for bit. */
+/* Fills x[0..count) from seed: value k is 2*u_k - 1 with u_k the k-th (k = 0, 1, ...)
+ * sbm_splitmix64_uniform from state = seed (SplitMix64, written out in sbm.h and in sbm spmv
+ * --help). Every value is exact in double, so other languages reproduce x bit for bit. */
 void cli_random_fill(uint64_t seed, double *x, int64_t count);
 
 /* ---- dense Matrix Market arrays ---------------------------------------------------------- */
