@@ -61,29 +61,6 @@ const char *cli_backend_name(const sbm_ctx *ctx);
  * --help). Every value is exact in double, so other languages reproduce x bit for bit. */
 void cli_random_fill(uint64_t seed, double *x, int64_t count);
 
-/* ---- dense Matrix Market arrays ---------------------------------------------------------- */
-
-/* Reads a dense "%%MatrixMarket matrix array real general" file (fields integer and double also
- * accepted; keywords case-insensitive; the banner may start with one '%' or more, as the
- * library's coordinate reader accepts): comment lines after the banner, the size line
- * "rows cols", then rows*cols values, one per line (the spec's layout: a line with two values is
- * refused), column by column; blank lines are ignored. Values must be finite: NaN and
- * infinities are refused. *values (malloc'ed, column-major, freed by the caller) is NULL on
- * failure. Errors name the file, the line and the reason.
- * @return 0, or EXIT_FAILURE after printing the message. */
-int cli_read_dense(const char *path, int64_t *rows, int64_t *cols, double **values);
-/* Writes values (column-major rows x cols) as "%%MatrixMarket matrix array real general",
- * "%.17g" per value (exact round trip; non-finite results appear as inf/nan), through a
- * temporary file in the same folder renamed into place, so path appears only complete.
- * @return 0, or EXIT_FAILURE after printing the message. */
-int cli_write_dense(const char *path, int64_t rows, int64_t cols, const double *values);
-/* A temporary file next to path (path.tmp.XXXXXX, mode 0644) open for writing: *f and *tmp (a
- * malloc'd name, to rename into place and free). @return 0 or EXIT_FAILURE (reported). */
-int cli_temp_create(const char *path, FILE **f, char **tmp);
-/* Close a file from cli_temp_create; ok == 0 means a write failed. On failure (reported) the
- * temporary file is removed and tmp freed. @return 0 or EXIT_FAILURE. */
-int cli_temp_close(const char *path, FILE *f, char *tmp, int ok);
-
 /* ---- time -------------------------------------------------------------------------------- */
 
 /* Monotonic wall-clock seconds. */

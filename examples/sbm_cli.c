@@ -92,7 +92,8 @@ static const char *const usage_spmv =
     "\n"
     "Prints the format used and the time per multiply (the context synchronised).\n"
     "Dense array files: '%%MatrixMarket matrix array real general', the size line 'rows cols',\n"
-    "then one value per line, column by column; NaN and infinities are refused on input.\n";
+    "then one value per line, column by column; NaN and infinities are refused, in input files\n"
+    "and in results (a file sbm could not read back is not written).\n";
 
 static const char *const usage_spmm =
     "usage: sbm spmm [--backend cpu|cuda|auto] [--alpha A] [--beta B]\n"
@@ -461,22 +462,43 @@ static void dense_destroy(dense_buf *b)
     memset(b, 0, sizeof(*b));
 }
 
+/* A dense array file read by the library into host (*values: release with sbm_dense_free).
+ * @return 0 or EXIT_FAILURE (reported). */
+static int read_dense(sbm_ctx *host, const char *path, int64_t *rows, int64_t *cols,
+                      double **values)
+{
+    if (sbm_dense_read_mtx(host, path, rows, cols, values) != SBM_SUCCESS)
+        return cli_lib_error(host, NULL);
+    return 0;
+}
+
 /* A dense array file that must be rows x cols (what: "x", "y", "C"; A is m x n, from a_path).
  * @return 0 or EXIT_FAILURE (reported). */
-static int read_dense_shape(const char *path, const char *what, int64_t rows, int64_t cols,
-                            const char *a_path, const sbm_csr_info *ai, double **values)
+static int read_dense_shape(sbm_ctx *host, const char *path, const char *what, int64_t rows,
+                            int64_t cols, const char *a_path, const sbm_csr_info *ai,
+                            double **values)
 {
     int64_t r = 0, c = 0;
-    if (cli_read_dense(path, &r, &c, values) != 0) return EXIT_FAILURE;
+    if (read_dense(host, path, &r, &c, values) != 0) return EXIT_FAILURE;
     if (r != rows || c != cols) {
         fprintf(stderr, "sbm: %s: %s is %lld x %lld; A (%s) is %lld x %lld, so %s must be %lld x "
                         "%lld\n",
                 path, what, (long long)r, (long long)c, a_path, (long long)ai->m, (long long)ai->n,
                 what, (long long)rows, (long long)cols);
-        free(*values);
+        sbm_dense_free(host, *values);
         *values = NULL;
         return EXIT_FAILURE;
     }
+    return 0;
+}
+
+/* values (column-major rows x cols) to path through the library's atomic writer.
+ * @return 0 or EXIT_FAILURE (reported). */
+static int write_dense(sbm_ctx *host, const char *path, int64_t rows, int64_t cols,
+                       const double *values)
+{
+    if (sbm_dense_write_mtx(host, path, rows, cols, values, rows > 1 ? rows : 1) != SBM_SUCCESS)
+        return cli_lib_error(host, NULL);
     return 0;
 }
 
@@ -633,16 +655,20 @@ static int cmd_spmv(int argc, char **argv)
     sbm_ctx *host = NULL, *dev = NULL;
     sbm_csr *A = NULL, *dA = NULL;
     sbm_spmv_plan *plan = NULL;
-    double *x = NULL, *y = NULL;
+    double *x = NULL, *y = NULL;       /* the operands on the host */
+    double *x_file = NULL, *y_file = NULL; /* read by the library (sbm_dense_free) */
+    double *x_own = NULL, *y_own = NULL;   /* made here (free) */
     dense_buf dx = {0}, dy = {0}, dyw = {0};
     rc = EXIT_FAILURE;
 
     if (open_host_matrix(o.a_path, &host, &A) != 0) goto done;
     const sbm_csr_info ai = sbm_csr_get_info(A);
     if (o.in_path) {
-        if (read_dense_shape(o.in_path, "x", ai.n, 1, o.a_path, &ai, &x) != 0) goto done;
+        if (read_dense_shape(host, o.in_path, "x", ai.n, 1, o.a_path, &ai, &x_file) != 0)
+            goto done;
+        x = x_file;
     } else {
-        x = malloc((size_t)(ai.n > 0 ? ai.n : 1) * sizeof(double));
+        x = x_own = malloc((size_t)(ai.n > 0 ? ai.n : 1) * sizeof(double));
         if (!x) {
             fprintf(stderr, "sbm: out of memory for x (%lld values)\n", (long long)ai.n);
             goto done;
@@ -650,9 +676,11 @@ static int cmd_spmv(int argc, char **argv)
         cli_random_fill(o.seed, x, ai.n);
     }
     if (o.init_path) {
-        if (read_dense_shape(o.init_path, "y", ai.m, 1, o.a_path, &ai, &y) != 0) goto done;
+        if (read_dense_shape(host, o.init_path, "y", ai.m, 1, o.a_path, &ai, &y_file) != 0)
+            goto done;
+        y = y_file;
     } else {
-        y = calloc((size_t)(ai.m > 0 ? ai.m : 1), sizeof(double));
+        y = y_own = calloc((size_t)(ai.m > 0 ? ai.m : 1), sizeof(double));
         if (!y) {
             fprintf(stderr, "sbm: out of memory for y (%lld values)\n", (long long)ai.m);
             goto done;
@@ -695,7 +723,7 @@ static int cmd_spmv(int argc, char **argv)
     const double per = (cli_seconds() - t0) / (double)o.repeat;
 
     if (dense_download(&dy, y) != 0) goto done;
-    if (cli_write_dense(o.out_path, ai.m, 1, y) != 0) goto done;
+    if (write_dense(host, o.out_path, ai.m, 1, y) != 0) goto done;
 
     char source[64];
     snprintf(source, sizeof(source), "seed %llu", (unsigned long long)o.seed);
@@ -717,8 +745,10 @@ done:
     sbm_spmv_plan_destroy(plan);
     if (dA != A) sbm_csr_destroy(dA);
     sbm_csr_destroy(A);
-    free(y);
-    free(x);
+    free(y_own);
+    free(x_own);
+    sbm_dense_free(host, y_file);
+    sbm_dense_free(host, x_file);
     sbm_ctx_destroy(dev);
     sbm_ctx_destroy(host);
     return rc;
@@ -753,7 +783,9 @@ static int cmd_spmm(int argc, char **argv)
 
     sbm_ctx *host = NULL, *dev = NULL;
     sbm_csr *A = NULL, *dA = NULL;
-    double *B = NULL, *C = NULL, *tmp = NULL;
+    double *B = NULL, *C = NULL, *tmp = NULL; /* the operands on the host */
+    double *B_file = NULL, *C_file = NULL;    /* read by the library (sbm_dense_free) */
+    double *B_own = NULL, *C_own = NULL;      /* made here (free) */
     dense_buf dB = {0}, dC = {0}, dCw = {0};
     rc = EXIT_FAILURE;
 
@@ -762,7 +794,8 @@ static int cmd_spmm(int argc, char **argv)
     int64_t k = o.cols;
     if (o.in_path) {
         int64_t r = 0;
-        if (cli_read_dense(o.in_path, &r, &k, &B) != 0) goto done;
+        if (read_dense(host, o.in_path, &r, &k, &B_file) != 0) goto done;
+        B = B_file;
         if (r != ai.n) {
             fprintf(stderr, "sbm: %s: B is %lld x %lld; A (%s) is %lld x %lld, so B must have %lld "
                             "rows\n",
@@ -785,7 +818,7 @@ static int cmd_spmm(int argc, char **argv)
     }
     const int64_t nb = ai.n * k, nc = ai.m * k;
     if (!o.in_path) {
-        B = malloc((size_t)(nb > 0 ? nb : 1) * sizeof(double));
+        B = B_own = malloc((size_t)(nb > 0 ? nb : 1) * sizeof(double));
         if (!B) {
             fprintf(stderr, "sbm: out of memory for B (%lld values)\n", (long long)nb);
             goto done;
@@ -793,9 +826,11 @@ static int cmd_spmm(int argc, char **argv)
         cli_random_fill(o.seed, B, nb);
     }
     if (o.init_path) {
-        if (read_dense_shape(o.init_path, "C", ai.m, k, o.a_path, &ai, &C) != 0) goto done;
+        if (read_dense_shape(host, o.init_path, "C", ai.m, k, o.a_path, &ai, &C_file) != 0)
+            goto done;
+        C = C_file;
     } else {
-        C = calloc((size_t)(nc > 0 ? nc : 1), sizeof(double));
+        C = C_own = calloc((size_t)(nc > 0 ? nc : 1), sizeof(double));
         if (!C) {
             fprintf(stderr, "sbm: out of memory for C (%lld values)\n", (long long)nc);
             goto done;
@@ -841,7 +876,7 @@ static int cmd_spmm(int argc, char **argv)
         relayout(C, tmp, ai.m, k, 0);
         memcpy(C, tmp, (size_t)nc * sizeof(double));
     }
-    if (cli_write_dense(o.out_path, ai.m, k, C) != 0) goto done;
+    if (write_dense(host, o.out_path, ai.m, k, C) != 0) goto done;
 
     char source[64];
     snprintf(source, sizeof(source), "seed %llu", (unsigned long long)o.seed);
@@ -861,8 +896,10 @@ done:
     if (dA != A) sbm_csr_destroy(dA);
     sbm_csr_destroy(A);
     free(tmp);
-    free(C);
-    free(B);
+    free(C_own);
+    free(B_own);
+    sbm_dense_free(host, C_file);
+    sbm_dense_free(host, B_file);
     sbm_ctx_destroy(dev);
     sbm_ctx_destroy(host);
     return rc;

@@ -287,8 +287,8 @@ static const char *solver_name(sbm_linear_solver s)
     }
 }
 
-/* Write the full symmetric scalar form of an upper-stored block matrix (host) to path. */
-static int write_symmetric(sbm_ctx *host, const sbm_cbc *A, const char *path)
+/* The full symmetric scalar form *C of an upper-stored block matrix (host). */
+static int symmetric_csr(sbm_ctx *host, const sbm_cbc *A, sbm_csr **C)
 {
     sbm_cbc_info ai = sbm_cbc_get_info(A);
     const int64_t n = ai.nbr * ai.r;
@@ -297,7 +297,6 @@ static int write_symmetric(sbm_ctx *host, const sbm_cbc *A, const char *path)
     int32_t *ri = malloc((size_t)cap * sizeof(int32_t)), *ci = malloc((size_t)cap * sizeof(int32_t));
     double *v = malloc((size_t)cap * sizeof(double));
     int rc = EXIT_FAILURE;
-    sbm_csr *C = NULL;
     if (!ri || !ci || !v) {
         fprintf(stderr, "sbm: out of memory for %lld entries\n", (long long)cap);
         goto done;
@@ -317,62 +316,41 @@ static int write_symmetric(sbm_ctx *host, const sbm_cbc *A, const char *path)
                     if (row != col) ri[t] = col, ci[t] = row, v[t] = b[r + c * ai.r], t++;
                 }
         }
-    if (sbm_csr_from_triplets(host, &C, n, n, t, ri, ci, v) != SBM_SUCCESS ||
-        sbm_csr_write_mtx(host, path, C) != SBM_SUCCESS) {
+    if (sbm_csr_from_triplets(host, C, n, n, t, ri, ci, v) != SBM_SUCCESS) {
         cli_lib_error(host, NULL);
         goto done;
     }
     rc = 0;
 done:
-    sbm_csr_destroy(C);
     free(ri), free(ci), free(v);
     return rc;
 }
 
-/* Write n values, one per line, to path through a temporary file; *tmp receives its name (to
- * rename once every other output is written). */
-static int write_vector_tmp(const char *path, const double *x, int64_t n, char **tmp)
-{
-    FILE *f = NULL;
-    char *name = NULL;
-    if (cli_temp_create(path, &f, &name) != 0) return EXIT_FAILURE;
-    int ok = 1;
-    for (int64_t k = 0; k < n && ok; k++) ok = fprintf(f, "%.17g\n", x[k]) > 0;
-    if (cli_temp_close(path, f, name, ok) != 0) return EXIT_FAILURE;
-    *tmp = name;
-    return 0;
-}
-
-/* Commit the rhs written by write_vector_tmp; on failure also remove the matrix output. */
-static int commit_vector(char *tmp, const char *path, const char *matrix_path)
-{
-    if (rename(tmp, path) != 0) {
-        fprintf(stderr, "sbm: %s: cannot rename the temporary file into place: %s\n", path,
-                strerror(errno));
-        unlink(tmp);
-        unlink(matrix_path);
-        free(tmp);
-        return EXIT_FAILURE;
-    }
-    free(tmp);
-    return 0;
-}
-
-/* The symmetric matrix A to out and, with vec_path, the vector x (n values) beside it: the
- * vector goes to a temporary file first, so either both files appear or neither does. */
+/* The symmetric matrix A to out and, with vec_path, the vector x (n values, one per line)
+ * beside it, each through the library's atomic writer, so that either both files appear or
+ * neither does: everything that can fail but I/O is done first, then the vector is written (a
+ * failing --rhs leaves -o untouched), then the matrix; should that write fail, the new vector
+ * is removed (an older file at --rhs is then gone: the price of two files without a shared
+ * commit). */
 static int write_system(sbm_ctx *host, const sbm_cbc *A, const char *out, const char *vec_path,
                         const double *x, int64_t n)
 {
-    char *tmp = NULL;
-    if (vec_path && write_vector_tmp(vec_path, x, n, &tmp) != 0) return EXIT_FAILURE;
-    if (write_symmetric(host, A, out) != 0) {
-        if (tmp) {
-            unlink(tmp);
-            free(tmp);
-        }
-        return EXIT_FAILURE;
+    sbm_csr *C = NULL;
+    int rc = EXIT_FAILURE;
+    if (symmetric_csr(host, A, &C) != 0) goto done;
+    if (vec_path && sbm_dense_write_txt(host, vec_path, n, x) != SBM_SUCCESS) {
+        cli_lib_error(host, NULL);
+        goto done;
     }
-    return tmp ? commit_vector(tmp, vec_path, out) : 0;
+    if (sbm_csr_write_mtx(host, out, C) != SBM_SUCCESS) {
+        cli_lib_error(host, NULL);
+        if (vec_path) unlink(vec_path);
+        goto done;
+    }
+    rc = 0;
+done:
+    sbm_csr_destroy(C);
+    return rc;
 }
 
 /* ---------------------------------------------------------------------------------------- */
