@@ -70,7 +70,10 @@ static double now_s(void)
 
 /* [-1, 1), from the library's SplitMix64 (2*u - 1 is exact, so the same as before) */
 static double rng_value(uint64_t *s) { return 2.0 * sbm_splitmix64_uniform(s) - 1.0; }
-static int64_t rng_below(uint64_t *s, int64_t n) { return (int64_t)(sbm_splitmix64(s) % (uint64_t)n); }
+static int64_t rng_below(uint64_t *s, int64_t n)
+{
+    return (int64_t)(sbm_splitmix64(s) % (uint64_t)n);
+}
 
 static int cmp_i32(const void *a, const void *b)
 {

@@ -18,44 +18,26 @@
 #include <unistd.h>
 
 /* ---------------------------------------------------------------------------------------- */
-/* A scratch folder                                                                         */
+/* Files: the suite runs inside its temporary folder, so names are paths                    */
 /* ---------------------------------------------------------------------------------------- */
 
-static char scratch[512];
-
-static void scratch_make(void)
+static int enter_tmp_dir(void **state)
 {
-    const char *base = getenv("TMPDIR");
-    snprintf(scratch, sizeof scratch, "%s/sbm_test_array_XXXXXX", base && *base ? base : "/tmp");
-    assert_non_null(mkdtemp(scratch));
+    return sbm_test_make_tmp_dir(state) == 0 && chdir(sbm_test_tmp_dir) == 0 ? 0 : -1;
 }
 
-static int remove_entry(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
+static int leave_tmp_dir(void **state)
 {
-    (void)sb, (void)flag, (void)ftw;
-    return remove(p);
-}
-
-static void scratch_remove(void) { nftw(scratch, remove_entry, 8, FTW_DEPTH | FTW_PHYS); }
-
-/* name inside the scratch folder (a ring of buffers, so a few can be alive at once) */
-static const char *at(const char *name)
-{
-    static char buf[4][1024];
-    static int next;
-    char *p = buf[next++ % 4];
-    snprintf(p, sizeof buf[0], "%s/%s", scratch, name);
-    return p;
+    return chdir("/") == 0 ? sbm_test_remove_tmp_dir(state) : -1;
 }
 
 static const char *put(const char *name, const char *text)
 {
-    const char *p = at(name);
-    FILE *f = fopen(p, "wb");
+    FILE *f = fopen(name, "wb");
     assert_non_null(f);
-    assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
+    assert_true(fputs(text, f) >= 0);
     assert_int_equal(fclose(f), 0);
-    return p;
+    return name;
 }
 
 /* The whole file as a string (static buffer). */
@@ -70,7 +52,7 @@ static const char *slurp(const char *path)
     return buf;
 }
 
-/* Number of entries of the scratch folder whose name contains ".tmp." (leftover temporaries). */
+/* Number of entries of the folder whose name contains ".tmp." (leftover temporaries). */
 static int temporaries;
 static int count_tmp(const char *p, const struct stat *sb, int flag, struct FTW *ftw)
 {
@@ -81,7 +63,7 @@ static int count_tmp(const char *p, const struct stat *sb, int flag, struct FTW 
 static int leftover_temporaries(void)
 {
     temporaries = 0;
-    nftw(scratch, count_tmp, 8, FTW_PHYS);
+    nftw(".", count_tmp, 8, FTW_PHYS);
     return temporaries;
 }
 
@@ -94,12 +76,12 @@ static int leftover_temporaries(void)
 static void test_roundtrip_bitwise(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
-    scratch_make();
     /* 7 x 5 in a 9-row buffer: awkward values, seeded ones and the padding never written */
     const int64_t m = 7, n = 5, ld = 9;
     double a[9 * 5];
     sbm_test_rng g = sbm_test_rng_seed(11);
-    for (int64_t k = 0; k < ld * n; k++) a[k] = sbm_test_rng_value(&g) * pow(10.0, (double)(k % 9) - 4);
+    for (int64_t k = 0; k < ld * n; k++)
+        a[k] = sbm_test_rng_value(&g) * pow(10.0, (double)(k % 9) - 4);
     const double special[] = {0.1, -0.0, 4.9e-324, 1.7976931348623157e308, -2.2250738585072014e-308,
                               1.0 / 3.0, 123456789012345678.0};
     for (int k = 0; k < 7; k++) a[k * 4 % (ld * n)] = special[k];
@@ -107,7 +89,7 @@ static void test_roundtrip_bitwise(void **state)
 
     const char *names[] = {"a.mtx", "a.mtx.bz2"};
     for (int f = 0; f < 2; f++) {
-        const char *p = at(names[f]);
+        const char *p = names[f];
         SBM_ASSERT_OK(e->ctx, sbm_dense_write_mtx(e->ctx, p, m, n, a, ld));
         int64_t rm = -1, rn = -1;
         double *v = NULL;
@@ -121,21 +103,19 @@ static void test_roundtrip_bitwise(void **state)
     }
     /* the documented layout: banner, size line, one value per line, column by column */
     const double t[] = {1.5, -2, 0.25, 0.1};
-    SBM_ASSERT_OK(e->ctx, sbm_dense_write_mtx(e->ctx, at("t.mtx"), 2, 2, t, 2));
-    assert_string_equal(slurp(at("t.mtx")), BANNER "2 2\n1.5\n-2\n0.25\n0.10000000000000001\n");
-    SBM_ASSERT_OK(e->ctx, sbm_dense_write_txt(e->ctx, at("t.txt"), 3, t));
-    assert_string_equal(slurp(at("t.txt")), "1.5\n-2\n0.25\n");
+    SBM_ASSERT_OK(e->ctx, sbm_dense_write_mtx(e->ctx, "t.mtx", 2, 2, t, 2));
+    assert_string_equal(slurp("t.mtx"), BANNER "2 2\n1.5\n-2\n0.25\n0.10000000000000001\n");
+    SBM_ASSERT_OK(e->ctx, sbm_dense_write_txt(e->ctx, "t.txt", 3, t));
+    assert_string_equal(slurp("t.txt"), "1.5\n-2\n0.25\n");
     assert_int_equal(leftover_temporaries(), 0);
-    scratch_remove();
 }
 
 static void test_empty_arrays(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
-    scratch_make();
     const int64_t shapes[3][2] = {{0, 4}, {3, 0}, {0, 0}};
     for (int s = 0; s < 3; s++) {
-        const char *p = at("empty.mtx");
+        const char *p = "empty.mtx";
         SBM_ASSERT_OK(e->ctx, sbm_dense_write_mtx(e->ctx, p, shapes[s][0], shapes[s][1], NULL,
                                                  shapes[s][0] > 1 ? shapes[s][0] : 1));
         char want[128];
@@ -149,21 +129,20 @@ static void test_empty_arrays(void **state)
         assert_non_null(v); /* a valid pointer for 0 values */
         sbm_dense_free(e->ctx, v);
     }
-    SBM_ASSERT_OK(e->ctx, sbm_dense_write_txt(e->ctx, at("empty.txt"), 0, NULL));
-    assert_string_equal(slurp(at("empty.txt")), "");
+    SBM_ASSERT_OK(e->ctx, sbm_dense_write_txt(e->ctx, "empty.txt", 0, NULL));
+    assert_string_equal(slurp("empty.txt"), "");
     sbm_dense_free(e->ctx, NULL);
-    scratch_remove();
 }
 
 /* Header variants the reader has always accepted. */
 static void test_accepted_variants(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
-    scratch_make();
     static const char *const files[] = {
         BANNER "2 1\n1\n-2.5\n",
         "%MatrixMarket MATRIX Array Integer GENERAL\n2 1\n1\n-2.5\n",
-        "%%%MatrixMarket matrix array double general\r\n% comment\r\n\r\n  2   1 \r\n 1 \r\n\r\n-2.5",
+        "%%%MatrixMarket matrix array double general\r\n% comment\r\n\r\n"
+        "  2   1 \r\n 1 \r\n\r\n-2.5",
         BANNER "%\n\n% two comments\n2 1\n\n0x1p0\n-25e-1\n\n\n",
     };
     for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
@@ -175,7 +154,6 @@ static void test_accepted_variants(void **state)
         assert_true(v[0] == 1.0 && v[1] == -2.5);
         sbm_dense_free(e->ctx, v);
     }
-    scratch_remove();
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -203,65 +181,70 @@ static void check_bad(sbm_test_env *e, const char *text, sbm_status status, cons
 static void test_malformed(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
-    scratch_make();
-    const sbm_status P = SBM_ERR_PARSE, U = SBM_ERR_NOT_SUPPORTED;
-    check_bad(e, "", P, "1: the file is empty (expected '%%MatrixMarket matrix array real general')");
-    check_bad(e, "3 1\n1\n2\n3\n", P, "1: not a Matrix Market file");
-    check_bad(e, "MatrixMarket matrix array real general\n1 1\n1\n", P, "1: not a Matrix Market file");
-    check_bad(e, "%%MatrixMarket matrix coordinate real general\n1 1 0\n", U,
-              "1: a sparse 'coordinate' file");
-    check_bad(e, "%%MatrixMarket matrix dense real general\n1 1\n1\n", P,
-              "1: unknown format 'dense' (expected 'array')");
-    check_bad(e, "%%MatrixMarket vector array real general\n1 1\n1\n", U,
-              "1: object 'vector' is not supported");
-    check_bad(e, "%%MatrixMarket matrix array complex general\n1 1\n1 0\n", U,
-              "1: field 'complex' is not supported (real or integer)");
-    check_bad(e, "%%MatrixMarket matrix array pattern general\n1 1\n", U,
-              "1: field 'pattern' is not supported");
-    check_bad(e, "%%MatrixMarket matrix array real symmetric\n1 1\n1\n", U,
-              "1: symmetry 'symmetric' is not supported");
-    check_bad(e, "%%MatrixMarket matrix array real\n1 1\n1\n", P,
-              "1: the banner needs object, format, field and symmetry");
-    check_bad(e, BANNER "% x\n", P, "2: ends before the size line 'rows columns'");
-    check_bad(e, BANNER "% c\n2 1 2\n1\n2\n", P, "3: expected the size line 'rows columns'");
-    check_bad(e, BANNER "2\n1\n2\n", P, "2: expected the size line");
-    check_bad(e, BANNER "-2 1\n1\n2\n", P, "2: expected the size line");
-    check_bad(e, BANNER "+2 1\n1\n2\n", P, "2: expected the size line");
-    check_bad(e, BANNER "2 one\n1\n2\n", P, "2: expected the size line");
-    check_bad(e, BANNER "99999999999999999999 1\n", P, "2: expected the size line");
-    check_bad(e, BANNER "4294967296 4294967296\n1\n", SBM_ERR_OVERFLOW,
-              "2: 4294967296 x 4294967296 values do not fit in memory");
-    check_bad(e, BANNER "3 1\n1\n2\n", P, "4: truncated: 2 of the 3 values of a 3 x 1 array");
-    check_bad(e, BANNER "3 1\n", P, "2: truncated: 0 of the 3 values of a 3 x 1 array");
-    check_bad(e, BANNER "1 2\n1\n2\n3\n", P, "5: more than the 2 values of a 1 x 2 array");
-    check_bad(e, BANNER "0 2\n1\n", P, "3: more than the 0 values of a 0 x 2 array");
-    check_bad(e, BANNER "2 1\n1\nx3\n", P, "4: 'x3' is not a number");
-    check_bad(e, BANNER "2 1\n2.5.1\n1\n", P, "3: '2.5.1' is not a number");
-    check_bad(e, BANNER "2 1\n% late comment\n1\n2\n", P, "3: '%' is not a number");
-    check_bad(e, BANNER "2 1\nnan\n1\n", SBM_ERR_NOT_FINITE, "3: value 'nan' is not finite");
-    check_bad(e, BANNER "2 1\n1\n-inf\n", SBM_ERR_NOT_FINITE, "4: value '-inf' is not finite");
-    check_bad(e, BANNER "2 1\n1e400\n1\n", SBM_ERR_NOT_FINITE, "3: value '1e400' is not finite");
-    check_bad(e, BANNER "2 1\n1 2\n1\n", P, "3: one value per line expected, found also '2'");
-    scratch_remove();
+    const sbm_status P = SBM_ERR_PARSE, U = SBM_ERR_NOT_SUPPORTED, F = SBM_ERR_NOT_FINITE;
+    const struct {
+        const char *text;      /* the file */
+        sbm_status status;     /* the status of reading it */
+        const char *where_what; /* "line: reason" in the message */
+    } bad[] = {
+        {"", P, "1: the file is empty (expected '%%MatrixMarket matrix array real general')"},
+        {"3 1\n1\n2\n3\n", P, "1: not a Matrix Market file"},
+        {"MatrixMarket matrix array real general\n1 1\n1\n", P, "1: not a Matrix Market file"},
+        {"%%MatrixMarket matrix coordinate real general\n1 1 0\n", U,
+         "1: a sparse 'coordinate' file"},
+        {"%%MatrixMarket matrix dense real general\n1 1\n1\n", P,
+         "1: unknown format 'dense' (expected 'array')"},
+        {"%%MatrixMarket vector array real general\n1 1\n1\n", U,
+         "1: object 'vector' is not supported"},
+        {"%%MatrixMarket matrix array complex general\n1 1\n1 0\n", U,
+         "1: field 'complex' is not supported (real or integer)"},
+        {"%%MatrixMarket matrix array pattern general\n1 1\n", U,
+         "1: field 'pattern' is not supported"},
+        {"%%MatrixMarket matrix array real symmetric\n1 1\n1\n", U,
+         "1: symmetry 'symmetric' is not supported"},
+        {"%%MatrixMarket matrix array real\n1 1\n1\n", P,
+         "1: the banner needs object, format, field and symmetry"},
+        {BANNER "% x\n", P, "2: ends before the size line 'rows columns'"},
+        {BANNER "% c\n2 1 2\n1\n2\n", P, "3: expected the size line 'rows columns'"},
+        {BANNER "2\n1\n2\n", P, "2: expected the size line"},
+        {BANNER "-2 1\n1\n2\n", P, "2: expected the size line"},
+        {BANNER "+2 1\n1\n2\n", P, "2: expected the size line"},
+        {BANNER "2 one\n1\n2\n", P, "2: expected the size line"},
+        {BANNER "99999999999999999999 1\n", P, "2: expected the size line"},
+        {BANNER "4294967296 4294967296\n1\n", SBM_ERR_OVERFLOW,
+         "2: 4294967296 x 4294967296 values do not fit in memory"},
+        {BANNER "3 1\n1\n2\n", P, "4: truncated: 2 of the 3 values of a 3 x 1 array"},
+        {BANNER "3 1\n", P, "2: truncated: 0 of the 3 values of a 3 x 1 array"},
+        {BANNER "1 2\n1\n2\n3\n", P, "5: more than the 2 values of a 1 x 2 array"},
+        {BANNER "0 2\n1\n", P, "3: more than the 0 values of a 0 x 2 array"},
+        {BANNER "2 1\n1\nx3\n", P, "4: 'x3' is not a number"},
+        {BANNER "2 1\n2.5.1\n1\n", P, "3: '2.5.1' is not a number"},
+        {BANNER "2 1\n% late comment\n1\n2\n", P, "3: '%' is not a number"},
+        {BANNER "2 1\nnan\n1\n", F, "3: value 'nan' is not finite"},
+        {BANNER "2 1\n1\n-inf\n", F, "4: value '-inf' is not finite"},
+        {BANNER "2 1\n1e400\n1\n", F, "3: value '1e400' is not finite"},
+        {BANNER "2 1\n1 2\n1\n", P, "3: one value per line expected, found also '2'"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++)
+        check_bad(e, bad[k].text, bad[k].status, bad[k].where_what);
 }
 
 static void test_argument_and_io_errors(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
-    scratch_make();
     int64_t m = 0, n = 0;
     double *v = NULL;
     const double a[4] = {1, 2, NAN, 4};
 
     SBM_ASSERT_FAILS(e->ctx, sbm_dense_read_mtx(e->ctx, NULL, &m, &n, &v), SBM_ERR_NULL_ARGUMENT,
                      "argument path is NULL");
-    SBM_ASSERT_FAILS(e->ctx, sbm_dense_read_mtx(e->ctx, at("x.mtx"), &m, NULL, &v),
+    SBM_ASSERT_FAILS(e->ctx, sbm_dense_read_mtx(e->ctx, "x.mtx", &m, NULL, &v),
                      SBM_ERR_NULL_ARGUMENT, "argument cols (output) is NULL");
-    SBM_ASSERT_FAILS(e->ctx, sbm_dense_read_mtx(e->ctx, at("x.mtx"), &m, &n, NULL),
+    SBM_ASSERT_FAILS(e->ctx, sbm_dense_read_mtx(e->ctx, "x.mtx", &m, &n, NULL),
                      SBM_ERR_NULL_ARGUMENT, "argument h_values (output) is NULL");
-    SBM_ASSERT_FAILS(e->ctx, sbm_dense_read_mtx(e->ctx, at("none.mtx"), &m, &n, &v), SBM_ERR_IO,
+    SBM_ASSERT_FAILS(e->ctx, sbm_dense_read_mtx(e->ctx, "none.mtx", &m, &n, &v), SBM_ERR_IO,
                      "none.mtx: cannot open: No such file or directory");
-    assert_int_equal(sbm_dense_read_mtx(NULL, at("x.mtx"), &m, &n, &v), SBM_ERR_NULL_ARGUMENT);
+    assert_int_equal(sbm_dense_read_mtx(NULL, "x.mtx", &m, &n, &v), SBM_ERR_NULL_ARGUMENT);
 
     /* writers: nothing is created on failure, and an existing file is left as it was */
     const char *keep = put("keep.mtx", "precious\n");
@@ -280,14 +263,13 @@ static void test_argument_and_io_errors(void **state)
     SBM_ASSERT_FAILS(e->ctx, sbm_dense_write_mtx(e->ctx, keep, 2, INT64_MAX / 4, a, 2),
                      SBM_ERR_OVERFLOW, "does not fit in memory");
     assert_string_equal(slurp(keep), "precious\n");
-    SBM_ASSERT_FAILS(e->ctx, sbm_dense_write_mtx(e->ctx, at("no/such/dir/y.mtx"), 1, 1, a, 1),
+    SBM_ASSERT_FAILS(e->ctx, sbm_dense_write_mtx(e->ctx, "no/such/dir/y.mtx", 1, 1, a, 1),
                      SBM_ERR_IO, "y.mtx: cannot create");
     assert_int_equal(sbm_dense_write_mtx(NULL, keep, 1, 1, a, 1), SBM_ERR_NULL_ARGUMENT);
     assert_int_equal(leftover_temporaries(), 0);
     /* success replaces the file */
     SBM_ASSERT_OK(e->ctx, sbm_dense_write_mtx(e->ctx, keep, 1, 1, a, 1));
     assert_string_equal(slurp(keep), BANNER "1 1\n1\n");
-    scratch_remove();
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -324,5 +306,5 @@ int main(void)
         SBM_TEST_BOTH(test_argument_and_io_errors),
         cmocka_unit_test(test_splitmix64_reference),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, enter_tmp_dir, leave_tmp_dir);
 }

@@ -261,7 +261,8 @@ static sbm_status array_write(sbm__text_writer *w, int64_t rows, int64_t cols,
                               const double *h_values, int64_t ld)
 {
     for (int64_t j = 0; j < cols; j++)
-        for (int64_t i = 0; i < rows; i++) SBM__TRY(sbm__text_printf(w, "%.17g\n", h_values[i + j * ld]));
+        for (int64_t i = 0; i < rows; i++)
+            SBM__TRY(sbm__text_printf(w, "%.17g\n", h_values[i + j * ld]));
     return SBM_SUCCESS;
 }
 
