@@ -8,18 +8,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
-#include <sys/types.h>
 #include <time.h>
-#include <unistd.h>
 
-int cli_usage_error(const char *usage, const char *fmt, const char *arg)
+int cli_command_error(const char *usage, const char *cmd, const char *fmt, const char *arg)
 {
     fprintf(stderr, "sbm: ");
+    if (cmd) fprintf(stderr, "%s: ", cmd);
     fprintf(stderr, fmt, arg);
     fprintf(stderr, "\n%s", usage);
     return EXIT_USAGE;
+}
+
+int cli_usage_error(const char *usage, const char *fmt, const char *arg)
+{
+    return cli_command_error(usage, NULL, fmt, arg);
 }
 
 int cli_lib_error(const sbm_ctx *ctx, const char *context)

@@ -1,6 +1,5 @@
 /* Helpers shared by the commands of the sbm command-line tool (sbm_cli.c, sbm_cli_ba.c).
- * Public API only. The BA/SLAM commands (sbm_cli_ba.c) parse --backend themselves; gemm, spmv
- * and spmm use cli_parse_backend / cli_make_context. */
+ * Public API only. */
 #ifndef SBM_CLI_COMMON_H
 #define SBM_CLI_COMMON_H
 
@@ -18,6 +17,8 @@
 
 /* Prints "sbm: " fmt (with arg) and the usage text on stderr. @return EXIT_USAGE. */
 int cli_usage_error(const char *usage, const char *fmt, const char *arg);
+/* The same with the command's name first: "sbm: cmd: " fmt. @return EXIT_USAGE. */
+int cli_command_error(const char *usage, const char *cmd, const char *fmt, const char *arg);
 
 /* Prints the library's message for a failed call ("sbm: context: message"; context may be
  * NULL) on stderr. @return EXIT_FAILURE. */

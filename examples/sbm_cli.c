@@ -548,7 +548,6 @@ static int parse_mult(int argc, char **argv, int spmm, mult_args *o, int *help)
     const char *const cmd = spmm ? "spmm" : "spmv";
     const char *const in_opt = spmm ? "--b" : "--x";
     const char *const init_opt = spmm ? "--c" : "--y";
-    char what[128];
     int only_positional = 0;
     memset(o, 0, sizeof(*o));
     o->backend = CLI_BACKEND_CPU;
@@ -559,11 +558,7 @@ static int parse_mult(int argc, char **argv, int spmm, mult_args *o, int *help)
     o->repeat = 1;
     *help = 0;
 
-#define MULT_USAGE(fmt, arg)                                                                    \
-    do {                                                                                        \
-        snprintf(what, sizeof(what), "%s: %s", cmd, fmt);                                       \
-        return cli_usage_error(usage, what, arg);                                               \
-    } while (0)
+#define MULT_USAGE(fmt, arg) return cli_command_error(usage, cmd, fmt, arg)
 
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
