@@ -106,11 +106,16 @@ int cli_parse_backend(const char *s, cli_backend *out)
     return 1;
 }
 
+sbm_backend cli_backend_resolve(cli_backend backend)
+{
+    if (backend == CLI_BACKEND_CUDA || (backend == CLI_BACKEND_AUTO && sbm_cuda_device_count() > 0))
+        return SBM_BACKEND_CUDA;
+    return SBM_BACKEND_CPU;
+}
+
 int cli_make_context(cli_backend backend, sbm_ctx **ctx)
 {
-    sbm_backend b = SBM_BACKEND_CPU;
-    if (backend == CLI_BACKEND_CUDA || (backend == CLI_BACKEND_AUTO && sbm_cuda_device_count() > 0))
-        b = SBM_BACKEND_CUDA;
+    const sbm_backend b = cli_backend_resolve(backend);
     if (sbm_ctx_create(ctx, b, 0) != SBM_SUCCESS)
         return cli_lib_error(NULL, b == SBM_BACKEND_CUDA ? "--backend cuda" : NULL);
     return 0;

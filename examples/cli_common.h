@@ -49,6 +49,8 @@ typedef enum cli_backend {
 
 /* "cpu", "cuda" or "auto". @return 1 on success. */
 int cli_parse_backend(const char *s, cli_backend *out);
+/* The library backend of --backend (auto: CUDA when a device is present). */
+sbm_backend cli_backend_resolve(cli_backend backend);
 /* The compute context of --backend. @return 0, or EXIT_FAILURE after printing the library's
  * message. */
 int cli_make_context(cli_backend backend, sbm_ctx **ctx);

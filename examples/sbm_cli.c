@@ -462,31 +462,60 @@ static void dense_destroy(dense_buf *b)
     memset(b, 0, sizeof(*b));
 }
 
-/* A dense array file read by the library into host (*values: release with sbm_dense_free).
- * @return 0 or EXIT_FAILURE (reported). */
-static int read_dense(sbm_ctx *host, const char *path, int64_t *rows, int64_t *cols,
-                      double **values)
+/* A dense operand on the host: read from a file by the library, or made here. */
+typedef struct host_array {
+    double *v;      /* column-major values */
+    sbm_ctx *owner; /* the context that read them (sbm_dense_free); NULL: malloc'ed here */
+} host_array;
+
+static void host_array_free(host_array *a)
 {
-    if (sbm_dense_read_mtx(host, path, rows, cols, values) != SBM_SUCCESS)
+    if (a->owner)
+        sbm_dense_free(a->owner, a->v);
+    else
+        free(a->v);
+    a->v = NULL;
+}
+
+/* count values: from the seeded generator (seed not NULL) or zeros. @return 0 or EXIT_FAILURE
+ * (reported). */
+static int host_array_make(host_array *a, int64_t count, const uint64_t *seed, const char *what)
+{
+    a->owner = NULL;
+    a->v = calloc((size_t)(count > 0 ? count : 1), sizeof(double));
+    if (!a->v) {
+        fprintf(stderr, "sbm: out of memory for %s (%lld values)\n", what, (long long)count);
+        return EXIT_FAILURE;
+    }
+    if (seed) cli_random_fill(*seed, a->v, count);
+    return 0;
+}
+
+/* A dense array file read by the library into host. @return 0 or EXIT_FAILURE (reported). */
+static int read_dense(sbm_ctx *host, const char *path, int64_t *rows, int64_t *cols,
+                      host_array *a)
+{
+    a->owner = host;
+    if (sbm_dense_read_mtx(host, path, rows, cols, &a->v) != SBM_SUCCESS)
         return cli_lib_error(host, NULL);
     return 0;
 }
 
-/* A dense array file that must be rows x cols (what: "x", "y", "C"; A is m x n, from a_path).
- * @return 0 or EXIT_FAILURE (reported). */
-static int read_dense_shape(sbm_ctx *host, const char *path, const char *what, int64_t rows,
-                            int64_t cols, const char *a_path, const sbm_csr_info *ai,
-                            double **values)
+/* Operand what ("x", "y", "C"; A is m x n, from o->a_path), rows x cols: read from path (it must
+ * have that shape) when given, else seeded (seeded != 0) or zeros. @return 0 or EXIT_FAILURE
+ * (reported). */
+static int operand(sbm_ctx *host, const char *path, const char *what, int64_t rows, int64_t cols,
+                   const char *a_path, const sbm_csr_info *ai, const uint64_t *seed, host_array *a)
 {
+    if (!path) return host_array_make(a, rows * cols, seed, what);
     int64_t r = 0, c = 0;
-    if (read_dense(host, path, &r, &c, values) != 0) return EXIT_FAILURE;
+    if (read_dense(host, path, &r, &c, a) != 0) return EXIT_FAILURE;
     if (r != rows || c != cols) {
         fprintf(stderr, "sbm: %s: %s is %lld x %lld; A (%s) is %lld x %lld, so %s must be %lld x "
                         "%lld\n",
                 path, what, (long long)r, (long long)c, a_path, (long long)ai->m, (long long)ai->n,
                 what, (long long)rows, (long long)cols);
-        sbm_dense_free(host, *values);
-        *values = NULL;
+        host_array_free(a);
         return EXIT_FAILURE;
     }
     return 0;
@@ -542,7 +571,9 @@ typedef struct mult_args {
     const char *out_path;
 } mult_args;
 
-static int parse_mult(int argc, char **argv, int spmm, mult_args *o, int *help)
+/* Parse spmv's (spmm = 0) or spmm's options; --help prints the usage.
+ * @return -1 to run the command, else the exit status. */
+static int parse_mult(int argc, char **argv, int spmm, mult_args *o)
 {
     const char *const usage = spmm ? usage_spmm : usage_spmv;
     const char *const cmd = spmm ? "spmm" : "spmv";
@@ -556,7 +587,6 @@ static int parse_mult(int argc, char **argv, int spmm, mult_args *o, int *help)
     o->beta = 0.0;
     o->seed = 1;
     o->repeat = 1;
-    *help = 0;
 
 #define MULT_USAGE(fmt, arg) return cli_command_error(usage, cmd, fmt, arg)
 
@@ -572,7 +602,7 @@ static int parse_mult(int argc, char **argv, int spmm, mult_args *o, int *help)
         if (strcmp(a, "--") == 0) {
             only_positional = 1;
         } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            *help = 1;
+            fputs(usage, stdout);
             return 0;
         } else if (spmm && strcmp(a, "--col-major") == 0) {
             o->col_major = 1;
@@ -629,7 +659,7 @@ static int parse_mult(int argc, char **argv, int spmm, mult_args *o, int *help)
     if (o->out_path == NULL || o->out_path[0] == '\0')
         MULT_USAGE("needs an output file: -o %s", spmm ? "C.mtx" : "Y.mtx");
 #undef MULT_USAGE
-    return 0;
+    return -1;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -639,48 +669,22 @@ static int parse_mult(int argc, char **argv, int spmm, mult_args *o, int *help)
 static int cmd_spmv(int argc, char **argv)
 {
     mult_args o;
-    int help = 0;
-    int rc = parse_mult(argc, argv, 0, &o, &help);
-    if (rc != 0) return rc;
-    if (help) {
-        fputs(usage_spmv, stdout);
-        return 0;
-    }
+    int rc = parse_mult(argc, argv, 0, &o);
+    if (rc >= 0) return rc;
 
     sbm_ctx *host = NULL, *dev = NULL;
     sbm_csr *A = NULL, *dA = NULL;
     sbm_spmv_plan *plan = NULL;
-    double *x = NULL, *y = NULL;       /* the operands on the host */
-    double *x_file = NULL, *y_file = NULL; /* read by the library (sbm_dense_free) */
-    double *x_own = NULL, *y_own = NULL;   /* made here (free) */
+    host_array hx = {0}, hy = {0};
     dense_buf dx = {0}, dy = {0}, dyw = {0};
     rc = EXIT_FAILURE;
 
     if (open_host_matrix(o.a_path, &host, &A) != 0) goto done;
     const sbm_csr_info ai = sbm_csr_get_info(A);
-    if (o.in_path) {
-        if (read_dense_shape(host, o.in_path, "x", ai.n, 1, o.a_path, &ai, &x_file) != 0)
-            goto done;
-        x = x_file;
-    } else {
-        x = x_own = malloc((size_t)(ai.n > 0 ? ai.n : 1) * sizeof(double));
-        if (!x) {
-            fprintf(stderr, "sbm: out of memory for x (%lld values)\n", (long long)ai.n);
-            goto done;
-        }
-        cli_random_fill(o.seed, x, ai.n);
-    }
-    if (o.init_path) {
-        if (read_dense_shape(host, o.init_path, "y", ai.m, 1, o.a_path, &ai, &y_file) != 0)
-            goto done;
-        y = y_file;
-    } else {
-        y = y_own = calloc((size_t)(ai.m > 0 ? ai.m : 1), sizeof(double));
-        if (!y) {
-            fprintf(stderr, "sbm: out of memory for y (%lld values)\n", (long long)ai.m);
-            goto done;
-        }
-    }
+    if (operand(host, o.in_path, "x", ai.n, 1, o.a_path, &ai, &o.seed, &hx) != 0 ||
+        operand(host, o.init_path, "y", ai.m, 1, o.a_path, &ai, NULL, &hy) != 0)
+        goto done;
+    double *const x = hx.v, *const y = hy.v;
 
     sbm_ctx *ctx = NULL;
     if (compute_operand(o.backend, host, A, &dev, &ctx, &dA) != 0) goto done;
@@ -740,10 +744,8 @@ done:
     sbm_spmv_plan_destroy(plan);
     if (dA != A) sbm_csr_destroy(dA);
     sbm_csr_destroy(A);
-    free(y_own);
-    free(x_own);
-    sbm_dense_free(host, y_file);
-    sbm_dense_free(host, x_file);
+    host_array_free(&hy);
+    host_array_free(&hx);
     sbm_ctx_destroy(dev);
     sbm_ctx_destroy(host);
     return rc;
@@ -768,19 +770,13 @@ static void relayout(const double *src, double *dst, int64_t rows, int64_t cols,
 static int cmd_spmm(int argc, char **argv)
 {
     mult_args o;
-    int help = 0;
-    int rc = parse_mult(argc, argv, 1, &o, &help);
-    if (rc != 0) return rc;
-    if (help) {
-        fputs(usage_spmm, stdout);
-        return 0;
-    }
+    int rc = parse_mult(argc, argv, 1, &o);
+    if (rc >= 0) return rc;
 
     sbm_ctx *host = NULL, *dev = NULL;
     sbm_csr *A = NULL, *dA = NULL;
-    double *B = NULL, *C = NULL, *tmp = NULL; /* the operands on the host */
-    double *B_file = NULL, *C_file = NULL;    /* read by the library (sbm_dense_free) */
-    double *B_own = NULL, *C_own = NULL;      /* made here (free) */
+    host_array hB = {0}, hC = {0};
+    double *tmp = NULL;
     dense_buf dB = {0}, dC = {0}, dCw = {0};
     rc = EXIT_FAILURE;
 
@@ -789,8 +785,7 @@ static int cmd_spmm(int argc, char **argv)
     int64_t k = o.cols;
     if (o.in_path) {
         int64_t r = 0;
-        if (read_dense(host, o.in_path, &r, &k, &B_file) != 0) goto done;
-        B = B_file;
+        if (read_dense(host, o.in_path, &r, &k, &hB) != 0) goto done;
         if (r != ai.n) {
             fprintf(stderr, "sbm: %s: B is %lld x %lld; A (%s) is %lld x %lld, so B must have %lld "
                             "rows\n",
@@ -812,25 +807,10 @@ static int cmd_spmm(int argc, char **argv)
         goto done;
     }
     const int64_t nb = ai.n * k, nc = ai.m * k;
-    if (!o.in_path) {
-        B = B_own = malloc((size_t)(nb > 0 ? nb : 1) * sizeof(double));
-        if (!B) {
-            fprintf(stderr, "sbm: out of memory for B (%lld values)\n", (long long)nb);
-            goto done;
-        }
-        cli_random_fill(o.seed, B, nb);
-    }
-    if (o.init_path) {
-        if (read_dense_shape(host, o.init_path, "C", ai.m, k, o.a_path, &ai, &C_file) != 0)
-            goto done;
-        C = C_file;
-    } else {
-        C = C_own = calloc((size_t)(nc > 0 ? nc : 1), sizeof(double));
-        if (!C) {
-            fprintf(stderr, "sbm: out of memory for C (%lld values)\n", (long long)nc);
-            goto done;
-        }
-    }
+    if ((!o.in_path && host_array_make(&hB, nb, &o.seed, "B") != 0) ||
+        operand(host, o.init_path, "C", ai.m, k, o.a_path, &ai, NULL, &hC) != 0)
+        goto done;
+    double *const B = hB.v, *const C = hC.v;
     /* the files are column-major; the multiply reads B and C in the chosen layout */
     const sbm_layout layout = o.col_major ? SBM_LAYOUT_COL_MAJOR : SBM_LAYOUT_ROW_MAJOR;
     const int64_t ldb = o.col_major ? ai.n : k, ldc = o.col_major ? ai.m : k;
@@ -891,10 +871,8 @@ done:
     if (dA != A) sbm_csr_destroy(dA);
     sbm_csr_destroy(A);
     free(tmp);
-    free(C_own);
-    free(B_own);
-    sbm_dense_free(host, C_file);
-    sbm_dense_free(host, B_file);
+    host_array_free(&hC);
+    host_array_free(&hB);
     sbm_ctx_destroy(dev);
     sbm_ctx_destroy(host);
     return rc;

@@ -152,7 +152,8 @@ static const char *set_option(cli_opts *o, const char *name, const char *v, unsi
     double x;
     int64_t n;
     if (!strcmp(name, "--backend"))
-        return cli_parse_backend(v, &o->backend) ? NULL : "unknown backend '%s' (cpu, cuda or auto)";
+        return cli_parse_backend(v, &o->backend) ? NULL
+                                                  : "unknown backend '%s' (cpu, cuda or auto)";
     if (!strcmp(name, "--bal")) o->bal = v;
     else if (!strcmp(name, "--g2o")) o->g2o = v;
     else if (!strcmp(name, "--generate")) o->generate = v;
@@ -220,9 +221,8 @@ static int parse(int argc, char **argv, unsigned mask, const char *cmd, const ch
                 (m = cli_match_option(argc, argv, &i, options[k].name, 1, &v)) == 0))
             k++;
         if (k == N_OPTIONS)
-            return cli_command_error(usage, cmd,
-                                     a[0] == '-' ? "unknown option '%s'" : "unexpected argument '%s'",
-                                     a);
+            return cli_command_error(usage, cmd, a[0] == '-' ? "unknown option '%s'"
+                                                             : "unexpected argument '%s'", a);
         if (m < 0) return cli_command_error(usage, cmd, "option %s needs a value", a);
         const char *bad = set_option(o, options[k].name, v, mask);
         if (bad) return cli_command_error(usage, cmd, bad, v);
@@ -233,6 +233,12 @@ static int parse(int argc, char **argv, unsigned mask, const char *cmd, const ch
 /* ---------------------------------------------------------------------------------------- */
 /* Helpers                                                                                  */
 /* ---------------------------------------------------------------------------------------- */
+
+/* "sbm: cmd: needs what" and the usage. @return EXIT_USAGE. */
+static int needs(const char *usage, const char *cmd, const char *what)
+{
+    return cli_command_error(usage, cmd, "needs %s", what);
+}
 
 /* What every command works with: the host context (files, host copies), the input read or
  * generated into it, and the compute context of --backend. */
@@ -248,7 +254,8 @@ typedef struct ba_cmd {
 static int cmd_open(const cli_opts *o, const sbm_bal_generate_options *gen, ba_cmd *c)
 {
     memset(c, 0, sizeof *c);
-    if (sbm_ctx_create(&c->host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS) return cli_lib_error(NULL, NULL);
+    if (sbm_ctx_create(&c->host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS)
+        return cli_lib_error(NULL, NULL);
     sbm_status st = SBM_SUCCESS;
     if (o->bal)
         st = sbm_bal_read(c->host, o->bal, &c->p);
@@ -354,9 +361,9 @@ int sbm_cli_ba_schur(int argc, char **argv)
     int rc = parse(argc, argv, OPT_BACKEND | OPT_BAL | OPT_OUT | OPT_RHS, "ba-schur",
                    usage_ba_schur, &o);
     if (rc >= 0) return rc;
-    if (!o.bal) return cli_command_error(usage_ba_schur, "ba-schur", "%s", "needs a problem: --bal FILE");
+    if (!o.bal) return needs(usage_ba_schur, "ba-schur", "a problem: --bal FILE");
     if (!o.out || !o.out[0])
-        return cli_command_error(usage_ba_schur, "ba-schur", "%s", "needs an output file: -o S.mtx");
+        return needs(usage_ba_schur, "ba-schur", "an output file: -o S.mtx");
 
     ba_cmd c;
     sbm_ba_system *sys = NULL;
@@ -487,12 +494,11 @@ int sbm_cli_ba_solve(int argc, char **argv)
                    "ba-solve", usage_ba_solve, &o);
     if (rc >= 0) return rc;
     if (!o.bal == !o.generate)
-        return cli_command_error(usage_ba_solve, "ba-solve", "%s",
-                                 "needs one problem: --bal FILE or --generate C,P,K[,SEED]");
+        return needs(usage_ba_solve, "ba-solve", "one problem: --bal FILE or --generate C,P,K[,SEED]");
     sbm_bal_generate_options g;
     if (o.generate && !parse_generate(o.generate, &g))
-        return cli_command_error(usage_ba_solve, "ba-solve", "invalid --generate '%s' (C,P,K[,SEED])",
-                                 o.generate);
+        return cli_command_error(usage_ba_solve, "ba-solve",
+                                 "invalid --generate '%s' (C,P,K[,SEED])", o.generate);
 
     ba_cmd c;
     rc = EXIT_FAILURE;
@@ -529,9 +535,9 @@ int sbm_cli_slam_info(int argc, char **argv)
     int rc = parse(argc, argv, OPT_BACKEND | OPT_G2O | OPT_OUT | OPT_RHS, "slam-info",
                    usage_slam_info, &o);
     if (rc >= 0) return rc;
-    if (!o.g2o) return cli_command_error(usage_slam_info, "slam-info", "%s", "needs a graph: --g2o FILE");
+    if (!o.g2o) return needs(usage_slam_info, "slam-info", "a graph: --g2o FILE");
     if (!o.out || !o.out[0])
-        return cli_command_error(usage_slam_info, "slam-info", "%s", "needs an output file: -o L.mtx");
+        return needs(usage_slam_info, "slam-info", "an output file: -o L.mtx");
 
     ba_cmd c;
     sbm_slam_system *sys = NULL;
@@ -585,7 +591,7 @@ int sbm_cli_slam_solve(int argc, char **argv)
                    &o);
     if (rc >= 0) return rc;
     if (!o.g2o)
-        return cli_command_error(usage_slam_solve, "slam-solve", "%s", "needs a graph: --g2o FILE");
+        return needs(usage_slam_solve, "slam-solve", "a graph: --g2o FILE");
     ba_cmd c;
     rc = EXIT_FAILURE;
     if (cmd_open(&o, NULL, &c) != 0) goto done;
@@ -610,11 +616,9 @@ int sbm_cli_bal_generate(int argc, char **argv)
     int rc = parse(argc, argv, OPT_GEN | OPT_OUT, "bal-generate", usage_bal_generate, &o);
     if (rc >= 0) return rc;
     if (o.cameras == 0 || o.points == 0)
-        return cli_command_error(usage_bal_generate, "bal-generate", "%s",
-                                 "needs --cameras N and --points N");
+        return needs(usage_bal_generate, "bal-generate", "--cameras N and --points N");
     if (!o.out || !o.out[0])
-        return cli_command_error(usage_bal_generate, "bal-generate", "%s",
-                                 "needs an output file: -o FILE");
+        return needs(usage_bal_generate, "bal-generate", "an output file: -o FILE");
     sbm_bal_generate_options g =
         sbm_bal_generate_defaults(o.cameras, o.points, (int)o.obs, (uint64_t)o.seed);
     g.pixel_noise = o.noise;
