@@ -272,6 +272,46 @@ static void test_argument_and_io_errors(void **state)
     assert_string_equal(slurp(keep), BANNER "1 1\n1\n");
 }
 
+/* An allocator that records the largest request (seen[0]) and refuses those above seen[1]. */
+static void *limited_alloc(void *user, size_t bytes)
+{
+    size_t *seen = user;
+    seen[0] = bytes > seen[0] ? bytes : seen[0];
+    return bytes <= seen[1] ? malloc(bytes) : NULL;
+}
+static void limited_free(void *user, void *ptr) { (void)user, free(ptr); }
+
+/* The values array grows with the file, so a corrupt size line asks for nothing big; when the
+ * file really is big and memory is not there, the read fails with the status and a message. The
+ * CPU backend only: host scratch of device contexts does not go through the allocator. */
+static void test_memory(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    size_t seen[2] = {0, (size_t)1 << 20};
+    const sbm_allocator a = {limited_alloc, limited_free, seen};
+    SBM_ASSERT_OK(e->ctx, sbm_ctx_set_allocator(e->ctx, &a));
+    int64_t m = 0, n = 0;
+    double *v = NULL;
+    put("huge.mtx", BANNER "1000000000000 1\n1\n2\n");
+    SBM_ASSERT_FAILS(e->ctx, sbm_dense_read_mtx(e->ctx, "huge.mtx", &m, &n, &v), SBM_ERR_PARSE,
+                     "huge.mtx:4: truncated: 2 of the 1000000000000 values");
+    assert_true(seen[0] <= (size_t)1 << 20); /* not 8 TB: nothing was refused either */
+
+    FILE *f = fopen("big.mtx", "wb");
+    assert_non_null(f);
+    fprintf(f, BANNER "200000 1\n");
+    for (int k = 0; k < 200000; k++) fprintf(f, "%d\n", k);
+    assert_int_equal(fclose(f), 0);
+    SBM_ASSERT_FAILS(e->ctx, sbm_dense_read_mtx(e->ctx, "big.mtx", &m, &n, &v),
+                     SBM_ERR_OUT_OF_MEMORY, "bytes for the array's values");
+    assert_null(v);
+    seen[1] = (size_t)1 << 22; /* 200000 values fit now */
+    SBM_ASSERT_OK(e->ctx, sbm_dense_read_mtx(e->ctx, "big.mtx", &m, &n, &v));
+    assert_true(m == 200000 && n == 1 && v[199999] == 199999.0);
+    sbm_dense_free(e->ctx, v);
+    SBM_ASSERT_OK(e->ctx, sbm_ctx_set_allocator(e->ctx, NULL));
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* SplitMix64                                                                               */
 /* ---------------------------------------------------------------------------------------- */
@@ -304,6 +344,7 @@ int main(void)
         SBM_TEST_BOTH(test_accepted_variants),
         SBM_TEST_BOTH(test_malformed),
         SBM_TEST_BOTH(test_argument_and_io_errors),
+        SBM_TEST_CPU(test_memory),
         cmocka_unit_test(test_splitmix64_reference),
     };
     return cmocka_run_group_tests(tests, enter_tmp_dir, leave_tmp_dir);
