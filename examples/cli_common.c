@@ -54,6 +54,13 @@ int cli_match_option(int argc, char **argv, int *i, const char *name, int has_va
     return 0;
 }
 
+int cli_open_matrix(const char *path, sbm_ctx **host, sbm_csr **A)
+{
+    if (sbm_ctx_create(host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS) return cli_lib_error(NULL, NULL);
+    if (sbm_csr_read_mtx(*host, path, A) != SBM_SUCCESS) return cli_lib_error(*host, NULL);
+    return 0;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Numbers                                                                                  */
 /* ---------------------------------------------------------------------------------------- */

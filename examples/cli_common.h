@@ -30,6 +30,10 @@ int cli_lib_error(const sbm_ctx *ctx, const char *context);
 int cli_match_option(int argc, char **argv, int *i, const char *name, int has_value,
                      const char **value);
 
+/* A host (CPU) context and the Matrix Market coordinate file at path read into it.
+ * @return 0 or EXIT_FAILURE (reported); the caller destroys *A and *host either way. */
+int cli_open_matrix(const char *path, sbm_ctx **host, sbm_csr **A);
+
 /* ---- numbers ----------------------------------------------------------------------------- */
 
 /* A finite double (the whole string). @return 1 on success. */
