@@ -4,19 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* splitmix64 */
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-
-static double rng_value(uint64_t *s)
-{
-    return (double)(rng_next(s) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
-}
+/* [-1, 1), from the library's SplitMix64 (2*u - 1 is exact, so the same as before) */
+static double rng_value(uint64_t *s) { return 2.0 * sbm_splitmix64_uniform(s) - 1.0; }
 
 static int cmp_i32(const void *a, const void *b)
 {
@@ -123,7 +112,7 @@ static sbm_status random_pattern(int64_t nbr, int64_t nbc, int per_col, uint64_t
         for (int t = 0; t < per_col; t++) {
             int dup;
             do { /* rejection: per_col is small next to nbr in every bench case */
-                c[t] = (int32_t)(rng_next(&s) % (uint64_t)nbr);
+                c[t] = (int32_t)(sbm_splitmix64(&s) % (uint64_t)nbr);
                 dup = 0;
                 for (int u = 0; u < t; u++) dup |= c[u] == c[t];
             } while (dup);
@@ -198,7 +187,7 @@ sbm_status gen_rmat_csr(sbm_ctx *ctx, int scale, int edge_factor, double a, doub
     uint64_t s = seed;
     for (int64_t v = 0; v < n; v++) perm[v] = (int32_t)v;
     for (int64_t v = n - 1; v > 0; v--) { /* Fisher-Yates */
-        const int64_t w = (int64_t)(rng_next(&s) % (uint64_t)(v + 1));
+        const int64_t w = (int64_t)(sbm_splitmix64(&s) % (uint64_t)(v + 1));
         const int32_t t = perm[v];
         perm[v] = perm[w];
         perm[w] = t;
@@ -206,7 +195,7 @@ sbm_status gen_rmat_csr(sbm_ctx *ctx, int scale, int edge_factor, double a, doub
     for (int64_t e = 0; e < ne; e++) {
         uint64_t r = 0, col = 0, bitsrc = 0;
         for (int l = 0; l < scale; l++) {
-            if (l % 4 == 0) bitsrc = rng_next(&s);
+            if (l % 4 == 0) bitsrc = sbm_splitmix64(&s);
             const uint32_t u = (uint32_t)(bitsrc & 0xFFFF);
             bitsrc >>= 16;
             const uint64_t bit = (uint64_t)1 << (scale - 1 - l);

@@ -23,18 +23,16 @@
  *                      [--seed S] [--backend cpu|cuda|auto] [--check | --no-check] */
 #define _POSIX_C_SOURCE 199309L
 
-#include <errno.h>
-#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "sbm.h"
 #include "sbm_ba.h"
 #include "sbm_io.h"
 #include "sbm_slam.h"
+#include "cli_common.h" /* option parsing and the clock, shared with the sbm tool */
 
 /* Levenberg-Marquardt damping added to U and V; keeps V's 3x3 blocks well conditioned even for
  * points seen by a single camera (rank-2 Jp^T Jp). */
@@ -52,7 +50,7 @@ typedef struct options {
     int obs_per_point;
     int p;             /* camera parameters: 9 or 6 */
     uint64_t seed;
-    int backend;       /* 0 cpu, 1 cuda, 2 auto */
+    cli_backend backend; /* --backend */
     int check;         /* -1 auto, 0 off, 1 on */
     int sizes_given;   /* --cameras/--points/--obs-per-point given: run only that case */
 } options;
@@ -61,28 +59,13 @@ typedef struct options {
 /* Helpers                                                                                  */
 /* ---------------------------------------------------------------------------------------- */
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+static double now_s(void) { return cli_seconds(); }
 
-/* splitmix64: small, seeded, identical on every platform. */
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-static double rng_value(uint64_t *s) /* [-1, 1) */
-{
-    return (double)(rng_next(s) >> 11) * (2.0 / 9007199254740992.0) - 1.0;
-}
+/* [-1, 1), from the library's SplitMix64 (2*u - 1 is exact, so the same as before) */
+static double rng_value(uint64_t *s) { return 2.0 * sbm_splitmix64_uniform(s) - 1.0; }
 static int64_t rng_below(uint64_t *s, int64_t n)
 {
-    return (int64_t)(rng_next(s) % (uint64_t)n);
+    return (int64_t)(sbm_splitmix64(s) % (uint64_t)n);
 }
 
 static int cmp_i32(const void *a, const void *b)
@@ -465,19 +448,9 @@ static const char *const usage =
     "20000 points, 6 observations per point. --check compares S with a dense reference (default:\n"
     "only for small problems). auto backend: CUDA when a device is available, else CPU.\n";
 
-static int parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
-{
-    char *e = NULL;
-    errno = 0;
-    long long v = strtoll(s, &e, 10);
-    if (e == s || *e != '\0' || errno != 0 || v < lo || v > hi) return 0;
-    *out = (int64_t)v;
-    return 1;
-}
-
 int main(int argc, char **argv)
 {
-    options o = {200, 20000, 6, 9, 1, 2, -1, 0};
+    options o = {200, 20000, 6, 9, 1, CLI_BACKEND_AUTO, -1, 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *v = (i + 1 < argc) ? argv[i + 1] : NULL;
@@ -498,17 +471,14 @@ int main(int argc, char **argv)
             }
             i++;
             if (strcmp(a, "--backend") == 0) {
-                if (strcmp(v, "cpu") == 0) o.backend = 0;
-                else if (strcmp(v, "cuda") == 0) o.backend = 1;
-                else if (strcmp(v, "auto") == 0) o.backend = 2;
-                else {
+                if (!cli_parse_backend(v, &o.backend)) {
                     fprintf(stderr, "ba_schur_demo: unknown backend '%s'\n%s", v, usage);
                     return 2;
                 }
                 continue;
             }
             const int64_t hi = strcmp(a, "--seed") == 0 ? INT64_MAX : INT32_MAX;
-            if (!parse_i64(v, strcmp(a, "--seed") == 0 ? 0 : 1, hi, &x)) {
+            if (!cli_parse_int64(v, strcmp(a, "--seed") == 0 ? 0 : 1, hi, &x)) {
                 fprintf(stderr, "ba_schur_demo: invalid value '%s' for %s\n%s", v, a, usage);
                 return 2;
             }
@@ -537,9 +507,7 @@ int main(int argc, char **argv)
         return 2;
     }
 
-    sbm_backend backend = SBM_BACKEND_CPU;
-    if (o.backend == 1 || (o.backend == 2 && sbm_cuda_device_count() > 0))
-        backend = SBM_BACKEND_CUDA;
+    const sbm_backend backend = cli_backend_resolve(o.backend);
 
     int rc = 0;
     if (!o.sizes_given) {

@@ -1,6 +1,5 @@
 /* Helpers shared by the commands of the sbm command-line tool (sbm_cli.c, sbm_cli_ba.c).
- * Public API only. The BA/SLAM commands (sbm_cli_ba.c) parse --backend themselves; gemm, spmv
- * and spmm use cli_parse_backend / cli_make_context. */
+ * Public API only. */
 #ifndef SBM_CLI_COMMON_H
 #define SBM_CLI_COMMON_H
 
@@ -18,6 +17,8 @@
 
 /* Prints "sbm: " fmt (with arg) and the usage text on stderr. @return EXIT_USAGE. */
 int cli_usage_error(const char *usage, const char *fmt, const char *arg);
+/* The same with the command's name first: "sbm: cmd: " fmt. @return EXIT_USAGE. */
+int cli_command_error(const char *usage, const char *cmd, const char *fmt, const char *arg);
 
 /* Prints the library's message for a failed call ("sbm: context: message"; context may be
  * NULL) on stderr. @return EXIT_FAILURE. */
@@ -28,6 +29,10 @@ int cli_lib_error(const sbm_ctx *ctx, const char *context);
  * @return 1 matched, 0 not, -1 value missing. */
 int cli_match_option(int argc, char **argv, int *i, const char *name, int has_value,
                      const char **value);
+
+/* A host (CPU) context and the Matrix Market coordinate file at path read into it.
+ * @return 0 or EXIT_FAILURE (reported); the caller destroys *A and *host either way. */
+int cli_open_matrix(const char *path, sbm_ctx **host, sbm_csr **A);
 
 /* ---- numbers ----------------------------------------------------------------------------- */
 
@@ -48,6 +53,8 @@ typedef enum cli_backend {
 
 /* "cpu", "cuda" or "auto". @return 1 on success. */
 int cli_parse_backend(const char *s, cli_backend *out);
+/* The library backend of --backend (auto: CUDA when a device is present). */
+sbm_backend cli_backend_resolve(cli_backend backend);
 /* The compute context of --backend. @return 0, or EXIT_FAILURE after printing the library's
  * message. */
 int cli_make_context(cli_backend backend, sbm_ctx **ctx);
@@ -56,36 +63,10 @@ const char *cli_backend_name(const sbm_ctx *ctx);
 
 /* ---- seeded values ----------------------------------------------------------------------- */
 
-/* Fills x[0..count) from seed: value k is 2*u_k - 1 with u_k = (z_k >> 11) * 2^-53, z_k the
- * k-th output (k = 0, 1, ...) of SplitMix64 started at state = seed:
- *     state += 0x9E3779B97F4A7C15; z = state;
- *     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9; z = (z ^ (z >> 27)) * 0x94D049BB133111EB;
- *     z ^= z >> 31   (all arithmetic mod 2^64).
- * Every value is exact in double, so other languages reproduce x bit for bit. */
+/* Fills x[0..count) from seed: value k is 2*u_k - 1 with u_k the k-th (k = 0, 1, ...)
+ * sbm_splitmix64_uniform from state = seed (SplitMix64, written out in sbm.h and in sbm spmv
+ * --help). Every value is exact in double, so other languages reproduce x bit for bit. */
 void cli_random_fill(uint64_t seed, double *x, int64_t count);
-
-/* ---- dense Matrix Market arrays ---------------------------------------------------------- */
-
-/* Reads a dense "%%MatrixMarket matrix array real general" file (fields integer and double also
- * accepted; keywords case-insensitive; the banner may start with one '%' or more, as the
- * library's coordinate reader accepts): comment lines after the banner, the size line
- * "rows cols", then rows*cols values, one per line (the spec's layout: a line with two values is
- * refused), column by column; blank lines are ignored. Values must be finite: NaN and
- * infinities are refused. *values (malloc'ed, column-major, freed by the caller) is NULL on
- * failure. Errors name the file, the line and the reason.
- * @return 0, or EXIT_FAILURE after printing the message. */
-int cli_read_dense(const char *path, int64_t *rows, int64_t *cols, double **values);
-/* Writes values (column-major rows x cols) as "%%MatrixMarket matrix array real general",
- * "%.17g" per value (exact round trip; non-finite results appear as inf/nan), through a
- * temporary file in the same folder renamed into place, so path appears only complete.
- * @return 0, or EXIT_FAILURE after printing the message. */
-int cli_write_dense(const char *path, int64_t rows, int64_t cols, const double *values);
-/* A temporary file next to path (path.tmp.XXXXXX, mode 0644) open for writing: *f and *tmp (a
- * malloc'd name, to rename into place and free). @return 0 or EXIT_FAILURE (reported). */
-int cli_temp_create(const char *path, FILE **f, char **tmp);
-/* Close a file from cli_temp_create; ok == 0 means a write failed. On failure (reported) the
- * temporary file is removed and tmp freed. @return 0 or EXIT_FAILURE. */
-int cli_temp_close(const char *path, FILE *f, char *tmp, int ok);
 
 /* ---- time -------------------------------------------------------------------------------- */
 

@@ -18,13 +18,11 @@
 #include "sbm_cli_ba.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sbm.h"
@@ -99,47 +97,27 @@ static const char *const usage_bal_generate =
     "0.5 px), parameters perturbed from the truth (default scale 1).\n";
 
 /* ---------------------------------------------------------------------------------------- */
-/* Helpers                                                                                  */
+/* Options                                                                                  */
 /* ---------------------------------------------------------------------------------------- */
 
-static int parse_long(const char *s, long lo, long hi, long *out)
-{
-    char *e = NULL;
-    errno = 0;
-    const long v = strtol(s, &e, 10);
-    if (e == s || *e != '\0' || errno != 0 || v < lo || v > hi) return 0;
-    *out = v;
-    return 1;
-}
-
-static int parse_double(const char *s, double *out)
-{
-    char *e = NULL;
-    errno = 0;
-    const double v = strtod(s, &e);
-    if (e == s || *e != '\0' || errno != 0 || !isfinite(v)) return 0;
-    *out = v;
-    return 1;
-}
-
-/* Shared options of the commands. */
+/* Options of the commands (each command accepts a subset, see parse). */
 typedef struct cli_opts {
-    int backend;               /* 0 cpu, 1 cuda, 2 auto */
-    const char *bal;           /* --bal */
-    const char *g2o;           /* --g2o */
-    const char *generate;      /* --generate */
-    const char *out;           /* -o */
-    const char *rhs;           /* --rhs */
-    int iterations;            /* --iterations (-1: default) */
-    int linear_solver;         /* sbm_linear_solver, -1: default */
-    int pcg_iterations;        /* -1: default */
-    double pcg_tolerance;      /* 0: default */
-    long cameras, points, obs; /* bal-generate */
-    long seed;
-    double noise, perturbation;
-    int help;
+    cli_backend backend;             /* --backend */
+    const char *bal;                 /* --bal */
+    const char *g2o;                 /* --g2o */
+    const char *generate;            /* --generate */
+    const char *out;                 /* -o */
+    const char *rhs;                 /* --rhs */
+    int iterations;                  /* --iterations (-1: default) */
+    int linear_solver;               /* sbm_linear_solver, -1: default */
+    int pcg_iterations;              /* -1: default */
+    double pcg_tolerance;            /* 0: default */
+    int64_t cameras, points, obs;    /* bal-generate */
+    int64_t seed;                    /* bal-generate --seed */
+    double noise, perturbation;      /* bal-generate */
 } cli_opts;
 
+/* Option groups: a command accepts those in its mask. */
 enum {
     OPT_BACKEND = 1 << 0,
     OPT_BAL = 1 << 1,
@@ -151,11 +129,78 @@ enum {
     OPT_GEN = 1 << 7     /* bal-generate's options */
 };
 
-/* Parse the options a command accepts (mask). @return 0 or an exit status. */
+static const struct {
+    const char *name;
+    unsigned group;
+} options[] = {
+    {"--backend", OPT_BACKEND},       {"--bal", OPT_BAL},
+    {"--g2o", OPT_G2O},               {"--generate", OPT_GENERATE},
+    {"--output", OPT_OUT},            {"-o", OPT_OUT},
+    {"--rhs", OPT_RHS},               {"--iterations", OPT_SOLVER},
+    {"--linear-solver", OPT_SOLVER},  {"--pcg-iterations", OPT_SOLVER},
+    {"--pcg-tolerance", OPT_SOLVER},  {"--cameras", OPT_GEN},
+    {"--points", OPT_GEN},            {"--obs-per-point", OPT_GEN},
+    {"--seed", OPT_GEN},              {"--noise", OPT_GEN},
+    {"--perturbation", OPT_GEN},
+};
+#define N_OPTIONS (sizeof options / sizeof options[0])
+
+/* The value v of option name into o. @return NULL, or the message (with '%s' for v) of an
+ * invalid value. */
+static const char *set_option(cli_opts *o, const char *name, const char *v, unsigned mask)
+{
+    double x;
+    int64_t n;
+    if (!strcmp(name, "--backend"))
+        return cli_parse_backend(v, &o->backend) ? NULL
+                                                  : "unknown backend '%s' (cpu, cuda or auto)";
+    if (!strcmp(name, "--bal")) o->bal = v;
+    else if (!strcmp(name, "--g2o")) o->g2o = v;
+    else if (!strcmp(name, "--generate")) o->generate = v;
+    else if (!strcmp(name, "--output") || !strcmp(name, "-o")) o->out = v;
+    else if (!strcmp(name, "--rhs")) o->rhs = v;
+    else if (!strcmp(name, "--iterations")) {
+        if (!cli_parse_int64(v, 0, 100000, &n)) return "invalid iteration count '%s' (0 to 100000)";
+        o->iterations = (int)n;
+    } else if (!strcmp(name, "--linear-solver")) {
+        if (!strcmp(v, "auto")) o->linear_solver = SBM_LINEAR_AUTO;
+        else if (!strcmp(v, "dense")) o->linear_solver = SBM_LINEAR_DENSE_CHOLESKY;
+        else if (!strcmp(v, "pcg")) o->linear_solver = SBM_LINEAR_PCG;
+        else if (!strcmp(v, "pcg-matrix-free") && (mask & OPT_GENERATE))
+            o->linear_solver = SBM_LINEAR_PCG_MATRIX_FREE;
+        else if (mask & OPT_GENERATE)
+            return "unknown linear solver '%s' (auto, dense, pcg, pcg-matrix-free)";
+        else
+            return "unknown linear solver '%s' (auto, dense, pcg)";
+    } else if (!strcmp(name, "--pcg-iterations")) {
+        if (!cli_parse_int64(v, 1, 10000000, &n))
+            return "invalid PCG iteration count '%s' (1 to 10000000)";
+        o->pcg_iterations = (int)n;
+    } else if (!strcmp(name, "--pcg-tolerance")) {
+        if (!cli_parse_double(v, &x) || !(x > 0.0) || !(x < 1.0))
+            return "invalid PCG tolerance '%s' (between 0 and 1)";
+        o->pcg_tolerance = x;
+    } else if (!strcmp(name, "--noise") || !strcmp(name, "--perturbation")) {
+        if (!cli_parse_double(v, &x) || x < 0.0) return "invalid value '%s' (a number >= 0)";
+        *(name[2] == 'n' ? &o->noise : &o->perturbation) = x;
+    } else { /* the counts of bal-generate */
+        const int is_seed = !strcmp(name, "--seed");
+        if (!cli_parse_int64(v, is_seed ? 0 : 1, is_seed ? INT64_MAX : INT32_MAX, &n))
+            return "invalid count '%s'";
+        *(is_seed ? &o->seed : !strcmp(name, "--cameras") ? &o->cameras
+                             : !strcmp(name, "--points")  ? &o->points
+                                                          : &o->obs) = n;
+    }
+    return NULL;
+}
+
+/* Parse the options a command accepts (mask); --help prints its usage.
+ * @return -1 to run the command, else the exit status. */
 static int parse(int argc, char **argv, unsigned mask, const char *cmd, const char *usage,
                  cli_opts *o)
 {
     memset(o, 0, sizeof *o);
+    o->backend = CLI_BACKEND_CPU;
     o->iterations = -1;
     o->linear_solver = -1;
     o->pcg_iterations = -1;
@@ -163,118 +208,71 @@ static int parse(int argc, char **argv, unsigned mask, const char *cmd, const ch
     o->seed = 1;
     o->noise = 0.5;
     o->perturbation = 1.0;
-    char what[96];
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
-        int m;
-        snprintf(what, sizeof what, "%s: option %%s needs a value", cmd);
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            o->help = 1;
+            fputs(usage, stdout);
             return 0;
-        } else if ((mask & OPT_BACKEND) && (m = cli_match_option(argc, argv, &i, "--backend", 1, &v))) {
-            if (m < 0) return cli_usage_error(usage, what, a);
-            if (!strcmp(v, "cpu")) o->backend = 0;
-            else if (!strcmp(v, "cuda")) o->backend = 1;
-            else if (!strcmp(v, "auto")) o->backend = 2;
-            else {
-                snprintf(what, sizeof what, "%s: unknown backend '%%s' (cpu, cuda or auto)", cmd);
-                return cli_usage_error(usage, what, v);
-            }
-        } else if ((mask & OPT_BAL) && (m = cli_match_option(argc, argv, &i, "--bal", 1, &v))) {
-            if (m < 0) return cli_usage_error(usage, what, a);
-            o->bal = v;
-        } else if ((mask & OPT_G2O) && (m = cli_match_option(argc, argv, &i, "--g2o", 1, &v))) {
-            if (m < 0) return cli_usage_error(usage, what, a);
-            o->g2o = v;
-        } else if ((mask & OPT_GENERATE) && (m = cli_match_option(argc, argv, &i, "--generate", 1, &v))) {
-            if (m < 0) return cli_usage_error(usage, what, a);
-            o->generate = v;
-        } else if ((mask & OPT_OUT) && ((m = cli_match_option(argc, argv, &i, "--output", 1, &v)) ||
-                                        (m = cli_match_option(argc, argv, &i, "-o", 1, &v)))) {
-            if (m < 0) return cli_usage_error(usage, what, a);
-            o->out = v;
-        } else if ((mask & OPT_RHS) && (m = cli_match_option(argc, argv, &i, "--rhs", 1, &v))) {
-            if (m < 0) return cli_usage_error(usage, what, a);
-            o->rhs = v;
-        } else if ((mask & OPT_SOLVER) && (m = cli_match_option(argc, argv, &i, "--iterations", 1, &v))) {
-            long n;
-            if (m < 0) return cli_usage_error(usage, what, a);
-            snprintf(what, sizeof what, "%s: invalid iteration count '%%s' (0 to 100000)", cmd);
-            if (!parse_long(v, 0, 100000, &n)) return cli_usage_error(usage, what, v);
-            o->iterations = (int)n;
-        } else if ((mask & OPT_SOLVER) &&
-                   (m = cli_match_option(argc, argv, &i, "--linear-solver", 1, &v))) {
-            if (m < 0) return cli_usage_error(usage, what, a);
-            if (!strcmp(v, "auto")) o->linear_solver = SBM_LINEAR_AUTO;
-            else if (!strcmp(v, "dense")) o->linear_solver = SBM_LINEAR_DENSE_CHOLESKY;
-            else if (!strcmp(v, "pcg")) o->linear_solver = SBM_LINEAR_PCG;
-            else if (!strcmp(v, "pcg-matrix-free") && (mask & OPT_GENERATE))
-                o->linear_solver = SBM_LINEAR_PCG_MATRIX_FREE;
-            else {
-                snprintf(what, sizeof what, "%s: unknown linear solver '%%s' (auto, dense, pcg%s)",
-                         cmd, (mask & OPT_GENERATE) ? ", pcg-matrix-free" : "");
-                return cli_usage_error(usage, what, v);
-            }
-        } else if ((mask & OPT_SOLVER) &&
-                   (m = cli_match_option(argc, argv, &i, "--pcg-iterations", 1, &v))) {
-            long n;
-            if (m < 0) return cli_usage_error(usage, what, a);
-            snprintf(what, sizeof what, "%s: invalid PCG iteration count '%%s' (1 to 10000000)", cmd);
-            if (!parse_long(v, 1, 10000000, &n)) return cli_usage_error(usage, what, v);
-            o->pcg_iterations = (int)n;
-        } else if ((mask & OPT_SOLVER) &&
-                   (m = cli_match_option(argc, argv, &i, "--pcg-tolerance", 1, &v))) {
-            if (m < 0) return cli_usage_error(usage, what, a);
-            snprintf(what, sizeof what, "%s: invalid PCG tolerance '%%s' (between 0 and 1)", cmd);
-            if (!parse_double(v, &o->pcg_tolerance) || !(o->pcg_tolerance > 0.0) ||
-                !(o->pcg_tolerance < 1.0))
-                return cli_usage_error(usage, what, v);
-        } else if ((mask & OPT_GEN) && ((m = cli_match_option(argc, argv, &i, "--cameras", 1, &v)) ||
-                                        (m = cli_match_option(argc, argv, &i, "--points", 1, &v)) ||
-                                        (m = cli_match_option(argc, argv, &i, "--obs-per-point", 1, &v)) ||
-                                        (m = cli_match_option(argc, argv, &i, "--seed", 1, &v)))) {
-            if (m < 0) return cli_usage_error(usage, what, a);
-            const int is_seed = strncmp(a, "--seed", 6) == 0;
-            long n;
-            snprintf(what, sizeof what, "%s: invalid count '%%s'", cmd);
-            if (!parse_long(v, is_seed ? 0 : 1, is_seed ? LONG_MAX : INT32_MAX, &n))
-                return cli_usage_error(usage, what, v);
-            if (!strncmp(a, "--cameras", 9)) o->cameras = n;
-            else if (!strncmp(a, "--points", 8)) o->points = n;
-            else if (!strncmp(a, "--obs", 5)) o->obs = n;
-            else o->seed = n;
-        } else if ((mask & OPT_GEN) && ((m = cli_match_option(argc, argv, &i, "--noise", 1, &v)) ||
-                                        (m = cli_match_option(argc, argv, &i, "--perturbation", 1, &v)))) {
-            if (m < 0) return cli_usage_error(usage, what, a);
-            double x;
-            snprintf(what, sizeof what, "%s: invalid value '%%s' (a number >= 0)", cmd);
-            if (!parse_double(v, &x) || x < 0.0) return cli_usage_error(usage, what, v);
-            if (!strncmp(a, "--noise", 7)) o->noise = x;
-            else o->perturbation = x;
-        } else if (a[0] == '-') {
-            snprintf(what, sizeof what, "%s: unknown option '%%s'", cmd);
-            return cli_usage_error(usage, what, a);
-        } else {
-            snprintf(what, sizeof what, "%s: unexpected argument '%%s'", cmd);
-            return cli_usage_error(usage, what, a);
         }
+        int m = 0;
+        size_t k = 0;
+        while (k < N_OPTIONS &&
+               (!(mask & options[k].group) ||
+                (m = cli_match_option(argc, argv, &i, options[k].name, 1, &v)) == 0))
+            k++;
+        if (k == N_OPTIONS)
+            return cli_command_error(usage, cmd, a[0] == '-' ? "unknown option '%s'"
+                                                             : "unexpected argument '%s'", a);
+        if (m < 0) return cli_command_error(usage, cmd, "option %s needs a value", a);
+        const char *bad = set_option(o, options[k].name, v, mask);
+        if (bad) return cli_command_error(usage, cmd, bad, v);
     }
-    return 0;
+    return -1;
 }
 
-/* The compute context of --backend (auto: CUDA when a device is present). */
-static int make_context(int backend, sbm_ctx **ctx)
+/* ---------------------------------------------------------------------------------------- */
+/* Helpers                                                                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+/* "sbm: cmd: needs what" and the usage. @return EXIT_USAGE. */
+static int needs(const char *usage, const char *cmd, const char *what)
 {
-    sbm_backend b = SBM_BACKEND_CPU;
-    if (backend == 1 || (backend == 2 && sbm_cuda_device_count() > 0)) b = SBM_BACKEND_CUDA;
-    if (sbm_ctx_create(ctx, b, 0) != SBM_SUCCESS)
-        return cli_lib_error(NULL, b == SBM_BACKEND_CUDA ? "--backend cuda" : NULL);
-    return 0;
+    return cli_command_error(usage, cmd, "needs %s", what);
 }
 
-static const char *backend_name(const sbm_ctx *ctx)
+/* What every command works with: the host context (files, host copies), the input read or
+ * generated into it, and the compute context of --backend. */
+typedef struct ba_cmd {
+    sbm_ctx *host;       /* CPU context */
+    sbm_ctx *ctx;        /* compute context */
+    sbm_bal_problem *p;  /* --bal or generated */
+    sbm_g2o_graph *g;    /* --g2o */
+} ba_cmd;
+
+/* The host context, the input (--bal, gen when not NULL, or --g2o) and the compute context.
+ * @return 0 or EXIT_FAILURE (reported); cmd_close releases c either way. */
+static int cmd_open(const cli_opts *o, const sbm_bal_generate_options *gen, ba_cmd *c)
 {
-    return sbm_ctx_backend(ctx) == SBM_BACKEND_CUDA ? "cuda" : "cpu";
+    memset(c, 0, sizeof *c);
+    if (sbm_ctx_create(&c->host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS)
+        return cli_lib_error(NULL, NULL);
+    sbm_status st = SBM_SUCCESS;
+    if (o->bal)
+        st = sbm_bal_read(c->host, o->bal, &c->p);
+    else if (gen)
+        st = sbm_bal_generate(c->host, gen, &c->p);
+    else if (o->g2o)
+        st = sbm_g2o_read(c->host, o->g2o, &c->g);
+    if (st != SBM_SUCCESS) return cli_lib_error(c->host, o->generate ? "--generate" : NULL);
+    return cli_make_context(o->backend, &c->ctx);
+}
+
+static void cmd_close(ba_cmd *c)
+{
+    sbm_bal_destroy(c->p);
+    sbm_g2o_destroy(c->g);
+    sbm_ctx_destroy(c->ctx);
+    sbm_ctx_destroy(c->host);
 }
 
 static const char *solver_name(sbm_linear_solver s)
@@ -287,8 +285,8 @@ static const char *solver_name(sbm_linear_solver s)
     }
 }
 
-/* Write the full symmetric scalar form of an upper-stored block matrix (host) to path. */
-static int write_symmetric(sbm_ctx *host, const sbm_cbc *A, const char *path)
+/* The full symmetric scalar form *C of an upper-stored block matrix (host). */
+static int symmetric_csr(sbm_ctx *host, const sbm_cbc *A, sbm_csr **C)
 {
     sbm_cbc_info ai = sbm_cbc_get_info(A);
     const int64_t n = ai.nbr * ai.r;
@@ -297,7 +295,6 @@ static int write_symmetric(sbm_ctx *host, const sbm_cbc *A, const char *path)
     int32_t *ri = malloc((size_t)cap * sizeof(int32_t)), *ci = malloc((size_t)cap * sizeof(int32_t));
     double *v = malloc((size_t)cap * sizeof(double));
     int rc = EXIT_FAILURE;
-    sbm_csr *C = NULL;
     if (!ri || !ci || !v) {
         fprintf(stderr, "sbm: out of memory for %lld entries\n", (long long)cap);
         goto done;
@@ -317,62 +314,41 @@ static int write_symmetric(sbm_ctx *host, const sbm_cbc *A, const char *path)
                     if (row != col) ri[t] = col, ci[t] = row, v[t] = b[r + c * ai.r], t++;
                 }
         }
-    if (sbm_csr_from_triplets(host, &C, n, n, t, ri, ci, v) != SBM_SUCCESS ||
-        sbm_csr_write_mtx(host, path, C) != SBM_SUCCESS) {
+    if (sbm_csr_from_triplets(host, C, n, n, t, ri, ci, v) != SBM_SUCCESS) {
         cli_lib_error(host, NULL);
         goto done;
     }
     rc = 0;
 done:
-    sbm_csr_destroy(C);
     free(ri), free(ci), free(v);
     return rc;
 }
 
-/* Write n values, one per line, to path through a temporary file; *tmp receives its name (to
- * rename once every other output is written). */
-static int write_vector_tmp(const char *path, const double *x, int64_t n, char **tmp)
-{
-    FILE *f = NULL;
-    char *name = NULL;
-    if (cli_temp_create(path, &f, &name) != 0) return EXIT_FAILURE;
-    int ok = 1;
-    for (int64_t k = 0; k < n && ok; k++) ok = fprintf(f, "%.17g\n", x[k]) > 0;
-    if (cli_temp_close(path, f, name, ok) != 0) return EXIT_FAILURE;
-    *tmp = name;
-    return 0;
-}
-
-/* Commit the rhs written by write_vector_tmp; on failure also remove the matrix output. */
-static int commit_vector(char *tmp, const char *path, const char *matrix_path)
-{
-    if (rename(tmp, path) != 0) {
-        fprintf(stderr, "sbm: %s: cannot rename the temporary file into place: %s\n", path,
-                strerror(errno));
-        unlink(tmp);
-        unlink(matrix_path);
-        free(tmp);
-        return EXIT_FAILURE;
-    }
-    free(tmp);
-    return 0;
-}
-
-/* The symmetric matrix A to out and, with vec_path, the vector x (n values) beside it: the
- * vector goes to a temporary file first, so either both files appear or neither does. */
+/* The symmetric matrix A to out and, with vec_path, the vector x (n values, one per line)
+ * beside it, each through the library's atomic writer, so that either both files appear or
+ * neither does: everything that can fail but I/O is done first, then the vector is written (a
+ * failing --rhs leaves -o untouched), then the matrix; should that write fail, the new vector
+ * is removed (an older file at --rhs is then gone: the price of two files without a shared
+ * commit). */
 static int write_system(sbm_ctx *host, const sbm_cbc *A, const char *out, const char *vec_path,
                         const double *x, int64_t n)
 {
-    char *tmp = NULL;
-    if (vec_path && write_vector_tmp(vec_path, x, n, &tmp) != 0) return EXIT_FAILURE;
-    if (write_symmetric(host, A, out) != 0) {
-        if (tmp) {
-            unlink(tmp);
-            free(tmp);
-        }
-        return EXIT_FAILURE;
+    sbm_csr *C = NULL;
+    int rc = EXIT_FAILURE;
+    if (symmetric_csr(host, A, &C) != 0) goto done;
+    if (vec_path && sbm_dense_write_txt(host, vec_path, n, x) != SBM_SUCCESS) {
+        cli_lib_error(host, NULL);
+        goto done;
     }
-    return tmp ? commit_vector(tmp, vec_path, out) : 0;
+    if (sbm_csr_write_mtx(host, out, C) != SBM_SUCCESS) {
+        cli_lib_error(host, NULL);
+        if (vec_path) unlink(vec_path);
+        goto done;
+    }
+    rc = 0;
+done:
+    sbm_csr_destroy(C);
+    return rc;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -382,65 +358,52 @@ static int write_system(sbm_ctx *host, const sbm_cbc *A, const char *out, const 
 int sbm_cli_ba_schur(int argc, char **argv)
 {
     cli_opts o;
-    int rc = parse(argc, argv, OPT_BACKEND | OPT_BAL | OPT_OUT | OPT_RHS, "ba-schur", usage_ba_schur, &o);
-    if (rc) return rc;
-    if (o.help) {
-        fputs(usage_ba_schur, stdout);
-        return 0;
-    }
-    if (!o.bal) return cli_usage_error(usage_ba_schur, "ba-schur: %s", "needs a problem: --bal FILE");
+    int rc = parse(argc, argv, OPT_BACKEND | OPT_BAL | OPT_OUT | OPT_RHS, "ba-schur",
+                   usage_ba_schur, &o);
+    if (rc >= 0) return rc;
+    if (!o.bal) return needs(usage_ba_schur, "ba-schur", "a problem: --bal FILE");
     if (!o.out || !o.out[0])
-        return cli_usage_error(usage_ba_schur, "ba-schur: %s", "needs an output file: -o S.mtx");
+        return needs(usage_ba_schur, "ba-schur", "an output file: -o S.mtx");
 
-    sbm_ctx *host = NULL, *ctx = NULL;
-    sbm_bal_problem *p = NULL;
+    ba_cmd c;
     sbm_ba_system *sys = NULL;
     sbm_cbc *S = NULL, *hS = NULL;
     double *rhs = NULL;
     rc = EXIT_FAILURE;
-    if (sbm_ctx_create(&host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS) {
-        cli_lib_error(NULL, NULL);
-        goto done;
-    }
-    if (sbm_bal_read(host, o.bal, &p) != SBM_SUCCESS) {
-        cli_lib_error(host, NULL);
-        goto done;
-    }
-    if (make_context(o.backend, &ctx) != 0) goto done;
-    const sbm_bal_info pi = sbm_bal_get_info(p);
+    if (cmd_open(&o, NULL, &c) != 0) goto done;
+    const sbm_bal_info pi = sbm_bal_get_info(c.p);
     rhs = malloc((size_t)(9 * pi.cameras + 1) * sizeof(double));
     if (!rhs) {
         fprintf(stderr, "sbm: out of memory\n");
         goto done;
     }
-    if (sbm_ba_system_create(ctx, p, &sys) != SBM_SUCCESS ||
-        sbm_ba_linearize(ctx, sys, p) != SBM_SUCCESS ||
-        sbm_ba_system_reduce(ctx, sys, &S, rhs) != SBM_SUCCESS) {
-        cli_lib_error(ctx, o.bal);
+    if (sbm_ba_system_create(c.ctx, c.p, &sys) != SBM_SUCCESS ||
+        sbm_ba_linearize(c.ctx, sys, c.p) != SBM_SUCCESS ||
+        sbm_ba_system_reduce(c.ctx, sys, &S, rhs) != SBM_SUCCESS) {
+        cli_lib_error(c.ctx, o.bal);
         goto done;
     }
-    if (sbm_cbc_copy(host, S, &hS) != SBM_SUCCESS) {
-        cli_lib_error(host, NULL);
+    if (sbm_cbc_copy(c.host, S, &hS) != SBM_SUCCESS) {
+        cli_lib_error(c.host, NULL);
         goto done;
     }
-    if (write_system(host, hS, o.out, o.rhs, rhs, 9 * pi.cameras) != 0) goto done;
+    if (write_system(c.host, hS, o.out, o.rhs, rhs, 9 * pi.cameras) != 0) goto done;
     const sbm_cbc_info si = sbm_cbc_get_info(hS);
     printf("%s: %lld cameras, %lld points, %lld observations, cost %.6e\n", o.bal,
            (long long)pi.cameras, (long long)pi.points, (long long)pi.observations,
            sbm_ba_system_get_info(sys).cost);
-    printf("S: %lld x %lld (%lld x %lld blocks of 9x9, %lld in the upper triangle), backend %s -> %s%s%s\n",
+    printf("S: %lld x %lld (%lld x %lld blocks of 9x9, %lld in the upper triangle), backend %s -> "
+           "%s%s%s\n",
            (long long)(9 * pi.cameras), (long long)(9 * pi.cameras), (long long)si.nbr,
-           (long long)si.nbc, (long long)si.nnzb, backend_name(ctx), o.out, o.rhs ? ", rhs -> " : "",
-           o.rhs ? o.rhs : "");
+           (long long)si.nbc, (long long)si.nnzb, cli_backend_name(c.ctx), o.out,
+           o.rhs ? ", rhs -> " : "", o.rhs ? o.rhs : "");
     rc = 0;
 done:
     free(rhs);
     sbm_cbc_destroy(hS);
     sbm_cbc_destroy(S);
     sbm_ba_system_destroy(sys);
-    sbm_bal_destroy(p);
-    sbm_ctx_destroy(ctx);
-    sbm_ctx_destroy(host);
+    cmd_close(&c);
     return rc;
 }
 
@@ -482,12 +445,25 @@ static void print_summary(const sbm_solver_summary *s, const char *what, int sla
            s->time_update, 100 * s->time_update / tot);
 }
 
-static void apply_solver_options(const cli_opts *o, sbm_solver_options *so)
+/* Solve the command's problem (or graph) with the options of o, a line per iteration and the
+ * summary. @return 0 or EXIT_FAILURE (reported). */
+static int solve(const cli_opts *o, const ba_cmd *c)
 {
-    if (o->iterations >= 0) so->max_iterations = o->iterations;
-    if (o->linear_solver >= 0) so->linear_solver = (sbm_linear_solver)o->linear_solver;
-    if (o->pcg_iterations > 0) so->pcg_max_iterations = o->pcg_iterations;
-    if (o->pcg_tolerance > 0) so->pcg_tolerance = o->pcg_tolerance;
+    print_state ps = {c->g != NULL};
+    sbm_solver_options so = sbm_solver_default_options();
+    if (ps.slam) so.pcg_max_iterations = 500;
+    if (o->iterations >= 0) so.max_iterations = o->iterations;
+    if (o->linear_solver >= 0) so.linear_solver = (sbm_linear_solver)o->linear_solver;
+    if (o->pcg_iterations > 0) so.pcg_max_iterations = o->pcg_iterations;
+    if (o->pcg_tolerance > 0) so.pcg_tolerance = o->pcg_tolerance;
+    so.callback = print_iteration;
+    so.user = &ps;
+    sbm_solver_summary s;
+    const sbm_status st = ps.slam ? sbm_slam_solve(c->ctx, c->g, &so, &s)
+                                  : sbm_ba_solve(c->ctx, c->p, &so, &s);
+    if (st != SBM_SUCCESS) return cli_lib_error(c->ctx, ps.slam ? o->g2o : o->bal);
+    print_summary(&s, ps.slam ? "chi2" : "cost", ps.slam);
+    return 0;
 }
 
 /* "C,P,K[,SEED]" */
@@ -514,62 +490,38 @@ static int parse_generate(const char *s, sbm_bal_generate_options *g)
 int sbm_cli_ba_solve(int argc, char **argv)
 {
     cli_opts o;
-    int rc = parse(argc, argv, OPT_BACKEND | OPT_BAL | OPT_GENERATE | OPT_SOLVER | OPT_OUT, "ba-solve",
-                   usage_ba_solve, &o);
-    if (rc) return rc;
-    if (o.help) {
-        fputs(usage_ba_solve, stdout);
-        return 0;
-    }
+    int rc = parse(argc, argv, OPT_BACKEND | OPT_BAL | OPT_GENERATE | OPT_SOLVER | OPT_OUT,
+                   "ba-solve", usage_ba_solve, &o);
+    if (rc >= 0) return rc;
     if (!o.bal == !o.generate)
-        return cli_usage_error(usage_ba_solve, "ba-solve: %s",
-                           "needs one problem: --bal FILE or --generate C,P,K[,SEED]");
+        return needs(usage_ba_solve, "ba-solve", "one problem: --bal FILE or --generate C,P,K[,SEED]");
     sbm_bal_generate_options g;
     if (o.generate && !parse_generate(o.generate, &g))
-        return cli_usage_error(usage_ba_solve, "ba-solve: invalid --generate '%s' (C,P,K[,SEED])", o.generate);
+        return cli_command_error(usage_ba_solve, "ba-solve",
+                                 "invalid --generate '%s' (C,P,K[,SEED])", o.generate);
 
-    sbm_ctx *host = NULL, *ctx = NULL;
-    sbm_bal_problem *p = NULL;
+    ba_cmd c;
     rc = EXIT_FAILURE;
-    if (sbm_ctx_create(&host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS) {
-        cli_lib_error(NULL, NULL);
-        goto done;
-    }
-    if ((o.bal ? sbm_bal_read(host, o.bal, &p) : sbm_bal_generate(host, &g, &p)) != SBM_SUCCESS) {
-        cli_lib_error(host, o.generate ? "--generate" : NULL);
-        goto done;
-    }
-    if (make_context(o.backend, &ctx) != 0) goto done;
-    const sbm_bal_info pi = sbm_bal_get_info(p);
+    if (cmd_open(&o, o.generate ? &g : NULL, &c) != 0) goto done;
+    const sbm_bal_info pi = sbm_bal_get_info(c.p);
     if (o.bal)
         printf("problem: %s", o.bal);
     else
-        printf("problem: synthetic (seed %llu, noise %g px)", (unsigned long long)g.seed, g.pixel_noise);
+        printf("problem: synthetic (seed %llu, noise %g px)", (unsigned long long)g.seed,
+               g.pixel_noise);
     printf(": %lld cameras, %lld points, %lld observations; backend %s\n", (long long)pi.cameras,
-           (long long)pi.points, (long long)pi.observations, backend_name(ctx));
-    sbm_solver_options so = sbm_solver_default_options();
-    apply_solver_options(&o, &so);
-    print_state ps = {0};
-    so.callback = print_iteration;
-    so.user = &ps;
-    sbm_solver_summary s;
-    if (sbm_ba_solve(ctx, p, &so, &s) != SBM_SUCCESS) {
-        cli_lib_error(ctx, o.bal);
-        goto done;
-    }
-    print_summary(&s, "cost", 0);
+           (long long)pi.points, (long long)pi.observations, cli_backend_name(c.ctx));
+    if (solve(&o, &c) != 0) goto done;
     if (o.out) {
-        if (sbm_bal_write(host, o.out, p) != SBM_SUCCESS) {
-            cli_lib_error(host, NULL);
+        if (sbm_bal_write(c.host, o.out, c.p) != SBM_SUCCESS) {
+            cli_lib_error(c.host, NULL);
             goto done;
         }
         printf("refined problem -> %s\n", o.out);
     }
     rc = 0;
 done:
-    sbm_bal_destroy(p);
-    sbm_ctx_destroy(ctx);
-    sbm_ctx_destroy(host);
+    cmd_close(&c);
     return rc;
 }
 
@@ -580,34 +532,22 @@ done:
 int sbm_cli_slam_info(int argc, char **argv)
 {
     cli_opts o;
-    int rc = parse(argc, argv, OPT_BACKEND | OPT_G2O | OPT_OUT | OPT_RHS, "slam-info", usage_slam_info, &o);
-    if (rc) return rc;
-    if (o.help) {
-        fputs(usage_slam_info, stdout);
-        return 0;
-    }
-    if (!o.g2o) return cli_usage_error(usage_slam_info, "slam-info: %s", "needs a graph: --g2o FILE");
+    int rc = parse(argc, argv, OPT_BACKEND | OPT_G2O | OPT_OUT | OPT_RHS, "slam-info",
+                   usage_slam_info, &o);
+    if (rc >= 0) return rc;
+    if (!o.g2o) return needs(usage_slam_info, "slam-info", "a graph: --g2o FILE");
     if (!o.out || !o.out[0])
-        return cli_usage_error(usage_slam_info, "slam-info: %s", "needs an output file: -o L.mtx");
+        return needs(usage_slam_info, "slam-info", "an output file: -o L.mtx");
 
-    sbm_ctx *host = NULL, *ctx = NULL;
-    sbm_g2o_graph *g = NULL;
+    ba_cmd c;
     sbm_slam_system *sys = NULL;
     sbm_cbc *hL = NULL;
     double *b = NULL;
     rc = EXIT_FAILURE;
-    if (sbm_ctx_create(&host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS) {
-        cli_lib_error(NULL, NULL);
-        goto done;
-    }
-    if (sbm_g2o_read(host, o.g2o, &g) != SBM_SUCCESS) {
-        cli_lib_error(host, NULL);
-        goto done;
-    }
-    if (make_context(o.backend, &ctx) != 0) goto done;
-    if (sbm_slam_system_create(ctx, g, &sys) != SBM_SUCCESS ||
-        sbm_slam_linearize(ctx, sys, g) != SBM_SUCCESS) {
-        cli_lib_error(ctx, o.g2o);
+    if (cmd_open(&o, NULL, &c) != 0) goto done;
+    if (sbm_slam_system_create(c.ctx, c.g, &sys) != SBM_SUCCESS ||
+        sbm_slam_linearize(c.ctx, sys, c.g) != SBM_SUCCESS) {
+        cli_lib_error(c.ctx, o.g2o);
         goto done;
     }
     const sbm_slam_system_info si = sbm_slam_system_get_info(sys);
@@ -617,76 +557,52 @@ int sbm_cli_slam_info(int argc, char **argv)
         fprintf(stderr, "sbm: out of memory\n");
         goto done;
     }
-    if (sbm_slam_system_get_b(ctx, sys, b) != SBM_SUCCESS) {
-        cli_lib_error(ctx, NULL);
+    if (sbm_slam_system_get_b(c.ctx, sys, b) != SBM_SUCCESS) {
+        cli_lib_error(c.ctx, NULL);
         goto done;
     }
-    if (sbm_cbc_copy(host, si.Lambda, &hL) != SBM_SUCCESS) {
-        cli_lib_error(host, NULL);
+    if (sbm_cbc_copy(c.host, si.Lambda, &hL) != SBM_SUCCESS) {
+        cli_lib_error(c.host, NULL);
         goto done;
     }
-    if (write_system(host, hL, o.out, o.rhs, b, n) != 0) goto done;
-    const sbm_g2o_info gi = sbm_g2o_get_info(g);
+    if (write_system(c.host, hL, o.out, o.rhs, b, n) != 0) goto done;
+    const sbm_g2o_info gi = sbm_g2o_get_info(c.g);
     printf("%s: %dD, %lld vertices (%lld fixed), %lld edges%s, chi2 %.6e\n", o.g2o, gi.dim,
            (long long)gi.vertices, (long long)gi.fixed, (long long)gi.edges,
            gi.from_edges ? ", poses from a spanning tree" : "", si.chi2);
-    printf("Lambda: %lld x %lld (%lld blocks of %dx%d in the upper triangle), backend %s -> %s%s%s\n",
+    printf("Lambda: %lld x %lld (%lld blocks of %dx%d in the upper triangle), backend %s -> "
+           "%s%s%s\n",
            (long long)n, (long long)n, (long long)sbm_cbc_get_info(hL).nnzb, si.error_dim,
-           si.error_dim, backend_name(ctx), o.out, o.rhs ? ", b -> " : "", o.rhs ? o.rhs : "");
+           si.error_dim, cli_backend_name(c.ctx), o.out, o.rhs ? ", b -> " : "",
+           o.rhs ? o.rhs : "");
     rc = 0;
 done:
     free(b);
     sbm_cbc_destroy(hL);
     sbm_slam_system_destroy(sys);
-    sbm_g2o_destroy(g);
-    sbm_ctx_destroy(ctx);
-    sbm_ctx_destroy(host);
+    cmd_close(&c);
     return rc;
 }
 
 int sbm_cli_slam_solve(int argc, char **argv)
 {
     cli_opts o;
-    int rc = parse(argc, argv, OPT_BACKEND | OPT_G2O | OPT_SOLVER, "slam-solve", usage_slam_solve, &o);
-    if (rc) return rc;
-    if (o.help) {
-        fputs(usage_slam_solve, stdout);
-        return 0;
-    }
-    if (!o.g2o) return cli_usage_error(usage_slam_solve, "slam-solve: %s", "needs a graph: --g2o FILE");
-    sbm_ctx *host = NULL, *ctx = NULL;
-    sbm_g2o_graph *g = NULL;
+    int rc = parse(argc, argv, OPT_BACKEND | OPT_G2O | OPT_SOLVER, "slam-solve", usage_slam_solve,
+                   &o);
+    if (rc >= 0) return rc;
+    if (!o.g2o)
+        return needs(usage_slam_solve, "slam-solve", "a graph: --g2o FILE");
+    ba_cmd c;
     rc = EXIT_FAILURE;
-    if (sbm_ctx_create(&host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS) {
-        cli_lib_error(NULL, NULL);
-        goto done;
-    }
-    if (sbm_g2o_read(host, o.g2o, &g) != SBM_SUCCESS) {
-        cli_lib_error(host, NULL);
-        goto done;
-    }
-    if (make_context(o.backend, &ctx) != 0) goto done;
-    const sbm_g2o_info gi = sbm_g2o_get_info(g);
+    if (cmd_open(&o, NULL, &c) != 0) goto done;
+    const sbm_g2o_info gi = sbm_g2o_get_info(c.g);
     printf("graph: %s: %dD, %lld vertices (%lld fixed), %lld edges%s; backend %s\n", o.g2o, gi.dim,
            (long long)gi.vertices, (long long)gi.fixed, (long long)gi.edges,
-           gi.from_edges ? ", poses from a spanning tree" : "", backend_name(ctx));
-    sbm_solver_options so = sbm_solver_default_options();
-    so.pcg_max_iterations = 500;
-    apply_solver_options(&o, &so);
-    print_state ps = {1};
-    so.callback = print_iteration;
-    so.user = &ps;
-    sbm_solver_summary s;
-    if (sbm_slam_solve(ctx, g, &so, &s) != SBM_SUCCESS) {
-        cli_lib_error(ctx, o.g2o);
-        goto done;
-    }
-    print_summary(&s, "chi2", 1);
+           gi.from_edges ? ", poses from a spanning tree" : "", cli_backend_name(c.ctx));
+    if (solve(&o, &c) != 0) goto done;
     rc = 0;
 done:
-    sbm_g2o_destroy(g);
-    sbm_ctx_destroy(ctx);
-    sbm_ctx_destroy(host);
+    cmd_close(&c);
     return rc;
 }
 
@@ -698,34 +614,27 @@ int sbm_cli_bal_generate(int argc, char **argv)
 {
     cli_opts o;
     int rc = parse(argc, argv, OPT_GEN | OPT_OUT, "bal-generate", usage_bal_generate, &o);
-    if (rc) return rc;
-    if (o.help) {
-        fputs(usage_bal_generate, stdout);
-        return 0;
-    }
+    if (rc >= 0) return rc;
     if (o.cameras == 0 || o.points == 0)
-        return cli_usage_error(usage_bal_generate, "bal-generate: %s", "needs --cameras N and --points N");
+        return needs(usage_bal_generate, "bal-generate", "--cameras N and --points N");
     if (!o.out || !o.out[0])
-        return cli_usage_error(usage_bal_generate, "bal-generate: %s", "needs an output file: -o FILE");
-    sbm_ctx *host = NULL;
-    sbm_bal_problem *p = NULL;
-    rc = EXIT_FAILURE;
-    sbm_bal_generate_options g = sbm_bal_generate_defaults(o.cameras, o.points, (int)o.obs, (uint64_t)o.seed);
+        return needs(usage_bal_generate, "bal-generate", "an output file: -o FILE");
+    sbm_bal_generate_options g =
+        sbm_bal_generate_defaults(o.cameras, o.points, (int)o.obs, (uint64_t)o.seed);
     g.pixel_noise = o.noise;
     g.perturbation = o.perturbation;
-    if (sbm_ctx_create(&host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS) {
-        cli_lib_error(NULL, NULL);
+    ba_cmd c;
+    rc = EXIT_FAILURE;
+    if (cmd_open(&o, &g, &c) != 0) goto done;
+    if (sbm_bal_write(c.host, o.out, c.p) != SBM_SUCCESS) {
+        cli_lib_error(c.host, NULL);
         goto done;
     }
-    if (sbm_bal_generate(host, &g, &p) != SBM_SUCCESS || sbm_bal_write(host, o.out, p) != SBM_SUCCESS) {
-        cli_lib_error(host, NULL);
-        goto done;
-    }
-    printf("%s: %ld cameras, %ld points, %lld observations (seed %ld)\n", o.out, o.cameras, o.points,
-           (long long)sbm_bal_get_info(p).observations, o.seed);
+    printf("%s: %lld cameras, %lld points, %lld observations (seed %lld)\n", o.out,
+           (long long)o.cameras, (long long)o.points, (long long)sbm_bal_get_info(c.p).observations,
+           (long long)o.seed);
     rc = 0;
 done:
-    sbm_bal_destroy(p);
-    sbm_ctx_destroy(host);
+    cmd_close(&c);
     return rc;
 }

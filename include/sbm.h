@@ -381,6 +381,20 @@ sbm_status sbm_csr_gemm_execute(sbm_ctx *ctx, const sbm_csr_plan *plan, const sb
 sbm_status sbm_csr_gemm(sbm_ctx *ctx, const sbm_csr *A, const sbm_csr *B, sbm_csr **C);
 void sbm_csr_gemm_plan_destroy(sbm_csr_plan *plan);
 
+/* ======================================================================================== */
+/* Seeded random numbers                                                                    */
+/* ======================================================================================== */
+
+/* SplitMix64 (Steele, Lea, Flood 2014; Vigna's splitmix64.c), the generator behind every seeded
+ * input of sbm (synthetic problems, the tool's --seed): a fixed stream, the same on every
+ * platform. Advances *state and returns the next output (arithmetic mod 2^64):
+ *     state += 0x9E3779B97F4A7C15; z = state;
+ *     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9; z = (z ^ (z >> 27)) * 0x94D049BB133111EB;
+ *     return z ^ (z >> 31). */
+uint64_t sbm_splitmix64(uint64_t *state);
+/* (sbm_splitmix64(state) >> 11) * 2^-53: uniform in [0, 1), every value exact in double. */
+double sbm_splitmix64_uniform(uint64_t *state);
+
 #ifdef __cplusplus
 }
 #endif

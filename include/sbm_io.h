@@ -22,6 +22,36 @@ sbm_status sbm_csr_write_mtx(sbm_ctx *ctx, const char *path, const sbm_csr *A);
 /* Scalar Matrix Market form of a CBC matrix (every stored block's r*c entries). */
 sbm_status sbm_cbc_write_mtx(sbm_ctx *ctx, const char *path, const sbm_cbc *A);
 
+/* ---- dense arrays (Matrix Market array files) -------------------------------------------- */
+
+/* Read a dense "%%MatrixMarket matrix array real general" file (field integer or double read
+ * as real; keywords case-insensitive; one '%' or more before MatrixMarket): the banner on the
+ * first line, comment and blank lines, the size line "rows cols", then rows*cols values, one
+ * per line, column by column (blank lines skipped; a '%' line among the values is refused).
+ * Values must be finite. A bzip2-compressed file is recognised by its first bytes.
+ * *h_values receives rows*cols doubles, column-major, in host memory (a valid pointer also for
+ * 0 values), to release with sbm_dense_free(ctx, ...); outputs are 0 / NULL on failure.
+ * @return SBM_ERR_PARSE for a malformed file, SBM_ERR_NOT_SUPPORTED for another object, format,
+ *         field or symmetry, SBM_ERR_NOT_FINITE for NaN or an infinity, SBM_ERR_OVERFLOW for a
+ *         size whose values do not fit in memory (the message names file:line and the reason);
+ *         SBM_ERR_IO if the file cannot be opened or read. */
+sbm_status sbm_dense_read_mtx(sbm_ctx *ctx, const char *path, int64_t *rows, int64_t *cols,
+                              double **h_values);
+/* Release an array returned by sbm_dense_read_mtx in the same ctx (NULL is ignored). */
+void sbm_dense_free(sbm_ctx *ctx, double *h_values);
+/* Write the rows x cols column-major host array h_values (leading dimension ld >= max(1, rows))
+ * as "%%MatrixMarket matrix array real general", "%.17g" per value, so it reads back bitwise.
+ * Written to a temporary file and renamed, so a failure leaves no file behind (and an existing
+ * file untouched); a name ending in ".bz2" is compressed.
+ * @return SBM_ERR_NOT_FINITE (naming the entry) if a value is NaN or infinite, before any file
+ *         is created; SBM_ERR_INVALID_ARGUMENT for a negative size or a small ld; SBM_ERR_IO. */
+sbm_status sbm_dense_write_mtx(sbm_ctx *ctx, const char *path, int64_t rows, int64_t cols,
+                               const double *h_values, int64_t ld);
+/* Write count values as bare text, one "%.17g" per line and nothing else (for tools that read
+ * plain columns of numbers), with the checks and the atomic rename of sbm_dense_write_mtx. */
+sbm_status sbm_dense_write_txt(sbm_ctx *ctx, const char *path, int64_t count,
+                               const double *h_values);
+
 /* ---- BAL problems ------------------------------------------------------------------------ */
 
 /* Cameras have 9 parameters: angle-axis rotation w (3), translation t (3), focal length f, radial

@@ -64,15 +64,9 @@ sbm_test_rng sbm_test_rng_seed(uint64_t seed)
     return g;
 }
 
-uint64_t sbm_test_rng_u64(sbm_test_rng *g)
-{
-    uint64_t z = (g->s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+uint64_t sbm_test_rng_u64(sbm_test_rng *g) { return sbm_splitmix64(&g->s); }
 
-double sbm_test_rng_uniform(sbm_test_rng *g) { return (double)(sbm_test_rng_u64(g) >> 11) * 0x1.0p-53; }
+double sbm_test_rng_uniform(sbm_test_rng *g) { return sbm_splitmix64_uniform(&g->s); }
 
 double sbm_test_rng_value(sbm_test_rng *g)
 {

@@ -11,15 +11,7 @@
 /* Synthetic problems                                                                       */
 /* ---------------------------------------------------------------------------------------- */
 
-/* splitmix64: seeded, the same on every platform. */
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-static double rng_uniform(uint64_t *s) { return (double)(rng_next(s) >> 11) * 0x1.0p-53; }
+static double rng_uniform(uint64_t *s) { return sbm_splitmix64_uniform(s); }
 static double rng_sym(uint64_t *s) { return 2.0 * rng_uniform(s) - 1.0; }
 static double rng_gauss(uint64_t *s)
 {
@@ -126,7 +118,7 @@ sbm_status sbm_bal_generate(sbm_ctx *ctx, const sbm_bal_generate_options *o,
     for (int64_t j = 0; j < np; j++) {
         int64_t m = 0;
         for (int64_t r = nc - k; r < nc; r++) {
-            int32_t v = (int32_t)(rng_next(&s) % (uint64_t)(r + 1));
+            int32_t v = (int32_t)(sbm_splitmix64(&s) % (uint64_t)(r + 1));
             for (int64_t q = 0; q < m; q++)
                 if (pick[q] == v) {
                     v = (int32_t)r;
