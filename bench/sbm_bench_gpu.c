@@ -1,5 +1,5 @@
-/* sbm-bench-gpu: the CUDA backend's block SpGEMM and block SpMV (issue 3), and scalar CSR SpMV,
- * SpMM and SpGEMM (issue 4), against peers measured in the same run.
+/* sbm-bench-gpu: the CUDA backend's block SpGEMM and block SpMV, and scalar CSR SpMV,
+ * SpMM and SpGEMM, against peers measured in the same run.
  *
  *   sbm-bench-gpu [--size small|large] [--case NAME|FAMILY|csr|all] [--csv FILE] [--reps N]
  *                 [--no-cpu] [--no-cusparse] [--no-spmv] [--no-csr] [--csr-csv FILE]
@@ -25,7 +25,7 @@
  * SpMV: y = A*x (op N and T) on the 2D Poisson matrices, effective bandwidth (matrix values and
  * indices, x, y once each) against a measured device-to-device copy, and cuSPARSE's BSR SpMV.
  *
- * Scalar CSR section (issue 4; --case csr runs only it, --case csr-FAMILY or a matrix name one
+ * Scalar CSR section (--case csr runs only it, --case csr-FAMILY or a matrix name one
  * part of it, --no-csr skips it, --csr-ops spmv,spmm,gemm picks the operations). Matrices, built
  * on the host (--size large; small in brackets): poisson2d-1500 [300] (5-point, 11.2M nonzeros),
  * poisson3d-114 [30] (7-point, 10.3M), ba-w-9x3 (the BA camera-point block W, 9x3 blocks, 1000
@@ -388,7 +388,7 @@ out:
 }
 
 /* Median execute time of a plan made with the numeric kernel `numeric` (team, dmma, stage,
- * sdmma, stage-np, sdmma-np: see kernels/cuda_gemm.cu). */
+ * sdmma, stage-np, sdmma-np: see src/cuda/cuda_gemm.cu). */
 static double time_exec_variant(sbm_ctx *ctx, const bench_case *bc, const sbm_cbc *A,
                                 const sbm_cbc *B, const char *numeric, int reps)
 {
@@ -602,7 +602,7 @@ static void run_spmv(sbm_ctx *host, int large, int reps, FILE *csv, double copy_
         /* bytes a SpMV must move: values, block indices and pointers, x and y once */
         const double mbytes = (double)a.nnzb * b * b * 8 + (double)a.nnzb * 4 + (double)(a.nbc + 1) * 8 +
                               (double)n * 8 + (double)m * 8;
-        /* ms[op][0]: the default kernel; ms[op][v]: version v forced (kernels/cuda_spmv.cu) */
+        /* ms[op][0]: the default kernel; ms[op][v]: version v forced (src/cuda/cuda_spmv.cu) */
         double ms[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
         static const char *const vers[4] = {NULL, "v1", "v2", "v3"};
         cudaEvent_t e0, e1;
@@ -670,7 +670,7 @@ static void run_spmv(sbm_ctx *host, int large, int reps, FILE *csv, double copy_
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* Scalar CSR: SpMV, SpMM, SpGEMM against cuSPARSE (issue 4)                                */
+/* Scalar CSR: SpMV, SpMM, SpGEMM against cuSPARSE                                          */
 /* ---------------------------------------------------------------------------------------- */
 
 typedef enum csr_gen { GEN_POISSON2D, GEN_POISSON3D, GEN_BA_W, GEN_BA_WT, GEN_BA_SCHUR, GEN_RMAT, GEN_MTX } csr_gen;

@@ -2,6 +2,9 @@
 
 # OpenBLAS (BLAS) and LAPACKE
 include(FindSbmLapacke)
+if(NOT SbmLapacke_FOUND)
+  message(FATAL_ERROR "${SbmLapacke_MESSAGE}")
+endif()
 
 # CUDA: auto-detected unless SBM_CUDA is ON or OFF.
 set(SBM_WITH_CUDA OFF)
@@ -9,6 +12,9 @@ if(NOT SBM_CUDA STREQUAL "OFF")
   include(CheckLanguage)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
+    # the shared CUDA runtime everywhere (the default would add cudart_static beside the
+    # CUDA::cudart the library and its programs link): one runtime per process
+    set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
     enable_language(CUDA)
     enable_language(CXX)
     find_package(CUDAToolkit REQUIRED)

@@ -539,7 +539,7 @@ static void test_csr_gemm_data_files(void **state)
         sbm_csr *C = NULL;
         const sbm_status st = sbm_csr_gemm(e->ctx, A, B, &C);
         if (st == SBM_ERR_NOT_SUPPORTED && e->backend == SBM_BACKEND_CUDA) {
-            /* scalar SpGEMM is not on the GPU yet (issue 4): skip visibly, on CUDA only */
+            /* a build whose CUDA backend lacks the scalar SpGEMM: skip visibly, on CUDA only */
             print_message("sbm_csr_gemm not available: %s\n", sbm_ctx_last_error(e->ctx));
             free(absum);
             ref_free(&rc);

@@ -1,11 +1,11 @@
 /* Bundle adjustment normal equations and the Schur complement.
  *
  * The system: for every observation the 2x9 camera and 2x3 point Jacobian blocks of the BAL
- * model (src/geometry.c) are accumulated on the host into U = Jc^T Jc, V = Jp^T Jp, W = Jc^T Jp
+ * model (src/geometry/geometry.c) are accumulated on the host into U = Jc^T Jc, V = Jp^T Jp, W = Jc^T Jp
  * and g = -J^T r (one pass, in observation order, so the sums are deterministic), then uploaded
  * into CBC matrices of fixed pattern in the context's memory.
  *
- * The Schur complement (DESIGN.md section 1): V^-1 by sbm_bdiag_inverse, Y = W V^-1 by
+ * The Schur complement: V^-1 by sbm_bdiag_inverse, Y = W V^-1 by
  * sbm_bdiag_scale, S = U - Y W^T by the block SpGEMM with accumulate (alpha = -1,
  * SBM_GEMM_UPPER) whose plan is made once and executed every iteration, rhs = gc - Y gp and the
  * back-substitution dp = V^-1 (gp - W^T dc) by block SpMVs. Everything after the upload runs on

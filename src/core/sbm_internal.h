@@ -1,5 +1,5 @@
 /* Internal declarations shared by the front end (src/), the CPU backend (src/cpu_*.c) and the
- * CUDA backend (kernels/). Plain C; kernels/ includes it from C++ through extern "C". */
+ * CUDA backend (src/cuda/). Plain C; src/cuda/ includes it from C++ through extern "C". */
 #ifndef SBM_INTERNAL_H
 #define SBM_INTERNAL_H
 
@@ -95,7 +95,7 @@ struct sbm_csr {
 };
 
 /* ---------------------------------------------------------------------------------------- */
-/* Errors (src/status.c)                                                                    */
+/* Errors (src/core/status.c)                                                               */
 /* ---------------------------------------------------------------------------------------- */
 
 /* Record a failure: the message becomes "<ctx->fn>: <formatted text>". @return status. */
@@ -122,7 +122,7 @@ sbm_status sbm__null_ctx_error(const char *fn);
     } while (0)
 
 /* ---------------------------------------------------------------------------------------- */
-/* Memory (src/memory.c)                                                                    */
+/* Memory (src/core/memory.c)                                                               */
 /* ---------------------------------------------------------------------------------------- */
 
 /* Allocate bytes in the context's memory space through its allocator; on failure records
@@ -145,7 +145,7 @@ sbm_status sbm__copy_between(sbm_ctx *ctx, const struct sbm__backend_ops *src_op
 extern const sbm_allocator sbm__malloc_allocator;
 
 /* ---------------------------------------------------------------------------------------- */
-/* Matrices (src/cbc.c, src/csr.c)                                                          */
+/* Matrices (src/core/cbc.c, src/core/csr.c)                                                */
 /* ---------------------------------------------------------------------------------------- */
 
 uint64_t sbm__new_pattern_id(void);
@@ -156,7 +156,7 @@ sbm_status sbm__cbc_alloc(sbm_ctx *ctx, int64_t nbr, int64_t nbc, int r, int c, 
                           sbm_cbc **A);
 sbm_status sbm__csr_alloc(sbm_ctx *ctx, int64_t m, int64_t n, int64_t nnz, sbm_csr **A);
 
-/* New matrix in ctx from validated host arrays (src/host_build.c). */
+/* New matrix in ctx from validated host arrays (src/core/host_build.c). */
 sbm_status sbm__cbc_upload(sbm_ctx *ctx, int64_t nbr, int64_t nbc, int r, int c,
                            const int64_t *h_colptr, const int32_t *h_rowind,
                            const double *h_values, sbm_cbc **A);
@@ -242,7 +242,7 @@ typedef struct sbm__backend_ops {
     /* optional one-shot C = A*B (sbm_csr_gemm); without it, plan, execute and destroy */
     sbm_status (*csr_gemm)(sbm_ctx *ctx, const sbm_csr *A, const sbm_csr *B, sbm_csr **C);
 
-    /* CSR SpMV plans (src/spmv_plan.c); plans start with sbm__spmv_plan_base */
+    /* CSR SpMV plans (src/core/spmv_plan.c); plans start with sbm__spmv_plan_base */
     sbm_status (*csr_spmv_plan)(sbm_ctx *ctx, const sbm_csr *A, sbm_spmv_format format,
                                 sbm_spmv_plan **plan);
     sbm_status (*csr_spmv_plan_update)(sbm_ctx *ctx, sbm_spmv_plan *plan, const sbm_csr *A);
@@ -282,7 +282,7 @@ typedef struct sbm__spmv_plan_base {
  * works on one works on all): a conversion that would store more than
  * SBM__SPMV_MAX_FILL * nnz + SBM__SPMV_FILL_SLACK slots (ELL: rows x longest row; DIA: rows x
  * occupied diagonals) is refused with SBM_ERR_INVALID_ARGUMENT and the measured fill
- * (src/spmv_plan.c). width is the longest row (ELL) or the number of diagonals (DIA). */
+ * (src/core/spmv_plan.c). width is the longest row (ELL) or the number of diagonals (DIA). */
 #define SBM__SPMV_MAX_FILL 3
 #define SBM__SPMV_FILL_SLACK 4096
 sbm_status sbm__spmv_check_fill(sbm_ctx *ctx, sbm_spmv_format format, int64_t m, int64_t nnz,
@@ -294,12 +294,12 @@ sbm_status sbm__spmv_check_fill(sbm_ctx *ctx, sbm_spmv_format format, int64_t m,
 #define SBM__GEMM_ONCE 0x80000000u
 
 extern const sbm__backend_ops sbm__cpu_ops;
-/* NULL when the library is built without CUDA (defined in kernels/ with CUDA, src/context.c without). */
+/* NULL when the library is built without CUDA (defined in src/cuda/ with CUDA, src/core/context.c without). */
 const sbm__backend_ops *sbm__cuda_ops(void);
 /* Number of CUDA devices (0 without CUDA); same split as sbm__cuda_ops. */
 int sbm__cuda_device_count(void);
 
-/* Host view of a CBC pattern for front-end checks (src/gemm.c): on the CPU backend the matrix's
+/* Host view of a CBC pattern for front-end checks (src/core/gemm.c): on the CPU backend the matrix's
  * own arrays, otherwise host copies; release with sbm__cbc_pattern_release. */
 sbm_status sbm__cbc_pattern_to_host(sbm_ctx *ctx, const sbm_cbc *A, const int64_t **colptr,
                                     const int32_t **rowind);

@@ -1,11 +1,11 @@
 /* CSR SpMV plans, front end: argument checks, messages and dispatch for sbm_csr_spmv_plan,
- * sbm_spmv_plan_update, sbm_spmv_plan_execute (kernels behind ctx->ops: src/cpu_spmv_plan.c,
- * kernels/cuda_csr_spmv.cu), and the ELL / DIA padding rule every backend applies.
+ * sbm_spmv_plan_update, sbm_spmv_plan_execute (kernels behind ctx->ops: src/cpu/cpu_spmv_plan.c,
+ * src/cuda/cuda_csr_spmv.cu), and the ELL / DIA padding rule every backend applies.
  *
  * Decisions recorded here:
  *   - A plan is allocated by the backend with an sbm__spmv_plan_base first; the front end fills
  *     its header (backend, device, ops, pattern id and fingerprint of A) and A's shape, so every
- *     backend's plans are checked the same way (as the SpGEMM plans in src/csr_ops.c).
+ *     backend's plans are checked the same way (as the SpGEMM plans in src/core/csr_ops.c).
  *   - Update accepts A with the plan's pattern id at no cost, otherwise compares the shape, the
  *     number of entries and the pattern fingerprint; afterwards the plan remembers A's id.
  *   - Execute checks x and y as sbm_csr_spmv does (NULL, overlap); y cannot overlap the plan's

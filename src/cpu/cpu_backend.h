@@ -1,11 +1,11 @@
 /* Kernel declarations of the CPU backend. Each file src/cpu_<group>.c implements one group; the
- * table in src/cpu_backend.c collects them. Arguments are already checked by the front end. */
+ * table in src/cpu/cpu_backend.c collects them. Arguments are already checked by the front end. */
 #ifndef SBM_CPU_BACKEND_H
 #define SBM_CPU_BACKEND_H
 
 #include "sbm_internal.h"
 
-/* src/cpu_matrix.c: validation, transpose, conversions, add */
+/* src/cpu/cpu_matrix.c: validation, transpose, conversions, add */
 sbm_status sbm__cpu_cbc_validate(sbm_ctx *ctx, const char *arg, const sbm_cbc *A, int check_finite);
 sbm_status sbm__cpu_csr_validate(sbm_ctx *ctx, const char *arg, const sbm_csr *A, int check_finite);
 sbm_status sbm__cpu_cbc_transpose(sbm_ctx *ctx, const sbm_cbc *A, sbm_cbc **AT);
@@ -19,7 +19,7 @@ sbm_status sbm__cpu_cbc_add(sbm_ctx *ctx, double alpha, const sbm_cbc *A, double
 sbm_status sbm__cpu_cbc_pattern_hash(sbm_ctx *ctx, const sbm_cbc *A, uint64_t *hash);
 sbm_status sbm__cpu_csr_pattern_hash(sbm_ctx *ctx, const sbm_csr *A, uint64_t *hash);
 
-/* src/cpu_gemm.c: block SpGEMM (Gustavson over block columns) */
+/* src/cpu/cpu_gemm.c: block SpGEMM (Gustavson over block columns) */
 sbm_status sbm__cpu_gemm_plan(sbm_ctx *ctx, sbm_op op_a, const sbm_cbc *A, sbm_op op_b,
                               const sbm_cbc *B, const sbm_cbc *U, unsigned flags,
                               sbm_gemm_plan **plan, sbm_cbc **C);
@@ -27,14 +27,14 @@ sbm_status sbm__cpu_gemm_execute(sbm_ctx *ctx, const sbm_gemm_plan *plan, double
                                  const sbm_cbc *A, const sbm_cbc *B, const sbm_cbc *U, sbm_cbc *C);
 void sbm__cpu_gemm_plan_destroy(sbm_gemm_plan *plan);
 
-/* src/cpu_bdiag.c: block-diagonal inverse and scaling; src/cpu_spmv.c: block SpMV */
+/* src/cpu/cpu_bdiag.c: block-diagonal inverse and scaling; src/cpu/cpu_spmv.c: block SpMV */
 sbm_status sbm__cpu_bdiag_inverse(sbm_ctx *ctx, const sbm_cbc *D, sbm_cbc *Dinv);
 sbm_status sbm__cpu_bdiag_scale(sbm_ctx *ctx, sbm_side side, const sbm_cbc *D, const sbm_cbc *A,
                                 sbm_cbc *B);
 sbm_status sbm__cpu_cbc_spmv(sbm_ctx *ctx, sbm_op op, double alpha, const sbm_cbc *A,
                              const double *x, double beta, double *y);
 
-/* src/cpu_csr.c: scalar CSR SpMV, SpMM, SpGEMM */
+/* src/cpu/cpu_csr.c: scalar CSR SpMV, SpMM, SpGEMM */
 sbm_status sbm__cpu_csr_spmv(sbm_ctx *ctx, double alpha, const sbm_csr *A, const double *x,
                              double beta, double *y);
 sbm_status sbm__cpu_csr_spmm(sbm_ctx *ctx, double alpha, const sbm_csr *A, int64_t ncols,
@@ -46,7 +46,7 @@ sbm_status sbm__cpu_csr_gemm_execute(sbm_ctx *ctx, const sbm_csr_plan *plan,
                                      const sbm_csr *A, const sbm_csr *B, sbm_csr *C);
 void sbm__cpu_csr_gemm_plan_destroy(sbm_csr_plan *plan);
 
-/* src/cpu_spmv_plan.c: SpMV plans (a CSR copy of A, multiplied by sbm__cpu_csr_spmv) */
+/* src/cpu/cpu_spmv_plan.c: SpMV plans (a CSR copy of A, multiplied by sbm__cpu_csr_spmv) */
 sbm_status sbm__cpu_csr_spmv_plan(sbm_ctx *ctx, const sbm_csr *A, sbm_spmv_format format,
                                   sbm_spmv_plan **plan);
 sbm_status sbm__cpu_csr_spmv_plan_update(sbm_ctx *ctx, sbm_spmv_plan *plan, const sbm_csr *A);

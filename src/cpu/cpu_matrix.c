@@ -32,7 +32,7 @@ sbm_status sbm__cpu_csr_pattern_hash(sbm_ctx *ctx, const sbm_csr *A, uint64_t *h
 sbm_status sbm__cpu_cbc_transpose(sbm_ctx *ctx, const sbm_cbc *A, sbm_cbc **AT)
 {
     /* A's arrays, read as the CBC of A^T transposed, give A^T: the same counting transpose the
-     * BSR conversion uses (src/host_build.c), with A's blocks read as c x r blocks of A^T^T. */
+     * BSR conversion uses (src/core/host_build.c), with A's blocks read as c x r blocks of A^T^T. */
     *AT = NULL;
     sbm_cbc *T;
     int r = A->r, c = A->c;

@@ -1,4 +1,4 @@
-/* CPU backend: CSR SpMV plans. The CPU has one SpMV kernel (sbm__cpu_csr_spmv, src/cpu_csr.c),
+/* CPU backend: CSR SpMV plans. The CPU has one SpMV kernel (sbm__cpu_csr_spmv, src/cpu/cpu_csr.c),
  * so every format is computed from a CSR copy of A held by the plan and sbm_spmv_plan_format
  * reports SBM_SPMV_CSR_SCALAR. The ELL and DIA padding limits are still measured and applied
  * (sbm__spmv_check_fill), so a plan refused on one backend is refused on all. */

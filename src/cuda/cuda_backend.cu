@@ -1,5 +1,5 @@
 /* The CUDA backend's operations table: device memory, the context (device, stream, workspace
- * pool, memory budget) and the dispatch of every block operation to kernels/. */
+ * pool, memory budget) and the dispatch of every block operation to the kernels of src/cuda/. */
 #include "cuda_internal.cuh"
 
 #include <stdio.h>
@@ -55,7 +55,7 @@ done:
 }
 
 /* kind: 0 host -> device, 1 device -> host, 2 device -> device. The CPU front end also calls
- * this with a CPU context for device -> host copies (src/memory.c): then the default stream is
+ * this with a CPU context for device -> host copies (src/core/memory.c): then the default stream is
  * used, and every device -> host copy is complete on return. */
 static sbm_status sbm__cuda_copy(sbm_ctx *ctx, void *dst, const void *src, size_t bytes, int kind)
 {

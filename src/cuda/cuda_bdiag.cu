@@ -1,7 +1,7 @@
 /* Block-diagonal operations on the GPU: batched inverse of SPD diagonal blocks (Cholesky, one
- * thread per block, sbm_blk_spd_inverse of blocks/sbm_blocks.h) and D*A / A*D scaling (a team of
+ * thread per block, sbm_blk_spd_inverse of src/blocks/sbm_blocks.h) and D*A / A*D scaling (a team of
  * threads per block). The front end has checked that D is block-diagonal with every block
- * present (inverse) and that the patterns agree. Semantics follow src/cpu_bdiag.c. */
+ * present (inverse) and that the patterns agree. Semantics follow src/cpu/cpu_bdiag.c. */
 #include "cuda_internal.cuh"
 #include "sbm_blocks.h"
 

@@ -1,9 +1,8 @@
 /* Scalar CSR SpGEMM on the GPU: C = A*B with a reusable plan.
  *
  * Row-wise ESC with the per-row analysis of Dalton, Olson, Bell, "Optimizing Sparse Matrix-Matrix
- * Multiplication for the GPU" (papers/esc-spgemm-dalton-olson-bell.txt) and the binning and
- * on-chip sorts of Liu, He, Liu, Tan, "Register-Aware Optimizations for Parallel Sparse
- * Matrix-Matrix Multiplication" (papers/register-aware-spgemm-liu-he-liu-tan.txt).
+ * Multiplication for the GPU" and the binning and on-chip sorts of Liu, He, Liu, Tan,
+ * "Register-Aware Optimizations for Parallel Sparse Matrix-Matrix Multiplication".
  *
  * plan (symbolic; integer work only, so the plan is deterministic)
  *   setup       Dalton et al. section Setup (Algorithm 2): the exact int64 number of products of
@@ -37,7 +36,7 @@
  * execute (numeric only; no allocation, no synchronisation)
  *   The plan holds, for every entry of C, its run of (A entry, B entry) pairs sorted by column,
  *   ties in expansion order (A's entries of the row in order, then B's): operand pointers, not
- *   values, as in the block SpGEMM (kernels/cuda_gemm.cu); 8 bytes per product and per entry of
+ *   values, as in the block SpGEMM (src/cuda/cuda_gemm.cu); 8 bytes per product and per entry of
  *   C. One thread per entry of C adds its products one at a time in that order (Dalton et al.
  *   Algorithm 5, sequential per entry): the CPU backend's order, no floating-point atomics, and
  *   bitwise the same result from both paths, with or without slicing. __dmul_rn/__dadd_rn keep
@@ -647,7 +646,7 @@ static sbm_status sbm__cg_plan_slices(sbm_ctx *ctx, int radix, int key_bytes, in
     return SBM_SUCCESS;
 }
 
-/* Sort variant, as in the block SpGEMM (kernels/cuda_gemm.cu, sbm__gemm_use_radix): the
+/* Sort variant, as in the block SpGEMM (src/cuda/cuda_gemm.cu, sbm__gemm_use_radix): the
  * segmented sort for short rows, the packed-key radix sort where rows are long (every global
  * row is, unless the global path is forced). */
 static int sbm__cg_use_radix(int64_t products, int64_t rows)

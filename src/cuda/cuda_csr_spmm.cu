@@ -1,7 +1,7 @@
 /* Scalar CSR SpMM on the GPU: C = alpha*A*B + beta*C with dense B (n x ncols) and C (m x ncols).
  *
  * The two kernels of Yang, Buluc & Owens, "Design Principles for Sparse Matrix Multiplication on
- * the GPU" (papers/spmm-merge-rowsplit-yang-buluc-owens.txt), for row-major B and C:
+ * the GPU", for row-major B and C:
  *
  *   row-split (section 4.1, "Algorithm I: Row-splitting SpMM")  one group of G lanes per row of
  *       A. The group loads the row's entries cooperatively (one or more per lane, coalesced) and

@@ -1,5 +1,5 @@
 /* Scalar CSR SpMV on the GPU, y = alpha*A*x + beta*y, after Bell & Garland, "Efficient Sparse
- * Matrix-Vector Multiplication on CUDA" (../shared/papers/spmv-cuda-bell-garland.txt), plus a
+ * Matrix-Vector Multiplication on CUDA" (NVIDIA technical report, 2008), plus a
  * merge-path CSR kernel (Merrill & Garland, "Merge-based parallel sparse matrix-vector
  * multiplication", SC'16; the split CUB's DeviceSpmv uses).
  *

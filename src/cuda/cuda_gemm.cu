@@ -1,6 +1,5 @@
 /* Block SpGEMM on the GPU: C = U + alpha*op(A)*op(B) for CBC matrices by expand-sort-compress
- * with operand pointers (Polok, Ila, Smrz, "Fast Sparse Matrix Multiplication on GPU",
- * papers/block-spgemm-polok-ila-smrz.txt; DESIGN.md §4).
+ * with operand pointers (Polok, Ila, Smrz, "Fast Sparse Matrix Multiplication on GPU").
  *
  * plan (symbolic; all integer work, deterministic)
  *   setup       Algorithm 1: per op(B) block (k, j) the number of products op(A)_ik*op(B)_kj

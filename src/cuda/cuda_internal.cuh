@@ -1,9 +1,9 @@
-/* Internal declarations of the CUDA backend (kernels/ (*.cu files) only; never included from C).
+/* Internal declarations of the CUDA backend (the .cu files of src/cuda only; never included from C).
  *
  * Layering follows CUB: the public front end (src/) checks arguments and calls the operations
  * table; each table entry (sbm__cuda_*) turns its work into a few device-wide passes; shared
  * primitives (scan, sorts, pattern transpose) live in cuda_primitives.cu; block arithmetic comes
- * from blocks/sbm_blocks.h. Every CUDA call and launch is checked and becomes a status with a
+ * from src/blocks/sbm_blocks.h. Every CUDA call and launch is checked and becomes a status with a
  * message; all work runs on ctx->stream. */
 #ifndef SBM_CUDA_INTERNAL_CUH
 #define SBM_CUDA_INTERNAL_CUH

@@ -1,5 +1,5 @@
 /* CUDA backend: validation, pattern fingerprints, transposes, CBC <-> CSR/BSR conversions and
- * the sparse add. Semantics follow the CPU backend (src/cpu_matrix.c) exactly: sorted output,
+ * the sparse add. Semantics follow the CPU backend (src/cpu/cpu_matrix.c) exactly: sorted output,
  * structural zeros kept. Every index computation is integer-only, so results are deterministic. */
 #include "cuda_internal.cuh"
 

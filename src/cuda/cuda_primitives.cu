@@ -1,6 +1,6 @@
 /* Shared device-wide primitives: scans, radix and segmented sorts (CUB), and the pattern
  * transpose every conversion builds on. One implementation used by the block and (later) the
- * scalar paths alike (DESIGN.md §4, "Shared primitives"). All CUB instantiations live in this
+ * scalar paths alike. All CUB instantiations live in this
  * file so that the other translation units compile quickly. */
 #include "cuda_internal.cuh"
 

@@ -1,6 +1,6 @@
 /* Block SpMV on the GPU: y = alpha*op(A)*x + beta*y for CBC A. Deterministic: every y entry is
  * owned by one thread that sums in a fixed order (no floating-point atomics). The summation
- * order and the treatment of alpha and beta are the CPU backend's (src/cpu_spmv.c).
+ * order and the treatment of alpha and beta are the CPU backend's (src/cpu/cpu_spmv.c).
  *
  *   op N  one thread per scalar row of y, over the row's blocks in column order. A is stored by
  *         columns, so the row view (block-row pointers, the blocks' columns, the permutation to

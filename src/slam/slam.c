@@ -1,11 +1,11 @@
 /* The SLAM information matrix of a pose graph: J (edges x free vertices, d x d blocks), the
  * block-diagonal Omega of the edges' information matrices, Lambda = J^T Omega J (upper block
- * triangle) and b = J^T Omega e, through the library (DESIGN.md section 1):
+ * triangle) and b = J^T Omega e, through the library:
  *     Omega J   sbm_bdiag_scale (left)
  *     Lambda    sbm_cbc_gemm_plan once (op_a = T, SBM_GEMM_UPPER), sbm_cbc_gemm_execute after
  *               every linearisation (the pattern never changes)
  *     b         two block SpMVs, Omega e and J^T (Omega e)
- * The errors and Jacobians of the edges are closed-form (src/geometry.c), evaluated on the host
+ * The errors and Jacobians of the edges are closed-form (src/geometry/geometry.c), evaluated on the host
  * and uploaded. */
 #include "slam_internal.h"
 

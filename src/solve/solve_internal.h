@@ -36,7 +36,7 @@ sbm_status sbm__symup_refresh(sbm_ctx *ctx, sbm__symup *s);
 sbm_status sbm__symup_multiply(sbm_ctx *ctx, sbm__symup *s, const double *x, double *y);
 void sbm__symup_free(sbm__symup *s);
 
-/* Validate solver options (src/ba_lm.c). */
+/* Validate solver options (src/solve/solver_options.c). */
 sbm_status sbm__check_solver_options(sbm_ctx *ctx, const sbm_solver_options *o);
 
 /* ---------------------------------------------------------------------------------------- */
