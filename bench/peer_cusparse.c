@@ -184,6 +184,8 @@ static int spgemm_call(cusparseHandle_t h, cusparseSpMatDescr_t mA, cusparseSpMa
     CS(cusparseSpGEMM_workEstimation(h, op, op, &alpha, mA, mB, &beta, mC, ct, alg, sd, &need, Bf->b1),
        "cusparseSpGEMM_workEstimation");
     if (alg == CUSPARSE_SPGEMM_ALG2 || alg == CUSPARSE_SPGEMM_ALG3) {
+        int64_t prods = 0; /* the documented sequence of the memory-saving algorithms asks for it */
+        CS(cusparseSpGEMM_getNumProducts(sd, &prods), "cusparseSpGEMM_getNumProducts");
         CS(cusparseSpGEMM_estimateMemory(h, op, op, &alpha, mA, mB, &beta, mC, ct, alg, sd,
                                          PEER_SPGEMM_CHUNK, &need, NULL, NULL),
            "cusparseSpGEMM_estimateMemory (size)");
@@ -425,14 +427,14 @@ int peer_cusparse_spgemm(const sbm_csr *A, const sbm_csr *B, int reps, int keep_
                          CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO, ct), "cusparseCreateCsr(B)");
     /* every algorithm (the int32 offset copies above are not counted as cuSPARSE's memory) */
     {
-        size_t len = 0;
         res->status[0] = '\0';
         for (int i = 0; i < PEER_SPGEMM_ALGS; i++) {
             spgemm_alg(h, mA, mB, a.m, b.n, i, reps, keep_c, keep_c_max, &tr, res);
             if (res->alg[i].ok && (res->best < 0 || res->alg[i].med < res->alg[res->best].med)) res->best = i;
+            const size_t len = strlen(res->status);
             if (!res->alg[i].ok)
-                len += (size_t)snprintf(res->status + len, len < sizeof res->status ? sizeof res->status - len : 0,
-                                        "%s%s: %s", len ? "; " : "", peer_spgemm_alg_name(i), res->alg[i].status);
+                snprintf(res->status + len, sizeof res->status - len, "%s%s: %s", len ? "; " : "",
+                         peer_spgemm_alg_name(i), res->alg[i].status);
         }
     }
     if (res->best >= 0) {
