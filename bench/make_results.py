@@ -208,6 +208,15 @@ def block_targets(g, s):
 # Scalar CSR (issue 4)
 # ---------------------------------------------------------------------------------------------
 
+def section(rows, op, title, intro):
+    """The rows of one operation, its heading and note printed, and its matrices in run order."""
+    s = [r for r in rows if r["op"] == op]
+    if s:
+        print("\n### %s\n" % title)
+        print(intro + "\n")
+    return s, list(dict.fromkeys(r["matrix"] for r in s))
+
+
 def passed(r):
     return r.get("status", "").startswith("ok") and "CHECK FAILED" not in r.get("status", "")
 
@@ -217,15 +226,14 @@ def distinct(r):
 
 
 def csr_spmv(rows):
-    s = [r for r in rows if r["op"] == "spmv"]
+    s, mats = section(rows, "spmv", "SpMV `y = A·x`, % of copy bandwidth with the bytes each format reads",
+                      "Bytes: CSR 8(m+1) + 12·nnz + 8n + 8m; ELL 12·(rows padded to 32)·(longest row); HYB "
+                      "its ELL part plus 16 bytes per COO entry; DIA 8·(rows padded to 32)·(diagonals) + 8 "
+                      "per offset; plus x and y. cuSPARSE: every CSR algorithm, buffer and "
+                      "`cusparseSpMV_preprocess` before timing; ratios against the fastest. Times: median "
+                      "[min–max] ms.")
     if not s:
         return
-    mats = list(dict.fromkeys(r["matrix"] for r in s))
-    print("\n### SpMV `y = A·x`, % of copy bandwidth with the bytes each format reads\n")
-    print("Bytes: CSR 8(m+1) + 12·nnz + 8n + 8m; ELL 12·(rows padded to 32)·(longest row); HYB its ELL "
-          "part plus 16 bytes per COO entry; DIA 8·(rows padded to 32)·(diagonals) + 8 per offset; "
-          "plus x and y. cuSPARSE: every CSR algorithm, buffer and `cusparseSpMV_preprocess` before "
-          "timing; ratios against the fastest. Times: median [min–max] ms.\n")
     hdr = ["matrix", "nnz", "cuSPARSE default", "CSR_ALG1", "CSR_ALG2", "best", "`sbm_csr_spmv`", "% copy",
            "ratio", "plan AUTO (format)", "% copy", "ratio", "scalar", "vector", "merge", "coo", "ell", "hyb",
            "dia", "max rel. diff"]
@@ -279,13 +287,12 @@ def csr_spmv(rows):
 
 
 def csr_spmm(rows):
-    s = [r for r in rows if r["op"] == "spmm"]
+    s, mats = section(rows, "spmm", "SpMM `C = A·B`, row-major B and C",
+                      "cuSPARSE: every CSR algorithm (default, CSR_ALG1–3), buffer and "
+                      "`cusparseSpMM_preprocess` before timing; ratio = best cuSPARSE time / sbm time. "
+                      "Times: median [min–max] ms.")
     if not s:
         return
-    print("\n### SpMM `C = A·B`, row-major B and C\n")
-    print("cuSPARSE: every CSR algorithm (default, CSR_ALG1–3), buffer and `cusparseSpMM_preprocess` "
-          "before timing; ratio = best cuSPARSE time / sbm time. Times: median [min–max] ms.\n")
-    mats = list(dict.fromkeys(r["matrix"] for r in s))
     out = []
     for m in mats:
         line = [m]
@@ -315,15 +322,13 @@ def csr_spmm(rows):
 
 
 def csr_gemm(rows):
-    s = [r for r in rows if r["op"] == "gemm"]
+    s, mats = section(rows, "gemm", "SpGEMM `C = A·A` (`AᵀA` / `AAᵀ` for rectangular A)",
+                      "cuSPARSE all phases: default, ALG2 and ALG3 (chunk fraction 0.2), buffers and C "
+                      "preallocated by an untimed warm-up call; one-shot ratio = best of them / "
+                      "`sbm_csr_gemm`; execute ratio = `cusparseSpGEMMreuse_compute` / "
+                      "`sbm_csr_gemm_execute`. Times: median [min–max] ms.")
     if not s:
         return
-    print("\n### SpGEMM `C = A·A` (`AᵀA` / `AAᵀ` for rectangular A)\n")
-    print("cuSPARSE all phases: default, ALG2 and ALG3 (chunk fraction 0.2), buffers and C "
-          "preallocated by an untimed warm-up call; one-shot ratio = best of them / `sbm_csr_gemm`; "
-          "execute ratio = `cusparseSpGEMMreuse_compute` / `sbm_csr_gemm_execute`. Times: median "
-          "[min–max] ms.\n")
-    mats = list(dict.fromkeys(r["matrix"] for r in s))
     out = []
     for m in mats:
         rs = {r["variant"]: r for r in s if r["matrix"] == m}

@@ -1253,7 +1253,7 @@ typedef struct peer_best {
     int ok;
     double ms;
     const char *name;
-    char status[200];    /* the failures, for the table's notes */
+    char status[512];    /* the failures, for the table's notes */
 } peer_best;
 
 static void best_add(peer_best *b, const char *name, const peer_op_result *pr, int passed)
@@ -1265,39 +1265,46 @@ static void best_add(peer_best *b, const char *name, const peer_op_result *pr, i
     }
     if (!pr->ok || !passed) {
         const size_t len = strlen(b->status);
-        snprintf(b->status + len, sizeof b->status - len, "%s%s: %s", len ? "; " : "", name,
+        snprintf(b->status + len, sizeof b->status - len, "%s%.32s: %.100s", len ? "; " : "", name,
                  pr->ok ? "CHECK FAILED" : pr->status);
     }
 }
 
-/* Every cuSPARSE SpMV algorithm (one CSV row each, variant cusparse-ALG): *yref is the first
- * one's result (host), the others checked against it. */
-static peer_best cus_spmv_all(cudaStream_t stream, const csr_mat *c, const csr_opts *o, const sbm_csr *D,
-                              const double *x, double *y, int reps, double bytes, double **yref)
+/* Every cuSPARSE algorithm of SpMV (k = 0: y = A*x, reps calls) or SpMM (width k: C = A*B),
+ * one CSV row each (variant cusparse-ALG): *ref is the first one's result (host), the others
+ * are checked against it. bytes: the SpMV's traffic, for its GB/s. */
+static peer_best cus_all(cudaStream_t stream, const csr_mat *c, const csr_opts *o, const sbm_csr *D, int64_t k,
+                         const double *in, double *out, int reps, double bytes, double **ref)
 {
+    static char names[2][PEER_SPMM_ALGS > PEER_SPMV_ALGS ? PEER_SPMM_ALGS : PEER_SPMV_ALGS][32];
     sbm_csr_info h = sbm_csr_get_info(c->H);
+    const int spmm = k > 0, nalg = spmm ? PEER_SPMM_ALGS : PEER_SPMV_ALGS;
+    const size_t count = (size_t)(h.m * (spmm ? k : 1));
     peer_best best;
     memset(&best, 0, sizeof best);
-    *yref = NULL;
+    *ref = NULL;
     peer_csr *P = NULL;
     char msg[160] = "not run";
     if (!o->do_cus || peer_csr_create(D, stream, &P, msg, sizeof msg) != 0) {
         snprintf(best.status, sizeof best.status, "%s", o->do_cus ? msg : "not run");
         return best;
     }
-    for (int a = 0; a < PEER_SPMV_ALGS; a++) {
-        static char names[PEER_SPMV_ALGS][32];
+    for (int a = 0; a < nalg; a++) {
         peer_op_result pr;
-        snprintf(names[a], sizeof names[a], "cusparse-%s", peer_spmv_alg_name(a));
-        csr_row cr = row_init("spmv", names[a]);
-        CHECK_CU(cudaMemsetAsync(y, 0, (size_t)h.m * sizeof(double), stream));
-        peer_csr_spmv(P, a, x, y, reps, &pr);
+        snprintf(names[spmm][a], sizeof names[spmm][a], "cusparse-%s",
+                 spmm ? peer_spmm_alg_name(a) : peer_spmv_alg_name(a));
+        csr_row cr = row_init(spmm ? "spmm" : "spmv", names[spmm][a]);
+        if (spmm) cr.ncols = k;
+        CHECK_CU(cudaMemsetAsync(out, 0, count * sizeof(double), stream));
+        if (spmm) peer_csr_spmm(P, a, k, in, out, reps, &pr);
+        else peer_csr_spmv(P, a, in, out, reps, &pr);
         snprintf(cr.status, sizeof cr.status, "%s", pr.status);
         if (pr.ok) {
-            double *got = host_copy(y, (size_t)h.m);
-            if (!*yref) *yref = got;
-            else {
-                cr.maxdiff = max_rel_diff(got, *yref, (size_t)h.m);
+            double *got = host_copy(out, count);
+            if (!*ref) {
+                *ref = got;
+            } else {
+                cr.maxdiff = max_rel_diff(got, *ref, count);
                 free(got);
                 note_check(&cr);
             }
@@ -1305,12 +1312,17 @@ static peer_best cus_spmv_all(cudaStream_t stream, const csr_mat *c, const csr_o
             cr.min_ms = pr.min_ms;
             cr.max_ms = pr.max_ms;
             cr.setup_ms = pr.setup_ms;
-            cr.bytes = bytes;
-            cr.rate = bytes / (pr.ms * 1e6);
-            cr.rate_unit = "GB/s";
-            cr.pct_copy = 100.0 * cr.rate / o->copy_gbs;
+            if (spmm) {
+                cr.rate = 2.0 * (double)h.nnz * (double)k / 1e9 / (pr.ms * 1e-3);
+                cr.rate_unit = "GFLOP/s";
+            } else {
+                cr.bytes = bytes;
+                cr.rate = bytes / (pr.ms * 1e6);
+                cr.rate_unit = "GB/s";
+                cr.pct_copy = 100.0 * cr.rate / o->copy_gbs;
+            }
         }
-        best_add(&best, names[a], &pr, check_passed(&cr));
+        best_add(&best, names[spmm][a], &pr, check_passed(&cr));
         csr_csv(o->csv, c, &cr);
     }
     peer_csr_destroy(P);
@@ -1328,7 +1340,7 @@ static void csr_spmv_one(sbm_ctx *ctx, cudaStream_t stream, const csr_mat *c, co
     double *yref = NULL;
     char cells[N_SPMV_FORMATS + 1][40], auto_fmt[24] = "", notes[1024] = "";
     double maxdiff = -1.0;
-    const peer_best pb = cus_spmv_all(stream, c, o, D, x, y, reps, csr_bytes, &yref);
+    const peer_best pb = cus_all(stream, c, o, D, 0, x, y, reps, csr_bytes, &yref);
     /* sbm: sbm_csr_spmv (cell 0), then one plan per format (cells 1..8) */
     for (int v = 0; v <= N_SPMV_FORMATS; v++) {
         char variant[32];
@@ -1457,53 +1469,6 @@ static void csr_spmv(sbm_ctx *ctx, cudaStream_t stream, const csr_mat *ms, int n
 static const char *const spmm_kernels[3] = {NULL, "rowsplit", "merge"};
 
 
-/* Every cuSPARSE SpMM algorithm at width k (one CSV row each): *cref is the first one's C
- * (host), the others checked against it. */
-static peer_best cus_spmm_all(cudaStream_t stream, const csr_mat *c, const csr_opts *o, const sbm_csr *D,
-                              int64_t k, const double *B, double *C, double **cref)
-{
-    sbm_csr_info h = sbm_csr_get_info(c->H);
-    const double gflop = 2.0 * (double)h.nnz * (double)k / 1e9;
-    peer_best best;
-    memset(&best, 0, sizeof best);
-    *cref = NULL;
-    peer_csr *P = NULL;
-    char msg[160] = "not run";
-    if (!o->do_cus || peer_csr_create(D, stream, &P, msg, sizeof msg) != 0) {
-        snprintf(best.status, sizeof best.status, "%s", o->do_cus ? msg : "not run");
-        return best;
-    }
-    for (int a = 0; a < PEER_SPMM_ALGS; a++) {
-        static char names[PEER_SPMM_ALGS][32];
-        peer_op_result pr;
-        snprintf(names[a], sizeof names[a], "cusparse-%s", peer_spmm_alg_name(a));
-        csr_row cr = row_init("spmm", names[a]);
-        cr.ncols = k;
-        CHECK_CU(cudaMemsetAsync(C, 0, (size_t)(h.m * k) * sizeof(double), stream));
-        peer_csr_spmm(P, a, k, B, C, o->reps, &pr);
-        snprintf(cr.status, sizeof cr.status, "%s", pr.status);
-        if (pr.ok) {
-            double *got = host_copy(C, (size_t)(h.m * k));
-            if (!*cref) *cref = got;
-            else {
-                cr.maxdiff = max_rel_diff(got, *cref, (size_t)(h.m * k));
-                free(got);
-                note_check(&cr);
-            }
-            cr.ms = pr.ms;
-            cr.min_ms = pr.min_ms;
-            cr.max_ms = pr.max_ms;
-            cr.setup_ms = pr.setup_ms;
-            cr.rate = gflop / (pr.ms * 1e-3);
-            cr.rate_unit = "GFLOP/s";
-        }
-        best_add(&best, names[a], &pr, check_passed(&cr));
-        csr_csv(o->csv, c, &cr);
-    }
-    peer_csr_destroy(P);
-    return best;
-}
-
 static void csr_spmm_one(sbm_ctx *ctx, cudaStream_t stream, const csr_mat *c, const csr_opts *o,
                          gmean gm[2][2][3])
 {
@@ -1519,7 +1484,7 @@ static void csr_spmm_one(sbm_ctx *ctx, cudaStream_t stream, const csr_mat *c, co
         const double gflop = 2.0 * (double)h.nnz * (double)k / 1e9;
         double *B = dev_random((size_t)(h.n * k), 11), *C = dev_alloc((size_t)(h.m * k) * sizeof(double) + 8);
         double *cref = NULL;
-        const peer_best pb = cus_spmm_all(stream, c, o, D, k, B, C, &cref);
+        const peer_best pb = cus_all(stream, c, o, D, k, B, C, o->reps, -1.0, &cref);
         if (pb.ok) {
             pos += snprintf(line + pos, sizeof line - (size_t)pos, " | %7.1f %-8s", gflop / (pb.ms * 1e-3),
                             pb.name + strlen("cusparse-"));
