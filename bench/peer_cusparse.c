@@ -17,12 +17,15 @@
 /* Device allocations of the peer, counted for its peak memory. */
 typedef struct tracker {
     size_t live, peak;
+    cudaError_t err;     /* the last failed cudaMalloc's status (cudaErrorMemoryAllocation: out of memory) */
 } tracker;
 
 static void *tmalloc(tracker *t, size_t bytes)
 {
     void *p = NULL;
-    if (cudaMalloc(&p, bytes ? bytes : 1) != cudaSuccess) {
+    cudaError_t e = cudaMalloc(&p, bytes ? bytes : 1);
+    if (e != cudaSuccess) {
+        t->err = e;
         (void)cudaGetLastError();
         return NULL;
     }
@@ -151,8 +154,8 @@ static void sg_free(tracker *t, sg_bufs *B, int64_t m)
             (cap) = 0;                                                                        \
             (p) = tmalloc(tr, (need));                                                        \
             if (!(p)) {                                                                       \
-                snprintf(msg, sizeof msg, "cudaMalloc of %zu bytes for %s failed",            \
-                         (size_t)(need), (what));                                             \
+                snprintf(msg, sizeof msg, "cudaMalloc of %zu bytes for %s: %s",               \
+                         (size_t)(need), (what), cudaGetErrorName(tr->err));                  \
                 goto fail;                                                                    \
             }                                                                                 \
             (cap) = (need);                                                                   \
@@ -314,8 +317,8 @@ static void spgemm_reuse(cusparseHandle_t h, cusparseSpMatDescr_t mA, cusparseSp
     do {                                                                                      \
         (ptr) = tmalloc(&tr_local, (bytes));                                                  \
         if (!(ptr)) {                                                                         \
-            snprintf(msg, sizeof msg, "cudaMalloc of %zu bytes for %s failed",                \
-                     (size_t)(bytes), (what));                                                \
+            snprintf(msg, sizeof msg, "cudaMalloc of %zu bytes for %s: %s", (size_t)(bytes), \
+                     (what), cudaGetErrorName(tr_local.err));                                 \
             goto fail;                                                                        \
         }                                                                                     \
     } while (0)
@@ -413,7 +416,7 @@ int peer_cusparse_spgemm(const sbm_csr *A, const sbm_csr *B, int reps, int keep_
             snprintf(res->alg[i].status, sizeof res->alg[i].status, "%.100s", res->status);
         return -1;
     }
-    tracker tr = {0, 0};
+    tracker tr = {0, 0, cudaSuccess};
     char msg[128] = "";
     const cudaDataType ct = CUDA_R_64F;
     cusparseHandle_t h = NULL;
@@ -483,7 +486,7 @@ int peer_cusparse_bsrmv(int64_t nbr, int64_t nbc, int64_t nnzb, int b, const int
                         const int32_t *d_colind, const double *d_values, int col_major,
                         const double *d_x, double *d_y, int reps, peer_spmv_result *res)
 {
-    tracker tr = {0, 0};
+    tracker tr = {0, 0, cudaSuccess};
     char msg[128] = "";
     cusparseHandle_t h = NULL;
     cusparseMatDescr_t descr = NULL;
