@@ -95,8 +95,9 @@ def block_gemm(rows):
     g = [r for r in rows if r["kind"] == "gemm"]
     print("### Block SpGEMM\n")
     print("Times in ms, median [min–max] of the run's repetitions. cuSPARSE: all phases of "
-          "`cusparseSpGEMM` with each algorithm, buffers and C allocated by an untimed warm-up "
-          "call and reused (the allocation policy of sbm's workspace pool); *best* is the fastest "
+          "`cusparseSpGEMM` with each algorithm, work buffers allocated by an untimed warm-up "
+          "call and reused (the policy of sbm's workspace pool), C allocated by every call (as "
+          "sbm's plan allocates C); *best* is the fastest "
           "that ran; *reuse* is `cusparseSpGEMMreuse_compute`. Upper cases (ba, g2o): sbm "
           "computes the upper block triangle, cuSPARSE the full product; *sbm full exec* is sbm "
           "computing the full product too, and the *equal work* ratios use it. Check: max "
@@ -323,8 +324,9 @@ def csr_spmm(rows):
 
 def csr_gemm(rows):
     s, mats = section(rows, "gemm", "SpGEMM `C = A·A` (`AᵀA` / `AAᵀ` for rectangular A)",
-                      "cuSPARSE all phases: default, ALG2 and ALG3 (chunk fraction 0.2), buffers and C "
-                      "preallocated by an untimed warm-up call; one-shot ratio = best of them / "
+                      "cuSPARSE all phases: default, ALG2 and ALG3 (chunk fraction 0.2), work buffers "
+                      "preallocated by an untimed warm-up call, C allocated by every call (as by "
+                      "`sbm_csr_gemm`); one-shot ratio = best of them / "
                       "`sbm_csr_gemm`; execute ratio = `cusparseSpGEMMreuse_compute` / "
                       "`sbm_csr_gemm_execute`. Times: median [min–max] ms.")
     if not s:

@@ -120,7 +120,8 @@ void peer_spgemm_result_free(peer_spgemm_result *res)
     res->c_values = NULL;
 }
 
-/* Buffers and C of one algorithm, sized by its warm-up call and reused by the timed ones. */
+/* Work buffers of one algorithm, sized by its warm-up call and reused by the timed ones (sbm's
+ * timed calls reuse its workspace pool likewise), and C, allocated by each call (as sbm's). */
 typedef struct sg_bufs {
     void *b1, *b2, *b3;  /* work estimation, compute, memory estimation (ALG2/3) */
     size_t s1, s2, s3;   /* their sizes */
@@ -129,14 +130,23 @@ typedef struct sg_bufs {
     int64_t cap;         /* entries cc and cv hold */
 } sg_bufs;
 
-static void sg_free(tracker *t, sg_bufs *B, int64_t m)
+/* Free C's arrays (a timed call allocates them; the caller frees them outside the timing). */
+static void sg_free_c(tracker *t, sg_bufs *B, int64_t m)
 {
-    tfree(t, B->b1, B->s1);
-    tfree(t, B->b2, B->s2);
-    tfree(t, B->b3, B->s3);
     tfree(t, B->cp, B->cp ? (size_t)(m + 1) * sizeof(int32_t) : 0);
     tfree(t, B->cc, (size_t)B->cap * sizeof(int32_t));
     tfree(t, B->cv, (size_t)B->cap * sizeof(double));
+    B->cp = B->cc = NULL;
+    B->cv = NULL;
+    B->cap = 0;
+}
+
+static void sg_free(tracker *t, sg_bufs *B, int64_t m)
+{
+    sg_free_c(t, B, m);
+    tfree(t, B->b1, B->s1);
+    tfree(t, B->b2, B->s2);
+    tfree(t, B->b3, B->s3);
     memset(B, 0, sizeof *B);
 }
 
@@ -206,14 +216,16 @@ static int spgemm_call(cusparseHandle_t h, cusparseSpMatDescr_t mA, cusparseSpMa
     CS(cusparseSpGEMM_compute(h, op, op, &alpha, mA, mB, &beta, mC, ct, alg, sd, &need2, Bf->b2),
        "cusparseSpGEMM_compute");
     CS(cusparseSpMatGetSize(mC, &rows, &cols, &nnz), "cusparseSpMatGetSize");
-    if (!Bf->cp) {
-        size_t cap = 0;
-        NEED(Bf->cp, cap, (size_t)(m + 1) * sizeof(int32_t), "C row pointers");
-    }
-    if (nnz > Bf->cap) {
-        size_t cap_c = (size_t)Bf->cap * sizeof(int32_t), cap_v = (size_t)Bf->cap * sizeof(double);
+    /* C is allocated by every call, as sbm allocates its C in every timed one-shot and plan */
+    sg_free_c(tr, Bf, m);
+    {
+        size_t cap_p = 0, cap_c = 0, cap_v = 0;
+        const int grow_saved = grow;
+        grow = 1;
+        NEED(Bf->cp, cap_p, (size_t)(m + 1) * sizeof(int32_t), "C row pointers");
         NEED(Bf->cc, cap_c, (size_t)nnz * sizeof(int32_t), "C columns");
         NEED(Bf->cv, cap_v, (size_t)nnz * sizeof(double), "C values");
+        grow = grow_saved;
         Bf->cap = nnz;
     }
     CS(cusparseCsrSetPointers(mC, Bf->cp, Bf->cc, Bf->cv), "cusparseCsrSetPointers");
@@ -248,6 +260,7 @@ static void spgemm_alg(cusparseHandle_t h, cusparseSpMatDescr_t mA, cusparseSpMa
     }
     for (int rep = 0; rep <= reps; rep++) {
         float ms = 0.0f;
+        sg_free_c(tr, &bf, m); /* the previous call's C, outside the timing */
         if (cudaEventRecord(e0, 0) != cudaSuccess) {
             snprintf(r->status, sizeof r->status, "cudaEventRecord: %s", cudaGetErrorName(cudaGetLastError()));
             goto done;

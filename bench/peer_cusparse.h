@@ -1,7 +1,8 @@
 /* Peer for sbm-bench-gpu: cuSPARSE on the scalar CSR form of the same products.
  *
  * SpGEMM through the generic API (cusparseSpGEMM: work estimation, compute, copy; the default
- * algorithm and the memory-saving ALG2 and ALG3; buffers and C allocated once before timing)
+ * algorithm and the memory-saving ALG2 and ALG3; work buffers allocated once before timing, C by
+ * every call as sbm's)
  * and its structure-reuse variant (cusparseSpGEMMreuse_*: the symbolic phases once, then
  * cusparseSpGEMMreuse_compute, the counterpart of sbm's execute). BSR SpMV through
  * cusparseDbsrmv. CSR SpMV and SpMM through cusparseSpMV / cusparseSpMM, every CSR algorithm,
@@ -53,9 +54,10 @@ typedef struct peer_spgemm_result {
 
 /* C = A*B for scalar CSR matrices living in a CUDA context (device arrays; int64 row pointers
  * are converted to the int32 cuSPARSE's SpGEMM needs). Every algorithm of PEER_SPGEMM_ALGS:
- * one warm-up call that sizes and allocates the buffers and C, then reps timed calls of every
- * phase (work estimation, memory estimation for ALG2/3, compute, copy) into those buffers: the
- * same allocation policy as sbm, whose timed calls reuse a workspace pool grown beforehand. A
+ * one warm-up call that sizes and allocates the work buffers, then reps timed calls of every
+ * phase (work estimation, memory estimation for ALG2/3, compute, C's allocation, copy) into
+ * those buffers: the same allocation policy as sbm, whose timed calls reuse a workspace pool
+ * grown beforehand and allocate their C (each C is freed outside the timing). A
  * call slower than 1 s is timed once. The reuse variant (cusparseSpGEMMreuse_compute, default
  * algorithm) gives the execute-only figure. keep_c: download C into res (keep_c_max: not above
  * that many entries). @return 0 when measured or failed visibly (see the statuses), -1 when the

@@ -15,8 +15,9 @@
  * reported with the min and max of those calls (table: "med [min-max]"; CSV: X_ms, X_min_ms,
  * X_max_ms); the table and the CSV are written from the same measurements. The CPU backend:
  * --cpu-reps (3) after a warm-up, one when a call takes over 1 s. Allocation: sbm's timed calls
- * reuse its workspace pool (grown by the warm-up); cuSPARSE's buffers and C are allocated by its
- * warm-up call and reused by the timed ones, and its SpMV/SpMM get their preprocess step before
+ * reuse its workspace pool (grown by the warm-up) and allocate their C; cuSPARSE's work buffers are
+ * allocated by its warm-up call and reused by the timed ones, each timed SpGEMM allocating its C
+ * (freed outside the timing, as sbm's), and its SpMV/SpMM get their preprocess step before
  * timing (sbm's caches are warm too). Peers at their best: every cuSPARSE algorithm of the
  * operation is timed (SpGEMM default, ALG2, ALG3; SpMV default, CSR_ALG1, CSR_ALG2; SpMM default,
  * CSR_ALG1..3), each failure reported by name, and ratios are taken against the fastest that ran
@@ -72,7 +73,7 @@
  *  - SpGEMM C = A*A (A^T*A or A*A^T, whichever has fewer products, for rectangular A; skipped
  *    above 1e9 [1e8] intermediate products): sbm_csr_gemm (one-shot: plan + execute) and
  *    sbm_csr_gemm_execute with a reused plan, against cusparseSpGEMM (all phases, each
- *    algorithm, buffers and C preallocated) and cusparseSpGEMMreuse_compute. GFLOP/s = 2 products / time. "short": mean
+ *    algorithm, work buffers preallocated) and cusparseSpGEMMreuse_compute. GFLOP/s = 2 products / time. "short": mean
  *    products per row of C < 32. Targets: geomean >= 1.0x cuSPARSE, >= 1.5x on short rows.
  *
  * CSR CSV (--csr-csv FILE; the block CSV keeps its columns), one row per matrix, operation and
@@ -1869,8 +1870,9 @@ static void csr_gemm(sbm_ctx *host, sbm_ctx *ctx, cudaStream_t stream, const csr
     memset(&sum, 0, sizeof sum);
     printf("\nCSR SpGEMM C = A*A (A^T*A or A*A^T, the cheaper, for rectangular A): GFLOP/s = "
            "2 products / time; median of %d\n", o->reps);
-    printf("cus full: the best of cusparseSpGEMM's default, ALG2 and ALG3 (alg), all phases, with buffers "
-           "and C allocated by an untimed warm-up call and reused (as sbm reuses its workspace pool); cus reuse: "
+    printf("cus full: the best of cusparseSpGEMM's default, ALG2 and ALG3 (alg), all phases, with work buffers "
+           "allocated by an untimed warm-up call and reused (as sbm reuses its workspace pool) and C allocated "
+           "by every call (as sbm's); cus reuse: "
            "cusparseSpGEMMreuse_compute; sbm 1-shot: sbm_csr_gemm (one pass without a plan where every "
            "row is short, else plan + execute); sbm exec: "
            "sbm_csr_gemm_execute with a reused plan\nNx: cus full / sbm 1-shot and cus reuse / sbm "
@@ -2175,8 +2177,9 @@ int main(int argc, char **argv)
     if (n > 0) printf("\nBlock SpGEMM C = op(A)*op(B) (ba, g2o: upper block triangle; cuSPARSE computes the "
            "full scalar product, so these cases also time sbm's full product: 'equal work')\n"
            "cuSPARSE: cusparseSpGEMM all phases with the default algorithm, ALG2 and ALG3 (chunk fraction "
-           "%.2f), each with its buffers and C allocated by an untimed warm-up call and reused by the "
-           "timed ones (sbm's timed calls reuse its workspace pool likewise); cus full = the best of "
+           "%.2f), each with its work buffers allocated by an untimed warm-up call and reused by the "
+           "timed ones (sbm's timed calls reuse its workspace pool likewise) and C allocated by every call "
+           "(as sbm's plan allocates C); cus full = the best of "
            "them; cus exec = cusparseSpGEMMreuse_compute (default algorithm)\n", PEER_SPGEMM_CHUNK);
     if (n > 0) printf("plan: median of repeated plans of the same operands (pattern fingerprints cached), "
            "default sort; seg / radix: each sort variant forced; new ops: operands new to the "
