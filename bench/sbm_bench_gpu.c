@@ -1289,21 +1289,26 @@ static peer_best cus_all(cudaStream_t stream, const csr_mat *c, const csr_opts *
     peer_best best;
     memset(&best, 0, sizeof best);
     *ref = NULL;
-    peer_csr *P = NULL;
-    char msg[160] = "not run";
-    if (!o->do_cus || peer_csr_create(D, stream, &P, msg, sizeof msg) != 0) {
-        snprintf(best.status, sizeof best.status, "%s", o->do_cus ? msg : "not run");
+    if (!o->do_cus) {
+        snprintf(best.status, sizeof best.status, "not run");
         return best;
     }
     for (int a = 0; a < nalg; a++) {
         peer_op_result pr;
+        peer_csr *P = NULL;
         snprintf(names[spmm][a], sizeof names[spmm][a], "cusparse-%s",
                  spmm ? peer_spmm_alg_name(a) : peer_spmv_alg_name(a));
         csr_row cr = row_init(spmm ? "spmm" : "spmv", names[spmm][a]);
         if (spmm) cr.ncols = k;
         CHECK_CU(cudaMemsetAsync(out, 0, count * sizeof(double), stream));
-        if (spmm) peer_csr_spmm(P, a, k, in, out, reps, &pr);
-        else peer_csr_spmv(P, a, in, out, reps, &pr);
+        /* a descriptor per algorithm: a preprocess step may keep state in it, tied to the
+         * algorithm and its buffer */
+        memset(&pr, 0, sizeof pr);
+        if (peer_csr_create(D, stream, &P, pr.status, sizeof pr.status) == 0) {
+            if (spmm) peer_csr_spmm(P, a, k, in, out, reps, &pr);
+            else peer_csr_spmv(P, a, in, out, reps, &pr);
+            peer_csr_destroy(P);
+        }
         snprintf(cr.status, sizeof cr.status, "%s", pr.status);
         if (pr.ok) {
             double *got = host_copy(out, count);
@@ -1331,7 +1336,6 @@ static peer_best cus_all(cudaStream_t stream, const csr_mat *c, const csr_opts *
         best_add(&best, names[spmm][a], &pr, check_passed(&cr));
         csr_csv(o->csv, c, &cr);
     }
-    peer_csr_destroy(P);
     return best;
 }
 
