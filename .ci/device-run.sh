@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # One whole device session on the GPU machine: build, tests, compute-sanitizer, benchmark.
 # Logs and CSV go under $OUT (at most 8 files come back). Run from the repository root:
-#   .ci/device-run.sh [build] [tests] [sanitize] [bench] [bench-quick] [bench-csr]
-#   (default: build tests sanitize bench; bench-quick: the small sizes; bench-csr: the scalar CSR
-#   section only, about 75 s)
+#   .ci/device-run.sh [build] [tests] [sanitize] [bench] [bench-quick] [bench-block] [bench-csr]
+#                     [bench-cpu]
+#   (default: build tests sanitize bench; bench-quick: the small sizes; bench-block / bench-csr:
+#   one section of the GPU benchmark; bench-cpu: sbm-bench on the host, CPU against CSparse)
 # Expects the cmocka packages in .deps/ and the data files in .data/ (both carried, ignored by git).
-# All steps together exceed one 10-minute device call (build ~1.5 min, tests ~2, bench ~4,
-# sanitize ~7): run `build tests bench` in one call and `sanitize` in the next while the machine
-# is warm (the build directory is kept between calls on a warm machine).
+# All steps together exceed one 10-minute device call (build ~1.5 min, tests ~2, bench ~6,
+# sanitize ~7): run `build tests` in one call, `bench` in the next and `sanitize` in a third while
+# the machine is warm (the build directory is kept between calls on a warm machine).
 set -u
 OUT=${OUT:-$PWD/out}
 mkdir -p "$OUT"
@@ -42,7 +43,7 @@ if has build; then
     lapacke=$(grep -E "^SBM_LAPACKE_LIBRARY:" $BUILD/CMakeCache.txt | cut -d= -f2)
     openblas=$(grep -E "^SBM_OPENBLAS_LIBRARY:" $BUILD/CMakeCache.txt | cut -d= -f2)
     gcc -std=c11 -O2 -Wall -Wno-deprecated-declarations -DSBM_BENCH_DATA_DIR="\"$PWD/.data\"" \
-        bench/sbm_bench_gpu.c bench/peer_cusparse.c bench/generators.c -Iinclude -Ibench \
+        bench/sbm_bench_gpu.c bench/peer_cusparse.c bench/generators.c bench/bench_util.c -Iinclude -Ibench \
         -I/usr/local/cuda/include $BUILD/libsbm.a -L/usr/local/cuda/lib64 -lcusparse -lcudart \
         "$lapacke" "$openblas" -lstdc++ -lm -o $BUILD/bin/sbm-bench-gpu >>"$OUT/build.log" 2>&1
     say "== sbm-bench-gpu built by hand rc=$?"
@@ -63,19 +64,54 @@ if has tests; then
   grep -E "^ *[0-9]+/[0-9]+ Test" "$OUT/ctest.log" >>"$summary"
 fi
 
-if has bench || has bench-quick || has bench-csr; then
+if has bench || has bench-quick || has bench-csr || has bench-block; then
+  # Two runs of sbm-bench-gpu, each with its own time limit: the block SpGEMM + block SpMV
+  # section (--no-csr; BENCH_TIMEOUT, 420 s) and the scalar CSR section (--case csr;
+  # BENCH_CSR_TIMEOUT, 300 s). Expected on the H100 with the issue-12 method (every cuSPARSE
+  # algorithm, sbm's full product beside the upper one, the CPU backend 3 reps, elementwise
+  # checks): about 4 min and 2 min, so run `bench` in its own device call after `build tests`.
+  # bench-block / bench-csr: one of the two; bench-quick: the small sizes.
   size=large
   has bench-quick && size=small
-  sel=all
-  has bench-csr && sel=csr
+  run_block=1
+  run_csr=1
+  if ! has bench && ! has bench-quick; then
+    has bench-block || run_block=0
+    has bench-csr || run_csr=0
+  fi
   if [ -x $BUILD/bin/sbm-bench-gpu ]; then
-    timeout ${BENCH_TIMEOUT:-420} $BUILD/bin/sbm-bench-gpu --size $size --case $sel --csv "$OUT/bench.csv" \
-        --csr-csv "$OUT/bench_csr.csv" >"$OUT/bench.txt" 2>&1
-    say "== sbm-bench-gpu rc=$? ($(elapsed))"
+    : >"$OUT/bench.txt"
+    if [ $run_block = 1 ]; then
+      timeout ${BENCH_TIMEOUT:-420} $BUILD/bin/sbm-bench-gpu --size $size --no-csr --csv "$OUT/bench.csv" \
+          >>"$OUT/bench.txt" 2>&1
+      say "== sbm-bench-gpu block SpGEMM + block SpMV rc=$? ($(elapsed))"
+    fi
+    if [ $run_csr = 1 ]; then
+      timeout ${BENCH_CSR_TIMEOUT:-300} $BUILD/bin/sbm-bench-gpu --size $size --case csr \
+          --csr-csv "$OUT/bench_csr.csv" >>"$OUT/bench.txt" 2>&1
+      say "== sbm-bench-gpu scalar CSR rc=$? ($(elapsed))"
+    fi
     cat "$OUT/bench.txt" >>"$summary"
+    # the markdown tables and target verdicts of bench/RESULTS.md, from these CSVs
+    args=""
+    [ -s "$OUT/bench.csv" ] && args="$args --block $OUT/bench.csv"
+    [ -s "$OUT/bench_csr.csv" ] && args="$args --csr $OUT/bench_csr.csv"
+    if [ -n "$args" ]; then
+      python3 bench/make_results.py $args >"$OUT/results.md" 2>&1
+      say "== make_results.py rc=$? (results.md)"
+    fi
   else
     say "== sbm-bench-gpu not built"
   fi
+fi
+if has bench-cpu; then
+  # the CPU backend against CSparse (bench/NOTES-cpu.md), large sizes, on the device's host
+  # (not in the default steps: a ninth file back with sanitize)
+  timeout ${BENCH_CPU_TIMEOUT:-400} $BUILD/bin/sbm-bench --backend cpu --size large \
+      --csv "$OUT/bench_cpu.csv" >"$OUT/bench_cpu.txt" 2>&1
+  say "== sbm-bench (CPU) rc=$? ($(elapsed))"
+  cat "$OUT/bench_cpu.txt" >>"$summary"
+  rm -f "$OUT/bench_cpu.txt"
 fi
 if has sanitize; then
   # compute-sanitizer memcheck (with leak check), racecheck and initcheck on every GPU suite,

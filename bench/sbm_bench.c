@@ -9,11 +9,16 @@
  *   ba-9x3, ba-6x3 (W V^-1) * W^T, upper block triangle only (the BA reduced camera system)
  *   random-RxKxC   random CBC matrices, R x K times K x C blocks (fast and generic shapes)
  *
- * Per case and backend: plan time (median), execute time (median of --reps after one warm-up),
- * one-shot sbm_cbc_gemm time (median; the call a user who multiplies once makes, checked bitwise
- * against plan + execute), GFLOP/s (2*r*k*c flops per block product, products from
- * sbm_gemm_plan_get_info), and for each peer its time and the ratio peer / sbm. Peers: CSparse cs_multiply on the same product expanded
- * to scalars (when built with CSparse), timed as a user calls it (its symbolic work included).
+ * Per case and backend, each the median [min-max] of --reps timed calls after one untimed
+ * warm-up call (a first plan grows the context's workspace and faults in its pages; the table's
+ * second line and the CSV give the spread): plan time, execute time, one-shot sbm_cbc_gemm time
+ * (the call a user who multiplies once makes, checked bitwise against plan + execute), GFLOP/s (2*r*k*c flops per block product, products from
+ * sbm_gemm_plan_get_info), and for each peer its time (median [min-max] after a warm-up) and the
+ * ratio peer / sbm. Peers: CSparse cs_multiply on the same product expanded to scalars (when
+ * built with CSparse), timed as a user calls it (its symbolic work included). Check: sbm's C
+ * against CSparse's entry by entry (bench_util.h: max relative difference per entry, floored at
+ * 1e-3 of the largest entry; above 1e-9 the row says MISMATCH and the program fails); for the
+ * upper cases only the upper block triangle of CSparse's full product is compared.
  * The sbm CPU backend is single-threaded (threads = 1 in the CSV).
  *
  * Adding a backend: a context kind in backend_names. Adding a peer: one run_<peer> function
@@ -27,6 +32,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "bench_util.h"
 #include "generators.h"
 #include "sbm.h"
 #include "sbm_ba.h"
@@ -167,18 +173,6 @@ static double wall_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *t, int n)
-{
-    qsort(t, (size_t)n, sizeof(double), cmp_double);
-    return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-}
-
 /* ---------------------------------------------------------------------------------------- */
 /* sbm (any backend)                                                                        */
 /* ---------------------------------------------------------------------------------------- */
@@ -190,6 +184,7 @@ typedef struct sbm_result {
     double plan_ms;      /* median */
     double exec_ms;      /* median */
     double oneshot_ms;   /* median of sbm_cbc_gemm */
+    bench_stat plan, exec, oneshot; /* the same with min and max */
     int oneshot_same;    /* 1 if sbm_cbc_gemm gave bitwise the C of plan + execute */
     int64_t products;
     int64_t nnzb_c;
@@ -198,8 +193,14 @@ typedef struct sbm_result {
     int64_t rows_c, cols_c;
     int rc_, cc_;        /* block shape of C */
     double flops;        /* 2*r*k*c*products */
-    double sumsq;        /* of C's values, for the cross-check */
+    sbm_cbc *c_host;     /* C on the host, for the check against the peer (sbm_result_free) */
 } sbm_result;
+
+static void sbm_result_free(sbm_result *r)
+{
+    sbm_cbc_destroy(r->c_host);
+    r->c_host = NULL;
+}
 
 static void note_error(char *note, size_t size, const sbm_ctx *ctx, sbm_status st)
 {
@@ -223,7 +224,8 @@ static void run_sbm(sbm_ctx *ctx, sbm_ctx *host, const bench_case *bc, int reps,
     if ((st = sbm_cbc_copy(ctx, bc->A, &A)) != SBM_SUCCESS) goto fail;
     if ((st = sbm_cbc_copy(ctx, bc->B, &B)) != SBM_SUCCESS) goto fail;
 
-    for (int i = 0; i < reps; i++) {
+    /* i = -1: the untimed warm-up of each loop */
+    for (int i = -1; i < reps; i++) {
         sbm_gemm_plan_destroy(plan);
         sbm_cbc_destroy(C);
         plan = NULL;
@@ -232,9 +234,10 @@ static void run_sbm(sbm_ctx *ctx, sbm_ctx *host, const bench_case *bc, int reps,
         st = sbm_cbc_gemm_plan(ctx, bc->op_a, A, bc->op_b, B, NULL, bc->flags, &plan, &C);
         if (st == SBM_SUCCESS) st = sbm_ctx_synchronize(ctx);
         if (st != SBM_SUCCESS) goto fail;
-        t[i] = 1e3 * (now_s() - t0);
+        if (i >= 0) t[i] = 1e3 * (now_s() - t0);
     }
-    res->plan_ms = median(t, reps);
+    res->plan = bench_stat_of(t, reps);
+    res->plan_ms = res->plan.med;
 
     if ((st = sbm_cbc_gemm_execute(ctx, plan, 1.0, A, B, NULL, C)) != SBM_SUCCESS) goto fail;
     if ((st = sbm_ctx_synchronize(ctx)) != SBM_SUCCESS) goto fail; /* warm-up */
@@ -245,18 +248,20 @@ static void run_sbm(sbm_ctx *ctx, sbm_ctx *host, const bench_case *bc, int reps,
         if (st != SBM_SUCCESS) goto fail;
         t[i] = 1e3 * (now_s() - t0);
     }
-    res->exec_ms = median(t, reps);
+    res->exec = bench_stat_of(t, reps);
+    res->exec_ms = res->exec.med;
 
-    for (int i = 0; i < reps; i++) {
+    for (int i = -1; i < reps; i++) {
         sbm_cbc_destroy(C1);
         C1 = NULL;
         const double t0 = now_s();
         st = sbm_cbc_gemm(ctx, 1.0, bc->op_a, A, bc->op_b, B, NULL, bc->flags, &C1);
         if (st == SBM_SUCCESS) st = sbm_ctx_synchronize(ctx);
         if (st != SBM_SUCCESS) goto fail;
-        t[i] = 1e3 * (now_s() - t0);
+        if (i >= 0) t[i] = 1e3 * (now_s() - t0);
     }
-    res->oneshot_ms = median(t, reps);
+    res->oneshot = bench_stat_of(t, reps);
+    res->oneshot_ms = res->oneshot.med;
 
     sbm_gemm_plan_info pi = sbm_gemm_plan_get_info(plan);
     res->products = pi.products;
@@ -279,9 +284,8 @@ static void run_sbm(sbm_ctx *ctx, sbm_ctx *host, const bench_case *bc, int reps,
     res->cc_ = ci.c;
     res->rows_c = ci.nbr * ci.r;
     res->cols_c = ci.nbc * ci.c;
-    double s = 0.0;
-    for (int64_t k = 0; k < ci.nnzb * ci.r * ci.c; k++) s += ci.values[k] * ci.values[k];
-    res->sumsq = s;
+    res->c_host = Ch;
+    Ch = NULL;
     res->ok = 1;
     goto done;
 fail:
@@ -306,9 +310,16 @@ typedef struct peer_result {
     int ok;           /* 1 measured */
     char note[160];   /* why not */
     double ms;        /* median time of one full call */
+    bench_stat t;     /* the same with min and max */
     double flops;     /* the peer's own multiply-add count x 2 (it may compute more than sbm) */
-    double sumsq;     /* of the part of its C that sbm computes */
+    void *C;          /* its C (CSparse: a cs_di, CSC), for the check; peer_result_free */
+    int r_c, c_c, upper; /* C's block shape; 1: only the upper block triangle is compared */
 } peer_result;
+
+/* max relative difference per entry (bench_util.h) of sbm's C against the peer's; -1 when
+ * either is missing. */
+static double peer_diff(sbm_ctx *host, const peer_result *p, const sbm_result *s);
+static void peer_result_free(peer_result *p);
 
 /* Scalar CSC arrays of op(X) on the host: CSC(X) = CSR(X^T), CSC(X^T) = CSR(X). */
 static sbm_status scalar_csc(sbm_ctx *host, const sbm_cbc *X, sbm_op op, sbm_csr **out)
@@ -376,7 +387,7 @@ static void run_csparse(sbm_ctx *host, const bench_case *bc, int reps, int r_c, 
         for (int q = B.p[j]; q < B.p[j + 1]; q++) f += A.p[B.i[q] + 1] - A.p[B.i[q]];
     res->flops = 2.0 * f;
 
-    C = cs_di_multiply(&A, &B); /* warm-up, and the result for the cross-check */
+    C = cs_di_multiply(&A, &B); /* warm-up */
     for (int rep = 0; rep < reps && C != NULL; rep++) {
         cs_di_spfree(C);
         const double t0 = now_s();
@@ -387,16 +398,13 @@ static void run_csparse(sbm_ctx *host, const bench_case *bc, int reps, int r_c, 
         snprintf(res->note, sizeof(res->note), "cs_multiply failed (out of memory)");
         goto done;
     }
-    res->ms = median(t, reps);
-    {
-        /* CSparse leaves row indices unsorted; the sum of squares does not care. */
-        double s = 0.0;
-        const int upper = (bc->flags & SBM_GEMM_UPPER) != 0;
-        for (int j = 0; j < C->n; j++)
-            for (int q = C->p[j]; q < C->p[j + 1]; q++)
-                if (!upper || C->i[q] / r_c <= j / c_c) s += C->x[q] * C->x[q];
-        res->sumsq = s;
-    }
+    res->t = bench_stat_of(t, reps);
+    res->ms = res->t.med;
+    res->C = C; /* the last call's result, for the check */
+    C = NULL;
+    res->r_c = r_c;
+    res->c_c = c_c;
+    res->upper = (bc->flags & SBM_GEMM_UPPER) != 0;
     res->ok = 1;
 done:
     if (C != NULL) cs_di_spfree(C);
@@ -408,7 +416,49 @@ done:
     sbm_csr_destroy(a);
     sbm_csr_destroy(b);
 }
+/* CSparse's C is CSC: the CSR of C^T, row jc (a column of C), column ic (a row of C). */
+static int upper_entry(int64_t jc, int32_t ic, const void *user)
+{
+    const peer_result *p = user;
+    return ic / p->r_c <= (int32_t)(jc / p->c_c);
+}
+
+static double peer_diff(sbm_ctx *host, const peer_result *p, const sbm_result *s)
+{
+    const cs_di *C = p->C;
+    sbm_csr *S = NULL, *ST = NULL;
+    double d = -1.0;
+    if (!C || !s->c_host) return -1.0;
+    /* sbm's C as the CSR of C^T, the layout of CSparse's CSC */
+    if (sbm_cbc_to_csr(host, s->c_host, &S) == SBM_SUCCESS && sbm_csr_transpose(host, S, &ST) == SBM_SUCCESS) {
+        sbm_csr_info t = sbm_csr_get_info(ST);
+        double *work = calloc((size_t)t.n + 1, sizeof *work);
+        if (work && t.m == C->n && t.n == C->m)
+            d = bench_csr_max_rel_diff(t.m, t.rowptr, t.colind, t.values, C->p, C->i, C->x,
+                                       p->upper ? upper_entry : NULL, p, work);
+        free(work);
+    }
+    sbm_csr_destroy(ST);
+    sbm_csr_destroy(S);
+    return d;
+}
+
+static void peer_result_free(peer_result *p)
+{
+    if (p->C) cs_di_spfree(p->C);
+    p->C = NULL;
+}
 #else
+static double peer_diff(sbm_ctx *host, const peer_result *p, const sbm_result *s)
+{
+    (void)host;
+    (void)p;
+    (void)s;
+    return -1.0;
+}
+
+static void peer_result_free(peer_result *p) { (void)p; }
+
 static void run_csparse(sbm_ctx *host, const bench_case *bc, int reps, int r_c, int c_c,
                         peer_result *res)
 {
@@ -438,26 +488,26 @@ static void csv_header(FILE *f)
     fprintf(f, "case,family,backend,block_a,block_b,block_c,op_a,op_b,upper,path,threads,rows_c,"
                "cols_c,nnzb_a,nnzb_b,nnzb_c,products,slices,gflop,plan_ms,exec_ms,gflops_exec,"
                "csparse_ms,csparse_gflops,speedup_exec_vs_csparse,speedup_total_vs_csparse,check,"
-               "note,oneshot_ms,speedup_oneshot_vs_csparse\n");
+               "note,oneshot_ms,speedup_oneshot_vs_csparse,plan_min_ms,plan_max_ms,exec_min_ms,"
+               "exec_max_ms,oneshot_min_ms,oneshot_max_ms,csparse_min_ms,csparse_max_ms,max_rel_diff,reps\n");
 }
 
-/* "ok" when sbm and the peer agree on C (sum of squares, relative 1e-10) and the one-shot call
- * agrees bitwise with plan + execute, else "MISMATCH". */
-static const char *cross_check(const sbm_result *s, const peer_result *p)
+/* "ok" when sbm's C agrees with the peer's entry by entry (diff <= BENCH_CHECK_TOL) and the
+ * one-shot call agrees bitwise with plan + execute, else "MISMATCH"; "-" when not compared. */
+static const char *cross_check(const sbm_result *s, const peer_result *p, double diff)
 {
     if (s->ok && !s->oneshot_same) return "MISMATCH";
-    if (!s->ok || !p->ok) return "-";
-    const double d = fabs(s->sumsq - p->sumsq), scale = fabs(p->sumsq);
-    return d <= 1e-10 * scale || (scale == 0.0 && d == 0.0) ? "ok" : "MISMATCH";
+    if (!s->ok || !p->ok || diff < 0) return "-";
+    return diff <= BENCH_CHECK_TOL ? "ok" : "MISMATCH";
 }
 
 static void report(FILE *csv, const bench_case *bc, const char *backend, const sbm_result *s,
-                   const peer_result *cs)
+                   const peer_result *cs, double diff)
 {
     const case_spec *sp = bc->spec;
     char shape[32], cdim[32];
     snprintf(shape, sizeof(shape), "%dx%dx%d", sp->r, sp->k, sp->c);
-    const char *check = cross_check(s, cs);
+    const char *check = cross_check(s, cs, diff);
     sbm_cbc_info ai = sbm_cbc_get_info(bc->A), bi = sbm_cbc_get_info(bc->B);
     if (!s->ok) {
         printf("%-16s %-4s %-8s  %s\n", sp->name, backend, shape, s->note);
@@ -473,6 +523,11 @@ static void report(FILE *csv, const bench_case *bc, const char *backend, const s
                    cs->ms / s->oneshot_ms, check);
         else
             printf(" %10s %8s %7s %7s %7s %s\n", "-", "-", "-", "-", "-", check);
+        char a[64], b[64], c[64], d[64];
+        printf("    [min-max] plan %s, exec %s, 1shot %s, CSparse %s; max rel. diff per entry vs CSparse %s\n",
+               bench_stat_str(a, sizeof a, s->plan, "%.3f"), bench_stat_str(b, sizeof b, s->exec, "%.3f"),
+               bench_stat_str(c, sizeof c, s->oneshot, "%.3f"), bench_stat_str(d, sizeof d, cs->t, "%.3f"),
+               diff >= 0 ? (snprintf(cdim, sizeof cdim, "%.1e", diff), cdim) : "-");
     }
     if (csv == NULL) return;
     fprintf(csv, "%s,%s,%s,%dx%d,%dx%d,%dx%d,%s,%s,%d,", sp->name, family_names[sp->fam], backend,
@@ -503,8 +558,19 @@ static void report(FILE *csv, const bench_case *bc, const char *backend, const s
     fprintf(csv, "\"");
     if (s->ok) fprintf(csv, ",%.6f", s->oneshot_ms);
     else fprintf(csv, ",");
-    if (s->ok && cs->ok) fprintf(csv, ",%.4f\n", cs->ms / s->oneshot_ms);
-    else fprintf(csv, ",\n");
+    if (s->ok && cs->ok) fprintf(csv, ",%.4f", cs->ms / s->oneshot_ms);
+    else fprintf(csv, ",");
+    /* the spread of every time, the check's figure, the repetitions */
+    const bench_stat none = bench_stat_none();
+    const bench_stat *st[4] = {s->ok ? &s->plan : &none, s->ok ? &s->exec : &none, s->ok ? &s->oneshot : &none,
+                               cs->ok ? &cs->t : &none};
+    for (int q = 0; q < 4; q++) {
+        if (st[q]->n > 0) fprintf(csv, ",%.6f,%.6f", st[q]->min, st[q]->max);
+        else fprintf(csv, ",,");
+    }
+    if (diff >= 0) fprintf(csv, ",%.3e", diff);
+    else fprintf(csv, ",");
+    fprintf(csv, ",%d\n", s->ok ? s->exec.n : 0);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -517,7 +583,8 @@ static const char *const usage =
     "\n"
     "  --case      a case name (see --list), a family (poisson2d, poisson3d, ba, random) or all\n"
     "  --csv       also write one CSV row per case and backend to FILE\n"
-    "  --reps      timed repetitions; the median is reported (default 5)\n"
+    "  --reps      timed repetitions after one untimed warm-up; median, min and max are reported\n"
+    "              (default 5)\n"
     "  --backend   cpu, cuda, or all (default: cpu, plus cuda when a device is present)\n"
     "  --clock     wall (default) or cpu: the thread's CPU time, for a loaded machine (CPU only)\n"
     "  --size      small (default, a minute or two on a small CPU) or large (2D Poisson 300x300,\n"
@@ -633,7 +700,7 @@ int main(int argc, char **argv)
         if (csv != NULL) fclose(csv);
         return 2;
     }
-    printf("sbm-bench %d.%d.%d: %s sizes, median of %d, %s clock, CPU single-threaded; "
+    printf("sbm-bench %d.%d.%d: %s sizes, median [min-max] of %d after a warm-up, %s clock, CPU single-threaded; "
            "x = CSparse time / sbm time (exec: plan reused; p+e: plan + execute; 1shot: "
            "sbm_cbc_gemm)\n",
            SBM_VERSION_MAJOR, SBM_VERSION_MINOR, SBM_VERSION_PATCH, large ? "large" : "small",
@@ -670,13 +737,16 @@ int main(int argc, char **argv)
                 memset(&cs, 0, sizeof(cs));
                 snprintf(cs.note, sizeof(cs.note), "not run");
             }
-            report(csv, &bc, names[b], &sr[b], &cs);
+            const double diff = sr[b].ok ? peer_diff(host, &cs, &sr[b]) : -1.0;
+            report(csv, &bc, names[b], &sr[b], &cs, diff);
             fflush(stdout);
             /* an operation a backend does not have yet is reported, not counted as a failure */
             if ((!sr[b].ok && sr[b].status != SBM_ERR_NOT_SUPPORTED) ||
-                strcmp(cross_check(&sr[b], &cs), "MISMATCH") == 0)
+                strcmp(cross_check(&sr[b], &cs, diff), "MISMATCH") == 0)
                 failures++;
+            sbm_result_free(&sr[b]);
         }
+        if (have_cs) peer_result_free(&cs);
         case_free(&bc);
     }
     printf("total %.1f s (wall)%s\n", wall_s() - t_start, failures ? "; some cases failed" : "");
