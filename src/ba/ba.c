@@ -345,7 +345,7 @@ sbm_status sbm__ba_schur_diagonal_host(sbm_ctx *ctx, const sbm_ba_system *s, dou
         double v[9], vinv[9];
         memcpy(v, s->h_V + 9 * j, sizeof v);
         for (int a = 0; a < 3; a++) v[4 * a] += lambda * fmin(fmax(v[4 * a], DAMP_MIN), DAMP_MAX);
-        if (sbm__spd_inverse(3, v, vinv) != 0) continue; /* the Schur step reports it */
+        if (sbm__host_spd_inverse(3, v, vinv) != 0) continue; /* the Schur step reports it */
         for (int64_t k = s->w_colptr[j]; k < s->w_colptr[j + 1]; k++) {
             const double *w = s->h_W + 27 * k;
             double y[27]; /* W_k V^-1 */

@@ -350,6 +350,11 @@ sbm_status sbm__spmv_check_fill(sbm_ctx *ctx, sbm_spmv_format format, int64_t m,
 #define SBM__GEMM_ONCE 0x80000000u
 
 extern const sbm__backend_ops sbm__cpu_ops;
+/* Inverse of one SPD n x n block on the host, for the solvers (src/cpu/cpu_bdiag.c, by
+ * sbm_blk_spd_inverse: the library's one Cholesky inverse). a (column-major, lower triangle
+ * read) is overwritten by its Cholesky factor; inv gets the full inverse. @return 0, or -1 if
+ * a is not numerically SPD or the inverse is not finite. */
+int sbm__host_spd_inverse(int n, double *a, double *inv);
 /* NULL when the library is built without CUDA (defined in kernels/ with CUDA, src/context.c without). */
 const sbm__backend_ops *sbm__cuda_ops(void);
 /* Number of CUDA devices (0 without CUDA); same split as sbm__cuda_ops. */

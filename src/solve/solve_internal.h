@@ -83,9 +83,4 @@ sbm_status sbm__bjacobi_init(sbm_ctx *ctx, int64_t nb, int b, sbm__bjacobi *p);
 sbm_status sbm__bjacobi_set(sbm_ctx *ctx, sbm__bjacobi *p, const double *h_blocks);
 void sbm__bjacobi_free(sbm__bjacobi *p);
 
-/* Inverse of an SPD n x n block a (column-major, lower triangle read; a is overwritten by its
- * Cholesky factor) into inv, full (sbm_blk_spd_inverse, the one Cholesky-inverse of the
- * library). @return 0, or -1 if a is not numerically SPD or the inverse is not finite. */
-int sbm__spd_inverse(int n, double *a, double *inv);
-
 #endif /* SBM_SOLVE_INTERNAL_H */

@@ -8,7 +8,6 @@
 #define _POSIX_C_SOURCE 199309L
 
 #include "solve_internal.h"
-#include "sbm_blocks.h"
 
 #include <inttypes.h>
 #include <lapacke.h>
@@ -289,15 +288,6 @@ done:
 /* Small dense blocks                                                                       */
 /* ---------------------------------------------------------------------------------------- */
 
-int sbm__spd_inverse(int n, double *a, double *inv)
-{
-    if (sbm_blk_spd_inverse(n, a, inv) != 0) return -1;
-    /* an infinite pivot passes the positivity test and leaves NaNs behind */
-    for (int i = 0; i < n * n; i++)
-        if (!isfinite(inv[i])) return -1;
-    return 0;
-}
-
 sbm_status sbm__bdiag_pattern_create(sbm_ctx *ctx, int64_t n, int b, sbm_cbc **D)
 {
     int64_t *cp = sbm__host_alloc(ctx, (size_t)(n + 1) * sizeof(int64_t), "diagonal pattern");
@@ -349,7 +339,7 @@ sbm_status sbm__bjacobi_set(sbm_ctx *ctx, sbm__bjacobi *p, const double *h_block
         for (int attempt = 0; attempt < 30 && !ok; attempt++) {
             memcpy(l, blk, bs * sizeof(double));
             for (int i = 0; i < b; i++) l[i + i * b] += shift;
-            ok = sbm__spd_inverse(b, l, inv) == 0;
+            ok = sbm__host_spd_inverse(b, l, inv) == 0;
             shift = shift == 0.0 ? 1e-12 * (dmax > 0.0 ? dmax : 1.0) : shift * 10.0;
         }
         if (!ok) {
