@@ -51,7 +51,8 @@ static void test_vec_ops(void **state)
         assert_memory_equal(&d1, &d2, sizeof d1); /* same order every run */
         /* any order of the sum lies within n ulps of the magnitude of its terms */
         const double tol = 2.0 * (double)n * DBL_EPSILON * mag;
-        if (fabs(d1 - ref) > tol) fail_msg("n = %lld: dot %.17g, reference %.17g", (long long)n, d1, ref);
+        if (fabs(d1 - ref) > tol)
+            fail_msg("n = %lld: dot %.17g, reference %.17g", (long long)n, d1, ref);
         SBM_ASSERT_OK(e->host, sbm__vec_dot(e->host, n, hx, hy, &dh));
         if (fabs(d1 - dh) > tol)
             fail_msg("n = %lld: dot %.17g on %s, %.17g on the CPU backend", (long long)n, d1,
@@ -271,7 +272,8 @@ static void test_nested_messages(void **state)
     /* the outer name leads, the public call that failed follows; internal levels add nothing */
     for (int levels = 0; levels <= 2; levels += 2) {
         assert_int_equal(outer_call(ctx, A, x, y, levels, 0), SBM_ERR_NULL_ARGUMENT);
-        assert_string_equal(sbm_ctx_last_error(ctx), "test_outer: sbm_cbc_spmv: argument x is NULL");
+        assert_string_equal(sbm_ctx_last_error(ctx),
+                            "test_outer: sbm_cbc_spmv: argument x is NULL");
         assert_int_equal(ctx->depth, 0);
     }
     /* deeper than the names kept: still under the outer name, nothing overflows */
@@ -314,6 +316,58 @@ static void test_nested_messages(void **state)
     sbm_cbc_destroy(A);
 }
 
+/* The *_checked entries (the caller vouches for D's block-diagonal pattern): the public calls'
+ * results bitwise, no pattern download, the other checks kept, named as the public calls. */
+static sbm_status outer_scale(sbm_ctx *ctx, const sbm_cbc *D, const sbm_cbc *A, sbm_cbc *B)
+{
+    SBM__ENTER(ctx, "test_outer");
+    return SBM__NESTED(ctx, sbm__bdiag_scale_checked(ctx, SBM_SIDE_LEFT, D, A, B));
+}
+
+static sbm_status outer_inverse(sbm_ctx *ctx, const sbm_cbc *D, sbm_cbc *Dinv)
+{
+    SBM__ENTER(ctx, "test_outer");
+    return SBM__NESTED(ctx, sbm__bdiag_inverse_checked(ctx, D, Dinv));
+}
+
+static void test_checked_entries(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    sbm_ctx *ctx = e->ctx;
+    sbm_cbc *D = sbm_test_random_bdiag_spd(ctx, 41, 6, 3);
+    sbm_cbc *A = sbm_test_random_cbc(ctx, 42, 6, 5, 3, 2, 0.6);
+    sbm_cbc *B1 = NULL, *B2 = NULL, *I1 = NULL, *I2 = NULL;
+    SBM_ASSERT_OK(ctx, sbm_cbc_copy(ctx, A, &B1));
+    SBM_ASSERT_OK(ctx, sbm_cbc_copy(ctx, A, &B2));
+    SBM_ASSERT_OK(ctx, sbm_cbc_copy(ctx, D, &I1));
+    SBM_ASSERT_OK(ctx, sbm_cbc_copy(ctx, D, &I2));
+
+    SBM_ASSERT_OK(ctx, sbm_bdiag_scale(ctx, SBM_SIDE_LEFT, D, A, B1));
+    sbm__stats_reset(ctx);
+    SBM_ASSERT_OK(ctx, outer_scale(ctx, D, A, B2));
+    const sbm__stats st = sbm__stats_get(ctx);
+    assert_int_equal(st.d2h_copies + st.h2d_copies, 0); /* the pattern stays where it is */
+    sbm_test_assert_same_cbc(B1, B2, -1.0);
+
+    SBM_ASSERT_OK(ctx, sbm_bdiag_inverse(ctx, D, I1));
+    SBM_ASSERT_OK(ctx, outer_inverse(ctx, D, I2));
+    sbm_test_assert_same_cbc(I1, I2, -1.0);
+
+    /* the checks that remain report under the outer call */
+    SBM_ASSERT_FAILS(ctx, outer_scale(ctx, D, A, NULL), SBM_ERR_NULL_ARGUMENT,
+                     "test_outer: sbm_bdiag_scale: argument B is NULL");
+    SBM_ASSERT_FAILS(ctx, outer_inverse(ctx, D, A), SBM_ERR_BLOCK_SHAPE,
+                     "test_outer: sbm_bdiag_inverse: argument Dinv");
+    assert_int_equal(ctx->depth, 0);
+
+    sbm_cbc_destroy(I2);
+    sbm_cbc_destroy(I1);
+    sbm_cbc_destroy(B2);
+    sbm_cbc_destroy(B1);
+    sbm_cbc_destroy(A);
+    sbm_cbc_destroy(D);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -321,6 +375,7 @@ int main(void)
         SBM_TEST_BOTH(test_pcg_solves),
         SBM_TEST_BOTH(test_pcg_transfers),
         SBM_TEST_BOTH(test_nested_messages),
+        SBM_TEST_BOTH(test_checked_entries),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -47,21 +47,31 @@ __global__ void __launch_bounds__(SBM__DOT_THREADS)
     if (threadIdx.x == 0) *out = sh[0];
 }
 
-__global__ void sbm__k_axpy(int64_t n, double a, const double *__restrict__ x,
-                            double *__restrict__ y)
+/* The element-wise updates, one kernel: MODE 0 y += a x, 1 y = x + a y, 2 y *= a (x unused). */
+enum { SBM__AXPY = 0, SBM__XPAY = 1, SBM__SCALE = 2 };
+
+template <int MODE>
+__global__ void sbm__k_update(int64_t n, double a, const double *__restrict__ x,
+                              double *__restrict__ y)
 {
-    SBM__GRID_STRIDE(i, n) y[i] += a * x[i];
+    SBM__GRID_STRIDE(i, n)
+    {
+        if (MODE == SBM__AXPY) y[i] += a * x[i];
+        else if (MODE == SBM__XPAY) y[i] = x[i] + a * y[i];
+        else y[i] *= a;
+    }
 }
 
-__global__ void sbm__k_xpay(int64_t n, const double *__restrict__ x, double a,
-                            double *__restrict__ y)
+template <int MODE>
+static sbm_status vec_update(sbm_ctx *ctx, int64_t n, double a, const double *x, double *y,
+                             const char *what)
 {
-    SBM__GRID_STRIDE(i, n) y[i] = x[i] + a * y[i];
-}
-
-__global__ void sbm__k_scale(int64_t n, double a, double *__restrict__ x)
-{
-    SBM__GRID_STRIDE(i, n) x[i] *= a;
+    sbm_status st = SBM_SUCCESS;
+    SBM__CK(sbm__cuda_enter(ctx));
+    sbm__k_update<MODE><<<sbm__grid(n, 256), 256, 0, sbm__cuda_stream(ctx)>>>(n, a, x, y);
+    SBM__LAUNCHED(ctx, what);
+done:
+    return st;
 }
 
 sbm_status sbm__cuda_vec_dot(sbm_ctx *ctx, int64_t n, const double *x, const double *y,
@@ -87,30 +97,15 @@ done:
 
 sbm_status sbm__cuda_vec_axpy(sbm_ctx *ctx, int64_t n, double a, const double *x, double *y)
 {
-    sbm_status st = SBM_SUCCESS;
-    SBM__CK(sbm__cuda_enter(ctx));
-    sbm__k_axpy<<<sbm__grid(n, 256), 256, 0, sbm__cuda_stream(ctx)>>>(n, a, x, y);
-    SBM__LAUNCHED(ctx, "axpy");
-done:
-    return st;
+    return vec_update<SBM__AXPY>(ctx, n, a, x, y, "axpy");
 }
 
 sbm_status sbm__cuda_vec_xpay(sbm_ctx *ctx, int64_t n, const double *x, double a, double *y)
 {
-    sbm_status st = SBM_SUCCESS;
-    SBM__CK(sbm__cuda_enter(ctx));
-    sbm__k_xpay<<<sbm__grid(n, 256), 256, 0, sbm__cuda_stream(ctx)>>>(n, x, a, y);
-    SBM__LAUNCHED(ctx, "xpay");
-done:
-    return st;
+    return vec_update<SBM__XPAY>(ctx, n, a, x, y, "xpay");
 }
 
 sbm_status sbm__cuda_vec_scale(sbm_ctx *ctx, int64_t n, double a, double *x)
 {
-    sbm_status st = SBM_SUCCESS;
-    SBM__CK(sbm__cuda_enter(ctx));
-    sbm__k_scale<<<sbm__grid(n, 256), 256, 0, sbm__cuda_stream(ctx)>>>(n, a, x);
-    SBM__LAUNCHED(ctx, "vector scaling");
-done:
-    return st;
+    return vec_update<SBM__SCALE>(ctx, n, a, NULL, x, "vector scaling");
 }

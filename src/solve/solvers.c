@@ -125,7 +125,8 @@ sbm_status sbm__symup_refresh(sbm_ctx *ctx, sbm__symup *s)
 
 sbm_status sbm__symup_multiply(sbm_ctx *ctx, sbm__symup *s, const double *x, double *y)
 {
-    if (s->block_diagonal) return SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, s->A, x, 0.0, y));
+    if (s->block_diagonal)
+        return SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, s->A, x, 0.0, y));
     /* y = A x + A^T x - D x, accumulated in y through the SpMV's beta */
     SBM__TRY(SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, s->A, x, 0.0, y)));
     SBM__TRY(SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_T, 1.0, s->A, x, 1.0, y)));
@@ -316,7 +317,8 @@ sbm_status sbm__bjacobi_init(sbm_ctx *ctx, int64_t nb, int b, sbm__bjacobi *p)
     memset(p, 0, sizeof *p);
     p->a = sbm__host_allocator_of(ctx);
     const size_t bs = (size_t)b * (size_t)b;
-    p->h_inv = sbm__alloc_with(ctx, &p->a, (size_t)nb, bs * sizeof(double), "preconditioner blocks");
+    p->h_inv =
+        sbm__alloc_with(ctx, &p->a, (size_t)nb, bs * sizeof(double), "preconditioner blocks");
     if (!p->h_inv) return ctx->last_status;
     sbm_status st = sbm__bdiag_pattern_create(ctx, nb, b, &p->Dinv);
     if (st != SBM_SUCCESS) sbm__bjacobi_free(p);
