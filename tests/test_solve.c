@@ -368,6 +368,45 @@ static void test_checked_entries(void **state)
     sbm_cbc_destroy(D);
 }
 
+/* A solver's iteration callback may call the library with the solver's context: those calls
+ * are the user's (named by themselves), and the solver's name comes back afterwards. */
+typedef struct callback_probe {
+    sbm_ctx *ctx;
+    int calls;      /* callbacks seen */
+    int restored;   /* callbacks that found the solver's name and depth 0 */
+    int own_name;   /* failing calls from the callback named by themselves */
+} callback_probe;
+
+static void probe(void *user, const sbm_iteration_report *rep)
+{
+    (void)rep;
+    callback_probe *p = user;
+    p->calls++;
+    p->restored += strcmp(p->ctx->fn, "sbm_slam_solve") == 0 && p->ctx->depth == 0;
+    if (sbm_cbc_spmv(p->ctx, SBM_OP_N, 1.0, NULL, NULL, 0.0, NULL) == SBM_ERR_NULL_ARGUMENT)
+        p->own_name += strncmp(sbm_ctx_last_error(p->ctx), "sbm_cbc_spmv: ", 14) == 0;
+}
+
+static void test_callback_names(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    sbm_g2o_graph *g = NULL;
+    SBM_ASSERT_OK(e->ctx, sbm_g2o_read(e->ctx, sbm_test_data_path("g2o/tinyGrid3D.g2o"), &g));
+    callback_probe p = {e->ctx, 0, 0, 0};
+    sbm_solver_options o = sbm_solver_default_options();
+    o.max_iterations = 3;
+    o.function_tolerance = 1e-300; /* run every iteration */
+    o.linear_solver = SBM_LINEAR_PCG;
+    o.callback = probe;
+    o.user = &p;
+    SBM_ASSERT_OK(e->ctx, sbm_slam_solve(e->ctx, g, &o, NULL));
+    assert_true(p.calls >= 2);
+    assert_int_equal(p.restored, p.calls);
+    assert_int_equal(p.own_name, p.calls);
+    assert_int_equal(e->ctx->depth, 0);
+    sbm_g2o_destroy(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -376,6 +415,7 @@ int main(void)
         SBM_TEST_BOTH(test_pcg_transfers),
         SBM_TEST_BOTH(test_nested_messages),
         SBM_TEST_BOTH(test_checked_entries),
+        SBM_TEST_BOTH(test_callback_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

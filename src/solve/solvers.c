@@ -29,7 +29,18 @@ void sbm__solver_end_iteration(sbm_ctx *ctx, const sbm_solver_options *opt, int 
         summary->time_solve += rep->time_solve;
         summary->time_update += rep->time_update;
     }
-    if (opt->callback) opt->callback(opt->user, rep);
+    if (!opt->callback) return;
+    /* The callback may call the library with this context: those are the user's own calls,
+     * named by themselves, and the solver's name and nesting come back afterwards. */
+    const char *fn = ctx->fn;
+    const int depth = ctx->depth;
+    const char *nest_fn[SBM__NEST_MAX];
+    memcpy(nest_fn, ctx->nest_fn, sizeof nest_fn);
+    ctx->depth = 0;
+    opt->callback(opt->user, rep);
+    ctx->fn = fn;
+    ctx->depth = depth;
+    memcpy(ctx->nest_fn, nest_fn, sizeof nest_fn);
 }
 
 /* ---------------------------------------------------------------------------------------- */
