@@ -160,7 +160,7 @@ sbm_status sbm_ba_system_create(sbm_ctx *ctx, const sbm_bal_problem *problem,
     }
 
     if ((st = SBM__NESTED(ctx, sbm_cbc_create(ctx, &s->W, nc, np, 9, 3, s->w_colptr,
-                                                  s->w_rowind, NULL))) != SBM_SUCCESS)
+                                              s->w_rowind, NULL))) != SBM_SUCCESS)
         goto fail;
     if ((st = sbm__bdiag_pattern_create(ctx, nc, 9, &s->U)) != SBM_SUCCESS) goto fail;
     if ((st = sbm__bdiag_pattern_create(ctx, np, 3, &s->V)) != SBM_SUCCESS) goto fail;
@@ -486,7 +486,7 @@ sbm_status sbm_ba_schur_plan(sbm_ctx *ctx, const sbm_cbc *U, const sbm_cbc *V, c
     if ((st = SBM__NESTED(ctx, sbm_cbc_copy(ctx, W, &p->Y))) != SBM_SUCCESS) goto fail;
     if (!matrix_free &&
         (st = SBM__NESTED(ctx, sbm_cbc_gemm_plan(ctx, SBM_OP_N, p->Y, SBM_OP_T, W, U,
-                                                     SBM_GEMM_UPPER, &p->gemm, &Sm))) !=
+                                                 SBM_GEMM_UPPER, &p->gemm, &Sm))) !=
             SBM_SUCCESS)
         goto fail;
     if ((st = sbm__symup_init(ctx, U, &p->usym)) != SBM_SUCCESS) goto fail;
@@ -534,7 +534,7 @@ sbm_status sbm_ba_schur_execute(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cb
         ctx, sbm__bdiag_scale_checked(ctx, SBM_SIDE_RIGHT, plan->Vinv, W, plan->Y)));
     if (!matrix_free)
         SBM__TRY(SBM__NESTED(ctx, sbm_cbc_gemm_execute(ctx, plan->gemm, -1.0, plan->Y, W, U,
-                                                          S)));
+                                                       S)));
     if (rhs) {
         /* rhs = gc - Y gp */
         SBM__TRY(sbm__vec_copy(ctx, rhs, gc, plan->nc * plan->p));
@@ -625,7 +625,7 @@ sbm_status sbm_ba_system_reduce(sbm_ctx *ctx, const sbm_ba_system *s, sbm_cbc **
     }
     sbm_cbc *Sm = NULL;
     sbm_status st = SBM__NESTED(ctx, sbm_ba_schur(ctx, s->U, s->V, s->W, s->gc, s->gp, &Sm,
-                                                     rhs));
+                                                  rhs));
     if (st == SBM_SUCCESS && h_rhs) st = sbm__vec_download(ctx, h_rhs, rhs, 9 * s->nc);
     sbm__free(ctx, rhs);
     if (st != SBM_SUCCESS) {

@@ -78,7 +78,7 @@ sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver
     sbm_ba_system_info si = sbm_ba_system_get_info(sys);
     const unsigned flags = ls == SBM_LINEAR_PCG_MATRIX_FREE ? SBM_SCHUR_MATRIX_FREE : 0u;
     if ((st = SBM__NESTED(ctx, sbm_ba_schur_plan(ctx, si.U, si.V, si.W, flags, &plan,
-                                                    flags ? NULL : &S))) != SBM_SUCCESS)
+                                                 flags ? NULL : &S))) != SBM_SUCCESS)
         goto done;
     d_rhs = sbm__vec_alloc(ctx, n, "rhs");
     d_dc = d_rhs ? sbm__vec_alloc(ctx, n, "dc") : NULL;
@@ -125,7 +125,7 @@ sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver
         si = sbm_ba_system_get_info(sys);
         double ts = sbm__now(ctx, 1);
         st = SBM__NESTED(ctx, sbm_ba_schur_execute(ctx, plan, si.U, si.V, si.W, si.gc,
-                                                      si.gp, S, d_rhs));
+                                                   si.gp, S, d_rhs));
         rep.time_schur = sbm__now(ctx, 1) - ts;
         if (st == SBM_ERR_NOT_POSITIVE_DEFINITE) {
             failed_linear = 1;
@@ -171,7 +171,7 @@ sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver
         double new_cost = INFINITY, predicted = 0.0;
         if (!failed_linear) {
             if ((st = SBM__NESTED(ctx, sbm_ba_back_substitute(ctx, plan, si.W, si.gp, d_dc,
-                                                                 d_dp))) != SBM_SUCCESS)
+                                                              d_dp))) != SBM_SUCCESS)
                 goto done;
             if ((st = sbm__vec_download(ctx, h_step + n, d_dp, 3 * np)) != SBM_SUCCESS) goto done;
             memcpy(h_saved, pi.camera_params, (size_t)n * sizeof(double));

@@ -151,10 +151,10 @@ sbm_status sbm_slam_system_create(sbm_ctx *ctx, const sbm_g2o_graph *graph,
     for (int64_t k = 0; k <= ne; k++) cp[k] = k;
     for (int64_t k = 0; k < ne; k++) drow[k] = (int32_t)k;
     if ((st = SBM__NESTED(ctx, sbm_cbc_create(ctx, &s->Omega, ne, ne, d, d, cp, drow,
-                                                  gi.edge_information))) != SBM_SUCCESS)
+                                              gi.edge_information))) != SBM_SUCCESS)
         goto fail;
     if ((st = SBM__NESTED(ctx, sbm_cbc_gemm_plan(ctx, SBM_OP_T, s->J, SBM_OP_N, s->OJ, NULL,
-                                                     SBM_GEMM_UPPER, &s->plan, &s->Lambda))) !=
+                                                 SBM_GEMM_UPPER, &s->plan, &s->Lambda))) !=
         SBM_SUCCESS)
         goto fail;
     s->e = sbm__vec_alloc(ctx, d * ne, "errors");
@@ -232,7 +232,7 @@ sbm_status sbm_slam_linearize(sbm_ctx *ctx, sbm_slam_system *s, const sbm_g2o_gr
     SBM__TRY(SBM__NESTED(
         ctx, sbm__bdiag_scale_checked(ctx, SBM_SIDE_LEFT, s->Omega, s->J, s->OJ)));
     SBM__TRY(SBM__NESTED(ctx, sbm_cbc_gemm_execute(ctx, s->plan, 1.0, s->J, s->OJ, NULL,
-                                                      s->Lambda)));
+                                                   s->Lambda)));
     SBM__TRY(SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, s->Omega, s->e, 0.0, s->w)));
     SBM__TRY(SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_T, 1.0, s->J, s->w, 0.0, s->b)));
     const double t2 = sbm__now(ctx, 1);
