@@ -90,6 +90,39 @@ static void test_vec_ops(void **state)
     SBM_ASSERT_OK(e->ctx, sbm__vec_axpy(e->ctx, 0, 1.0, NULL, NULL));
 }
 
+static void *failing_alloc(void *user, size_t bytes)
+{
+    (void)user;
+    (void)bytes;
+    return NULL;
+}
+
+static void failing_free(void *user, void *ptr)
+{
+    (void)user;
+    (void)ptr;
+}
+
+/* CUDA: the dot product's only allocation (the pool's partial sums) failing is reported with a
+ * status and a message; the context works again once memory can be had. */
+static void test_vec_errors(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    sbm_ctx *ctx = e->ctx;
+    double h[16];
+    for (int i = 0; i < 16; i++) h[i] = 1.0;
+    double *x = ctx_vec(ctx, h, 16);
+    const sbm_allocator none = {failing_alloc, failing_free, NULL};
+    SBM_ASSERT_OK(ctx, sbm_ctx_set_allocator(ctx, &none)); /* the pool must be remade */
+    double d = -1.0;
+    SBM_ASSERT_FAILS(ctx, sbm__vec_dot(ctx, 16, x, x, &d), SBM_ERR_OUT_OF_MEMORY, "workspace");
+    assert_true(d == 0.0);
+    SBM_ASSERT_OK(ctx, sbm_ctx_set_allocator(ctx, NULL));
+    SBM_ASSERT_OK(ctx, sbm__vec_dot(ctx, 16, x, x, &d));
+    assert_true(d == 16.0);
+    sbm__free(ctx, x);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* PCG on a block-tridiagonal SPD system stored as its upper block triangle                 */
 /* ---------------------------------------------------------------------------------------- */
@@ -411,6 +444,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         SBM_TEST_BOTH(test_vec_ops),
+        SBM_TEST_CUDA(test_vec_errors),
         SBM_TEST_BOTH(test_pcg_solves),
         SBM_TEST_BOTH(test_pcg_transfers),
         SBM_TEST_BOTH(test_nested_messages),
