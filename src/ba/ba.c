@@ -84,30 +84,10 @@ sbm_ba_system_info sbm_ba_system_get_info(const sbm_ba_system *s)
     return info;
 }
 
-/* Block-diagonal pattern of n blocks (host arrays for sbm_cbc_create). */
-static sbm_status bdiag_create(sbm_ctx *ctx, int64_t n, int b, sbm_cbc **D)
-{
-    int64_t *cp = sbm__host_alloc(ctx, (size_t)(n + 1) * sizeof(int64_t), "diagonal pattern");
-    int32_t *ri = cp ? sbm__host_alloc(ctx, (size_t)(n + 1) * sizeof(int32_t), "diagonal rows")
-                     : NULL;
-    if (!ri) {
-        if (cp) sbm__host_free(ctx, cp);
-        return SBM_ERR_OUT_OF_MEMORY;
-    }
-    for (int64_t j = 0; j <= n; j++) cp[j] = j;
-    for (int64_t j = 0; j < n; j++) ri[j] = (int32_t)j;
-    const char *fn = ctx->fn;
-    sbm_status st = sbm__nested(ctx, fn, sbm_cbc_create(ctx, D, n, n, b, b, cp, ri, NULL));
-    sbm__host_free(ctx, cp);
-    sbm__host_free(ctx, ri);
-    return st;
-}
-
 sbm_status sbm_ba_system_create(sbm_ctx *ctx, const sbm_bal_problem *problem,
                                 sbm_ba_system **system)
 {
     SBM__ENTER(ctx, "sbm_ba_system_create");
-    const char *fn = ctx->fn;
     if (!system) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument system is NULL");
     *system = NULL;
     if (!problem) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument problem is NULL");
@@ -179,11 +159,11 @@ sbm_status sbm_ba_system_create(sbm_ctx *ctx, const sbm_bal_problem *problem,
         s->obs_block[k] = (int32_t)lo;
     }
 
-    if ((st = sbm__nested(ctx, fn, sbm_cbc_create(ctx, &s->W, nc, np, 9, 3, s->w_colptr,
-                                                      s->w_rowind, NULL))) != SBM_SUCCESS)
+    if ((st = SBM__NESTED(ctx, sbm_cbc_create(ctx, &s->W, nc, np, 9, 3, s->w_colptr,
+                                              s->w_rowind, NULL))) != SBM_SUCCESS)
         goto fail;
-    if ((st = bdiag_create(ctx, nc, 9, &s->U)) != SBM_SUCCESS) goto fail;
-    if ((st = bdiag_create(ctx, np, 3, &s->V)) != SBM_SUCCESS) goto fail;
+    if ((st = sbm__bdiag_pattern_create(ctx, nc, 9, &s->U)) != SBM_SUCCESS) goto fail;
+    if ((st = sbm__bdiag_pattern_create(ctx, np, 3, &s->V)) != SBM_SUCCESS) goto fail;
     s->gc = sbm__vec_alloc(ctx, 9 * nc, "gc");
     s->gp = s->gc ? sbm__vec_alloc(ctx, 3 * np, "gp") : NULL;
     s->h_U = s->gp ? sbm__alloc_with(ctx, &ha, (size_t)nc, 81 * sizeof(double), "U values") : NULL;
@@ -365,8 +345,7 @@ sbm_status sbm__ba_schur_diagonal_host(sbm_ctx *ctx, const sbm_ba_system *s, dou
         double v[9], vinv[9];
         memcpy(v, s->h_V + 9 * j, sizeof v);
         for (int a = 0; a < 3; a++) v[4 * a] += lambda * fmin(fmax(v[4 * a], DAMP_MIN), DAMP_MAX);
-        if (sbm__chol(3, v) != 0) continue; /* the Schur step reports it; skip here */
-        sbm__chol_inverse(3, v, vinv);
+        if (sbm__host_spd_inverse(3, v, vinv) != 0) continue; /* the Schur step reports it */
         for (int64_t k = s->w_colptr[j]; k < s->w_colptr[j + 1]; k++) {
             const double *w = s->h_W + 27 * k;
             double y[27]; /* W_k V^-1 */
@@ -475,7 +454,6 @@ sbm_status sbm_ba_schur_plan(sbm_ctx *ctx, const sbm_cbc *U, const sbm_cbc *V, c
                              unsigned flags, sbm_schur_plan **plan, sbm_cbc **S)
 {
     SBM__ENTER(ctx, "sbm_ba_schur_plan");
-    const char *fn = ctx->fn;
     if (!plan) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument plan is NULL");
     *plan = NULL;
     const int matrix_free = (flags & SBM_SCHUR_MATRIX_FREE) != 0;
@@ -504,11 +482,11 @@ sbm_status sbm_ba_schur_plan(sbm_ctx *ctx, const sbm_cbc *U, const sbm_cbc *V, c
     p->nc = W->nbr, p->np = W->nbc, p->p = W->r, p->q = W->c;
     sbm_cbc *Sm = NULL;
     sbm_status st;
-    if ((st = sbm__nested(ctx, fn, sbm_cbc_copy(ctx, V, &p->Vinv))) != SBM_SUCCESS) goto fail;
-    if ((st = sbm__nested(ctx, fn, sbm_cbc_copy(ctx, W, &p->Y))) != SBM_SUCCESS) goto fail;
+    if ((st = SBM__NESTED(ctx, sbm_cbc_copy(ctx, V, &p->Vinv))) != SBM_SUCCESS) goto fail;
+    if ((st = SBM__NESTED(ctx, sbm_cbc_copy(ctx, W, &p->Y))) != SBM_SUCCESS) goto fail;
     if (!matrix_free &&
-        (st = sbm__nested(ctx, fn, sbm_cbc_gemm_plan(ctx, SBM_OP_N, p->Y, SBM_OP_T, W, U,
-                                                         SBM_GEMM_UPPER, &p->gemm, &Sm))) !=
+        (st = SBM__NESTED(ctx, sbm_cbc_gemm_plan(ctx, SBM_OP_N, p->Y, SBM_OP_T, W, U,
+                                                 SBM_GEMM_UPPER, &p->gemm, &Sm))) !=
             SBM_SUCCESS)
         goto fail;
     if ((st = sbm__symup_init(ctx, U, &p->usym)) != SBM_SUCCESS) goto fail;
@@ -532,7 +510,6 @@ sbm_status sbm_ba_schur_execute(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cb
                                 const double *gp, sbm_cbc *S, double *rhs)
 {
     SBM__ENTER(ctx, "sbm_ba_schur_execute");
-    const char *fn = ctx->fn;
     if (!plan) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument plan is NULL");
     SBM__TRY(check_schur_operands(ctx, U, V, W));
     SBM__TRY(check_plan_w(ctx, plan, W));
@@ -543,7 +520,7 @@ sbm_status sbm_ba_schur_execute(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cb
         return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument %s is NULL (rhs needs gc and gp)",
                           !gc ? "gc" : "gp");
     plan->executed = 0;
-    sbm_status st = sbm__nested(ctx, fn, sbm_bdiag_inverse(ctx, V, plan->Vinv));
+    sbm_status st = SBM__NESTED(ctx, sbm_bdiag_inverse(ctx, V, plan->Vinv));
     if (st == SBM_ERR_NOT_POSITIVE_DEFINITE) {
         /* name the BA meaning of the failing block */
         const size_t len = strlen(ctx->message);
@@ -552,14 +529,16 @@ sbm_status sbm_ba_schur_execute(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cb
                  "camera is singular without damping)");
     }
     if (st != SBM_SUCCESS) return st;
-    SBM__TRY(sbm__nested(ctx, fn, sbm_bdiag_scale(ctx, SBM_SIDE_RIGHT, plan->Vinv, W, plan->Y)));
+    /* Vinv has V's pattern, which sbm_bdiag_inverse has just checked */
+    SBM__TRY(SBM__NESTED(
+        ctx, sbm__bdiag_scale_checked(ctx, SBM_SIDE_RIGHT, plan->Vinv, W, plan->Y)));
     if (!matrix_free)
-        SBM__TRY(sbm__nested(ctx, fn, sbm_cbc_gemm_execute(ctx, plan->gemm, -1.0, plan->Y, W, U,
-                                                              S)));
+        SBM__TRY(SBM__NESTED(ctx, sbm_cbc_gemm_execute(ctx, plan->gemm, -1.0, plan->Y, W, U,
+                                                       S)));
     if (rhs) {
         /* rhs = gc - Y gp */
         SBM__TRY(sbm__vec_copy(ctx, rhs, gc, plan->nc * plan->p));
-        SBM__TRY(sbm__nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, -1.0, plan->Y, gp, 1.0, rhs)));
+        SBM__TRY(SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_N, -1.0, plan->Y, gp, 1.0, rhs)));
     }
     plan->usym.A = U;
     SBM__TRY(sbm__symup_refresh(ctx, &plan->usym));
@@ -571,7 +550,6 @@ sbm_status sbm_ba_schur(sbm_ctx *ctx, const sbm_cbc *U, const sbm_cbc *V, const 
                         const double *gc, const double *gp, sbm_cbc **S, double *rhs)
 {
     SBM__ENTER(ctx, "sbm_ba_schur");
-    const char *fn = ctx->fn;
     if (!S) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument S is NULL");
     *S = NULL;
     SBM__TRY(check_schur_operands(ctx, U, V, W));
@@ -580,9 +558,9 @@ sbm_status sbm_ba_schur(sbm_ctx *ctx, const sbm_cbc *U, const sbm_cbc *V, const 
                           !gc ? "gc" : "gp");
     sbm_schur_plan *plan = NULL;
     sbm_cbc *Sm = NULL;
-    sbm_status st = sbm__nested(ctx, fn, sbm_ba_schur_plan(ctx, U, V, W, 0, &plan, &Sm));
+    sbm_status st = SBM__NESTED(ctx, sbm_ba_schur_plan(ctx, U, V, W, 0, &plan, &Sm));
     if (st == SBM_SUCCESS)
-        st = sbm__nested(ctx, fn, sbm_ba_schur_execute(ctx, plan, U, V, W, gc, gp, Sm, rhs));
+        st = SBM__NESTED(ctx, sbm_ba_schur_execute(ctx, plan, U, V, W, gc, gp, Sm, rhs));
     sbm_schur_plan_destroy(plan);
     if (st != SBM_SUCCESS) {
         sbm_cbc_destroy(Sm);
@@ -596,7 +574,6 @@ sbm_status sbm_ba_back_substitute(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_
                                   const double *gp, const double *dc, double *dp)
 {
     SBM__ENTER(ctx, "sbm_ba_back_substitute");
-    const char *fn = ctx->fn;
     if (!plan) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument plan is NULL");
     SBM__TRY(check_plan_w(ctx, plan, W));
     if (!gp || !dc || !dp)
@@ -607,15 +584,14 @@ sbm_status sbm_ba_back_substitute(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_
                           "argument plan: no successful sbm_ba_schur_execute yet (V^-1 unknown)");
     /* t = gp - W^T dc; dp = V^-1 t */
     SBM__TRY(sbm__vec_copy(ctx, plan->t, gp, plan->np * plan->q));
-    SBM__TRY(sbm__nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_T, -1.0, W, dc, 1.0, plan->t)));
-    return sbm__nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, plan->Vinv, plan->t, 0.0, dp));
+    SBM__TRY(SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_T, -1.0, W, dc, 1.0, plan->t)));
+    return SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, plan->Vinv, plan->t, 0.0, dp));
 }
 
 sbm_status sbm_ba_schur_multiply(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *U,
                                  const sbm_cbc *W, const double *x, double *y)
 {
     SBM__ENTER(ctx, "sbm_ba_schur_multiply");
-    const char *fn = ctx->fn;
     if (!plan) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument plan is NULL");
     SBM__TRY(check_plan_w(ctx, plan, W));
     SBM__TRY(check_plan_u(ctx, plan, U));
@@ -626,16 +602,15 @@ sbm_status sbm_ba_schur_multiply(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_c
         return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
                           "argument plan: no successful sbm_ba_schur_execute yet (Y unknown)");
     /* y = U x - Y (W^T x) */
-    SBM__TRY(sbm__nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_T, 1.0, W, x, 0.0, plan->t)));
+    SBM__TRY(SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_T, 1.0, W, x, 0.0, plan->t)));
     plan->usym.A = U;
     SBM__TRY(sbm__symup_multiply(ctx, &plan->usym, x, y));
-    return sbm__nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, -1.0, plan->Y, plan->t, 1.0, y));
+    return SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_N, -1.0, plan->Y, plan->t, 1.0, y));
 }
 
 sbm_status sbm_ba_system_reduce(sbm_ctx *ctx, const sbm_ba_system *s, sbm_cbc **S, double *h_rhs)
 {
     SBM__ENTER(ctx, "sbm_ba_system_reduce");
-    const char *fn = ctx->fn;
     if (!S) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument S is NULL");
     *S = NULL;
     if (!s) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument system is NULL");
@@ -649,8 +624,8 @@ sbm_status sbm_ba_system_reduce(sbm_ctx *ctx, const sbm_ba_system *s, sbm_cbc **
         if (!rhs) return SBM_ERR_OUT_OF_MEMORY;
     }
     sbm_cbc *Sm = NULL;
-    sbm_status st = sbm__nested(ctx, fn, sbm_ba_schur(ctx, s->U, s->V, s->W, s->gc, s->gp, &Sm,
-                                                         rhs));
+    sbm_status st = SBM__NESTED(ctx, sbm_ba_schur(ctx, s->U, s->V, s->W, s->gc, s->gp, &Sm,
+                                                  rhs));
     if (st == SBM_SUCCESS && h_rhs) st = sbm__vec_download(ctx, h_rhs, rhs, 9 * s->nc);
     sbm__free(ctx, rhs);
     if (st != SBM_SUCCESS) {

@@ -14,44 +14,26 @@
 #include <string.h>
 
 /* ---------------------------------------------------------------------------------------- */
-/* Operators of the reduced system for PCG (host vectors in, host vectors out)              */
+/* Operators of the reduced system for PCG (vectors in the context's memory)                */
 /* ---------------------------------------------------------------------------------------- */
 
 typedef struct lm_ops {
     sbm_ba_system *sys;     /* U, W */
     sbm_schur_plan *plan;   /* Y, V^-1 */
     sbm__symup *ssym;       /* explicit S (NULL when matrix-free) */
-    sbm_cbc *Dinv;          /* explicit: inverses of S's diagonal blocks */
-    double *dx;             /* context memory, n */
-    double *dy;             /* context memory, n */
-    int64_t n;              /* unknowns */
 } lm_ops;
 
-static sbm_status apply_explicit(sbm_ctx *ctx, void *data, const double *hx, double *hy)
+static sbm_status apply_explicit(sbm_ctx *ctx, void *data, const double *x, double *y)
 {
     lm_ops *o = data;
-    SBM__TRY(sbm__vec_upload(ctx, o->dx, hx, o->n));
-    SBM__TRY(sbm__symup_multiply(ctx, o->ssym, o->dx, o->dy));
-    return sbm__vec_download(ctx, hy, o->dy, o->n);
+    return sbm__symup_multiply(ctx, o->ssym, x, y);
 }
 
-static sbm_status apply_matrix_free(sbm_ctx *ctx, void *data, const double *hx, double *hy)
+static sbm_status apply_matrix_free(sbm_ctx *ctx, void *data, const double *x, double *y)
 {
     lm_ops *o = data;
-    const char *fn = ctx->fn;
     const sbm_ba_system_info si = sbm_ba_system_get_info(o->sys);
-    SBM__TRY(sbm__vec_upload(ctx, o->dx, hx, o->n));
-    SBM__TRY(sbm__nested(ctx, fn, sbm_ba_schur_multiply(ctx, o->plan, si.U, si.W, o->dx, o->dy)));
-    return sbm__vec_download(ctx, hy, o->dy, o->n);
-}
-
-static sbm_status apply_dinv(sbm_ctx *ctx, void *data, const double *hx, double *hy)
-{
-    lm_ops *o = data;
-    const char *fn = ctx->fn;
-    SBM__TRY(sbm__vec_upload(ctx, o->dx, hx, o->n));
-    SBM__TRY(sbm__nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, o->Dinv, o->dx, 0.0, o->dy)));
-    return sbm__vec_download(ctx, hy, o->dy, o->n);
+    return SBM__NESTED(ctx, sbm_ba_schur_multiply(ctx, o->plan, si.U, si.W, x, y));
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -62,7 +44,6 @@ sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver
                         sbm_solver_summary *summary)
 {
     SBM__ENTER(ctx, "sbm_ba_solve");
-    const char *fn = ctx->fn;
     if (!problem) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument problem is NULL");
     const sbm_solver_options opt = options ? *options : sbm_solver_default_options();
     SBM__TRY(sbm__check_solver_options(ctx, &opt));
@@ -80,32 +61,30 @@ sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver
     sbm_cbc *S = NULL, *Dinv = NULL;
     sbm__symup ssym;
     memset(&ssym, 0, sizeof ssym);
-    sbm__host_bjacobi hbj;
-    memset(&hbj, 0, sizeof hbj);
-    double *d_rhs = NULL, *d_dc = NULL, *d_dp = NULL, *d_x = NULL, *d_y = NULL;
+    sbm__bjacobi bj;
+    memset(&bj, 0, sizeof bj);
+    double *d_rhs = NULL, *d_dc = NULL, *d_dp = NULL;
     double *h = NULL;
     sbm_status st;
     lm_ops ops;
     memset(&ops, 0, sizeof ops);
 
-    if ((st = sbm__nested(ctx, fn, sbm_ba_system_create(ctx, problem, &sys))) != SBM_SUCCESS)
+    if ((st = SBM__NESTED(ctx, sbm_ba_system_create(ctx, problem, &sys))) != SBM_SUCCESS)
         goto done;
     double t0 = sbm__now(ctx, 1);
-    if ((st = sbm__nested(ctx, fn, sbm_ba_linearize(ctx, sys, problem))) != SBM_SUCCESS)
+    if ((st = SBM__NESTED(ctx, sbm_ba_linearize(ctx, sys, problem))) != SBM_SUCCESS)
         goto done;
     double t_lin = sbm__now(ctx, 1) - t0;
     sbm_ba_system_info si = sbm_ba_system_get_info(sys);
     const unsigned flags = ls == SBM_LINEAR_PCG_MATRIX_FREE ? SBM_SCHUR_MATRIX_FREE : 0u;
-    if ((st = sbm__nested(ctx, fn, sbm_ba_schur_plan(ctx, si.U, si.V, si.W, flags, &plan,
-                                                        flags ? NULL : &S))) != SBM_SUCCESS)
+    if ((st = SBM__NESTED(ctx, sbm_ba_schur_plan(ctx, si.U, si.V, si.W, flags, &plan,
+                                                 flags ? NULL : &S))) != SBM_SUCCESS)
         goto done;
     d_rhs = sbm__vec_alloc(ctx, n, "rhs");
     d_dc = d_rhs ? sbm__vec_alloc(ctx, n, "dc") : NULL;
     d_dp = d_dc ? sbm__vec_alloc(ctx, 3 * np, "dp") : NULL;
-    d_x = d_dp ? sbm__vec_alloc(ctx, n, "PCG x") : NULL;
-    d_y = d_x ? sbm__vec_alloc(ctx, n, "PCG y") : NULL;
     /* host: step (nall), saved parameters (nall), damping diagonal (nall), rhs (n), S diagonal */
-    h = d_y ? sbm__host_alloc(ctx, (size_t)(3 * nall + n + 81 * nc) * sizeof(double),
+    h = d_dp ? sbm__host_alloc(ctx, (size_t)(3 * nall + n + 81 * nc) * sizeof(double),
                               "solver vectors") : NULL;
     if (!h) {
         st = ctx->last_status;
@@ -115,11 +94,12 @@ sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver
     double *h_sdiag = h_rhs + n;
     if (ls == SBM_LINEAR_PCG) {
         if ((st = sbm__symup_init(ctx, S, &ssym)) != SBM_SUCCESS) goto done;
-        if ((st = sbm__nested(ctx, fn, sbm_cbc_copy(ctx, ssym.D, &Dinv))) != SBM_SUCCESS)
+        if ((st = SBM__NESTED(ctx, sbm_cbc_copy(ctx, ssym.D, &Dinv))) != SBM_SUCCESS)
             goto done;
+    } else if (ls == SBM_LINEAR_PCG_MATRIX_FREE) {
+        if ((st = sbm__bjacobi_init(ctx, nc, 9, &bj)) != SBM_SUCCESS) goto done;
     }
-    ops.sys = sys, ops.plan = plan, ops.ssym = &ssym, ops.Dinv = Dinv;
-    ops.dx = d_x, ops.dy = d_y, ops.n = n;
+    ops.sys = sys, ops.plan = plan, ops.ssym = &ssym;
 
     double cost = si.cost, lambda = opt.initial_lambda, nu = 2.0;
     if (summary) {
@@ -140,12 +120,12 @@ sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver
         int failed_linear = 0;
 
         /* Schur step */
-        if ((st = sbm__nested(ctx, fn, sbm_ba_set_damping(ctx, sys, lambda))) != SBM_SUCCESS)
+        if ((st = SBM__NESTED(ctx, sbm_ba_set_damping(ctx, sys, lambda))) != SBM_SUCCESS)
             goto done;
         si = sbm_ba_system_get_info(sys);
         double ts = sbm__now(ctx, 1);
-        st = sbm__nested(ctx, fn, sbm_ba_schur_execute(ctx, plan, si.U, si.V, si.W, si.gc,
-                                                          si.gp, S, d_rhs));
+        st = SBM__NESTED(ctx, sbm_ba_schur_execute(ctx, plan, si.U, si.V, si.W, si.gc,
+                                                   si.gp, S, d_rhs));
         rep.time_schur = sbm__now(ctx, 1) - ts;
         if (st == SBM_ERR_NOT_POSITIVE_DEFINITE) {
             failed_linear = 1;
@@ -153,28 +133,31 @@ sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver
             goto done;
         }
 
-        /* the reduced system */
+        /* the reduced system: dense Cholesky on the host, PCG where S lives; either way the
+         * step ends up in d_dc and in h_step */
         ts = sbm__now(ctx, 1);
         if (!failed_linear) {
-            if ((st = sbm__vec_download(ctx, h_rhs, d_rhs, n)) != SBM_SUCCESS) goto done;
             if (ls == SBM_LINEAR_DENSE_CHOLESKY) {
-                st = sbm__dense_spd_solve(ctx, S, h_rhs, h_step);
+                st = sbm__vec_download(ctx, h_rhs, d_rhs, n);
+                if (st == SBM_SUCCESS) st = sbm__dense_spd_solve(ctx, S, h_rhs, h_step);
+                if (st == SBM_SUCCESS) st = sbm__vec_upload(ctx, d_dc, h_step, n);
             } else if (ls == SBM_LINEAR_PCG) {
                 st = sbm__symup_refresh(ctx, &ssym);
                 if (st == SBM_SUCCESS)
-                    st = sbm__nested(ctx, fn, sbm_bdiag_inverse(ctx, ssym.D, Dinv));
+                    st = sbm__symup_diag_inverse(ctx, &ssym, Dinv);
                 if (st == SBM_SUCCESS)
-                    st = sbm__pcg(ctx, n, apply_explicit, &ops, apply_dinv, &ops, h_rhs, h_step,
-                                  opt.pcg_max_iterations, opt.pcg_tolerance,
+                    st = sbm__pcg(ctx, n, apply_explicit, &ops, sbm__bdiag_apply, Dinv, d_rhs,
+                                  d_dc, opt.pcg_max_iterations, opt.pcg_tolerance,
                                   &rep.linear_iterations, &rep.linear_residual);
+                if (st == SBM_SUCCESS) st = sbm__vec_download(ctx, h_step, d_dc, n);
             } else {
-                sbm__host_bjacobi_free(&hbj);
                 st = sbm__ba_schur_diagonal_host(ctx, sys, h_sdiag);
-                if (st == SBM_SUCCESS) st = sbm__host_bjacobi_init(ctx, nc, 9, h_sdiag, &hbj);
+                if (st == SBM_SUCCESS) st = sbm__bjacobi_set(ctx, &bj, h_sdiag);
                 if (st == SBM_SUCCESS)
-                    st = sbm__pcg(ctx, n, apply_matrix_free, &ops, sbm__host_bjacobi_apply, &hbj,
-                                  h_rhs, h_step, opt.pcg_max_iterations, opt.pcg_tolerance,
+                    st = sbm__pcg(ctx, n, apply_matrix_free, &ops, sbm__bdiag_apply, bj.Dinv,
+                                  d_rhs, d_dc, opt.pcg_max_iterations, opt.pcg_tolerance,
                                   &rep.linear_iterations, &rep.linear_residual);
+                if (st == SBM_SUCCESS) st = sbm__vec_download(ctx, h_step, d_dc, n);
             }
             if (st == SBM_ERR_NOT_POSITIVE_DEFINITE)
                 failed_linear = 1;
@@ -187,16 +170,15 @@ sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver
         ts = sbm__now(ctx, 1);
         double new_cost = INFINITY, predicted = 0.0;
         if (!failed_linear) {
-            if ((st = sbm__vec_upload(ctx, d_dc, h_step, n)) != SBM_SUCCESS) goto done;
-            if ((st = sbm__nested(ctx, fn, sbm_ba_back_substitute(ctx, plan, si.W, si.gp, d_dc,
-                                                                     d_dp))) != SBM_SUCCESS)
+            if ((st = SBM__NESTED(ctx, sbm_ba_back_substitute(ctx, plan, si.W, si.gp, d_dc,
+                                                              d_dp))) != SBM_SUCCESS)
                 goto done;
             if ((st = sbm__vec_download(ctx, h_step + n, d_dp, 3 * np)) != SBM_SUCCESS) goto done;
             memcpy(h_saved, pi.camera_params, (size_t)n * sizeof(double));
             memcpy(h_saved + n, pi.point_params, (size_t)(3 * np) * sizeof(double));
             for (int64_t k = 0; k < n; k++) pi.camera_params[k] += h_step[k];
             for (int64_t k = 0; k < 3 * np; k++) pi.point_params[k] += h_step[n + k];
-            if ((st = sbm__nested(ctx, fn, sbm_bal_evaluate(ctx, problem, NULL, &new_cost))) !=
+            if ((st = SBM__NESTED(ctx, sbm_bal_evaluate(ctx, problem, NULL, &new_cost))) !=
                 SBM_SUCCESS)
                 goto done;
             /* predicted decrease of the damped model: 0.5 dx^T (lambda D dx + g) */
@@ -220,7 +202,7 @@ sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver
             cost = new_cost;
             if (it < opt.max_iterations && !stop) {
                 t0 = sbm__now(ctx, 1);
-                if ((st = sbm__nested(ctx, fn, sbm_ba_linearize(ctx, sys, problem))) !=
+                if ((st = SBM__NESTED(ctx, sbm_ba_linearize(ctx, sys, problem))) !=
                     SBM_SUCCESS)
                     goto done;
                 rep.time_linearize = sbm__now(ctx, 1) - t0;
@@ -245,14 +227,11 @@ done:
     sbm__free_with(&ctx->allocator, d_rhs);
     sbm__free_with(&ctx->allocator, d_dc);
     sbm__free_with(&ctx->allocator, d_dp);
-    sbm__free_with(&ctx->allocator, d_x);
-    sbm__free_with(&ctx->allocator, d_y);
-    sbm__host_bjacobi_free(&hbj);
+    sbm__bjacobi_free(&bj);
     sbm__symup_free(&ssym);
     sbm_cbc_destroy(Dinv);
     sbm_cbc_destroy(S);
     sbm_schur_plan_destroy(plan);
     sbm_ba_system_destroy(sys);
-    ctx->fn = fn;
     return st;
 }

@@ -95,12 +95,13 @@ static sbm_status check_same_pattern(sbm_ctx *ctx, const char *xname, const sbm_
     return st;
 }
 
-sbm_status sbm_bdiag_inverse(sbm_ctx *ctx, const sbm_cbc *D, sbm_cbc *Dinv)
+/* known_bdiag: the caller (inside the library) vouches that D is block diagonal with every
+ * diagonal block stored, so the pattern check, a download on a device backend, is skipped. */
+static sbm_status bdiag_inverse(sbm_ctx *ctx, const sbm_cbc *D, sbm_cbc *Dinv, int known_bdiag)
 {
-    SBM__ENTER(ctx, "sbm_bdiag_inverse");
     SBM__TRY(sbm__check_cbc_arg(ctx, "D", D));
     SBM__TRY(sbm__check_cbc_arg(ctx, "Dinv", Dinv));
-    SBM__TRY(check_bdiag(ctx, D, 1));
+    if (!known_bdiag) SBM__TRY(check_bdiag(ctx, D, 1));
     SBM__TRY(check_same_pattern(ctx, "Dinv", Dinv, "D", D));
     if (!ctx->ops->bdiag_inverse)
         return sbm__error(ctx, SBM_ERR_NOT_SUPPORTED,
@@ -109,10 +110,22 @@ sbm_status sbm_bdiag_inverse(sbm_ctx *ctx, const sbm_cbc *D, sbm_cbc *Dinv)
     return ctx->ops->bdiag_inverse(ctx, D, Dinv);
 }
 
-sbm_status sbm_bdiag_scale(sbm_ctx *ctx, sbm_side side, const sbm_cbc *D, const sbm_cbc *A,
-                           sbm_cbc *B)
+sbm_status sbm_bdiag_inverse(sbm_ctx *ctx, const sbm_cbc *D, sbm_cbc *Dinv)
 {
-    SBM__ENTER(ctx, "sbm_bdiag_scale");
+    SBM__ENTER(ctx, "sbm_bdiag_inverse");
+    return bdiag_inverse(ctx, D, Dinv, 0);
+}
+
+sbm_status sbm__bdiag_inverse_checked(sbm_ctx *ctx, const sbm_cbc *D, sbm_cbc *Dinv)
+{
+    SBM__ENTER(ctx, "sbm_bdiag_inverse");
+    return bdiag_inverse(ctx, D, Dinv, 1);
+}
+
+/* known_bdiag as for bdiag_inverse (without the need for every diagonal block). */
+static sbm_status bdiag_scale(sbm_ctx *ctx, sbm_side side, const sbm_cbc *D, const sbm_cbc *A,
+                              sbm_cbc *B, int known_bdiag)
+{
     SBM__TRY(sbm__check_cbc_arg(ctx, "D", D));
     SBM__TRY(sbm__check_cbc_arg(ctx, "A", A));
     SBM__TRY(sbm__check_cbc_arg(ctx, "B", B));
@@ -142,11 +155,25 @@ sbm_status sbm_bdiag_scale(sbm_ctx *ctx, sbm_side side, const sbm_cbc *D, const 
                           " block %s (A is %" PRId64 " x %" PRId64 " blocks, side %s)",
                           D->nbr, D->nbc, a_nb, left ? "rows" : "columns", A->nbr, A->nbc,
                           left ? "SBM_SIDE_LEFT" : "SBM_SIDE_RIGHT");
-    SBM__TRY(check_bdiag(ctx, D, 0));
+    if (!known_bdiag) SBM__TRY(check_bdiag(ctx, D, 0));
     SBM__TRY(check_same_pattern(ctx, "B", B, "A", A));
     if (!ctx->ops->bdiag_scale)
         return sbm__error(ctx, SBM_ERR_NOT_SUPPORTED,
                           "the block-diagonal scaling is not available on the %s backend",
                           ctx->ops->name);
     return ctx->ops->bdiag_scale(ctx, side, D, A, B);
+}
+
+sbm_status sbm_bdiag_scale(sbm_ctx *ctx, sbm_side side, const sbm_cbc *D, const sbm_cbc *A,
+                           sbm_cbc *B)
+{
+    SBM__ENTER(ctx, "sbm_bdiag_scale");
+    return bdiag_scale(ctx, side, D, A, B, 0);
+}
+
+sbm_status sbm__bdiag_scale_checked(sbm_ctx *ctx, sbm_side side, const sbm_cbc *D,
+                                    const sbm_cbc *A, sbm_cbc *B)
+{
+    SBM__ENTER(ctx, "sbm_bdiag_scale");
+    return bdiag_scale(ctx, side, D, A, B, 1);
 }

@@ -1,10 +1,10 @@
 /* Host arrays owned by objects, vectors in the context's memory and their transfers, a clock,
- * and calls to public functions from inside the library. */
+ * and vector operations dispatched to the backend. */
 #define _POSIX_C_SOURCE 199309L
 
 #include "sbm_internal.h"
 
-#include <stdio.h>
+#include <math.h>
 #include <string.h>
 #include <time.h>
 
@@ -58,17 +58,43 @@ sbm_status sbm__vec_copy(sbm_ctx *ctx, double *dst, const double *src, int64_t n
     return ctx->ops->copy(ctx, dst, src, (size_t)n * sizeof(double), 2);
 }
 
-sbm_status sbm__nested(sbm_ctx *ctx, const char *outer, sbm_status st)
+sbm_status sbm__vec_zero(sbm_ctx *ctx, double *x, int64_t n)
 {
-    if (st != SBM_SUCCESS && ctx->fn != outer) {
-        char inner[SBM__MSG_SIZE];
-        memcpy(inner, ctx->message, sizeof inner);
-        inner[SBM__MSG_SIZE - 1] = '\0';
-        snprintf(ctx->message, SBM__MSG_SIZE, "%s: %.*s", outer, SBM__MSG_SIZE - 64, inner);
-        ctx->last_status = st;
-    }
-    ctx->fn = outer;
+    if (n <= 0) return SBM_SUCCESS;
+    return ctx->ops->memset0(ctx, x, (size_t)n * sizeof(double));
+}
+
+sbm_status sbm__vec_dot(sbm_ctx *ctx, int64_t n, const double *x, const double *y, double *h_dot)
+{
+    *h_dot = 0.0;
+    if (n <= 0) return SBM_SUCCESS;
+    return ctx->ops->vec_dot(ctx, n, x, y, h_dot);
+}
+
+sbm_status sbm__vec_nrm2(sbm_ctx *ctx, int64_t n, const double *x, double *h_nrm)
+{
+    double d = 0.0;
+    sbm_status st = sbm__vec_dot(ctx, n, x, x, &d);
+    *h_nrm = sqrt(d);
     return st;
+}
+
+sbm_status sbm__vec_axpy(sbm_ctx *ctx, int64_t n, double a, const double *x, double *y)
+{
+    if (n <= 0) return SBM_SUCCESS;
+    return ctx->ops->vec_axpy(ctx, n, a, x, y);
+}
+
+sbm_status sbm__vec_xpay(sbm_ctx *ctx, int64_t n, const double *x, double a, double *y)
+{
+    if (n <= 0) return SBM_SUCCESS;
+    return ctx->ops->vec_xpay(ctx, n, x, a, y);
+}
+
+sbm_status sbm__vec_scale(sbm_ctx *ctx, int64_t n, double a, double *x)
+{
+    if (n <= 0) return SBM_SUCCESS;
+    return ctx->ops->vec_scale(ctx, n, a, x);
 }
 
 double sbm__now(sbm_ctx *ctx, int sync)

@@ -20,6 +20,7 @@ const sbm_allocator sbm__malloc_allocator = {sbm__malloc_hook, sbm__free_hook, N
 void *sbm__alloc(sbm_ctx *ctx, size_t bytes, const char *what)
 {
     void *p = ctx->allocator.alloc(ctx->allocator.user, bytes ? bytes : 1);
+    if (p) sbm__stats_alloc(ctx, bytes);
     if (!p)
         sbm__error(ctx, SBM_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes for %s on the %s backend",
                    bytes, what, ctx->ops->name);

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -45,8 +46,22 @@ static inline int sbm__cmp_i32(const void *a, const void *b)
 /* ---------------------------------------------------------------------------------------- */
 
 #define SBM__MSG_SIZE 1024
+/* Depth of nested public calls whose names messages keep (deeper ones are still nested). */
+#define SBM__NEST_MAX 8
 
 struct sbm__backend_ops;
+
+/* Traffic through a context, for tests that pin down where data moves: host<->device copies
+ * (counted by the device backends' copy, also for a host-side context that downloads) and
+ * allocations in the context's memory space (sbm__alloc and the CUDA workspace pool). */
+typedef struct sbm__stats {
+    uint64_t h2d_copies;   /* host -> device copies */
+    uint64_t h2d_bytes;
+    uint64_t d2h_copies;   /* device -> host copies */
+    uint64_t d2h_bytes;
+    uint64_t allocs;       /* allocations in the context's memory space */
+    uint64_t alloc_bytes;
+} sbm__stats;
 
 struct sbm_ctx {
     sbm_backend backend;                 /* CPU or CUDA */
@@ -60,6 +75,9 @@ struct sbm_ctx {
     sbm_status last_status;              /* status of the last failure */
     char message[SBM__MSG_SIZE];         /* message of the last failure */
     void *backend_data;                  /* backend state (CUDA: workspace pool, properties) */
+    sbm__stats stats;                    /* transfers and allocations (sbm__stats_*) */
+    int depth;                           /* public calls nested inside fn (SBM__NESTED) */
+    const char *nest_fn[SBM__NEST_MAX];  /* their names, outermost first (NULL: internal) */
 };
 
 struct sbm_cbc {
@@ -98,7 +116,9 @@ struct sbm_csr {
 /* Errors (src/core/status.c)                                                               */
 /* ---------------------------------------------------------------------------------------- */
 
-/* Record a failure: the message becomes "<ctx->fn>: <formatted text>". @return status. */
+/* Record a failure: the message becomes "<ctx->fn>: <formatted text>", with the names of the
+ * nested public calls in progress between them ("sbm_ba_solve: sbm_bdiag_inverse: ..."), so a
+ * failure deep inside is reported under the call the user made. @return status. */
 sbm_status sbm__error(sbm_ctx *ctx, sbm_status status, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
@@ -106,13 +126,41 @@ sbm_status sbm__error(sbm_ctx *ctx, sbm_status status, const char *fmt, ...)
     ;
 sbm_status sbm__verror(sbm_ctx *ctx, sbm_status status, const char *fmt, va_list ap);
 
-/* Every public entry point that takes a context starts with this. */
+/* Every public entry point that takes a context starts with this. Outside a nested call it
+ * names the call for messages; inside one (SBM__NESTED) the outer name stays and this one is
+ * recorded at its depth. */
 #define SBM__ENTER(ctx, name)                                              \
     do {                                                                   \
         if ((ctx) == NULL) return sbm__null_ctx_error(name);               \
-        (ctx)->fn = (name);                                                \
+        if ((ctx)->depth == 0)                                             \
+            (ctx)->fn = (name);                                            \
+        else if ((ctx)->depth <= SBM__NEST_MAX)                            \
+            (ctx)->nest_fn[(ctx)->depth - 1] = (name);                     \
     } while (0)
 sbm_status sbm__null_ctx_error(const char *fn);
+
+/* A public function (or an internal one that may call public ones) called from inside the
+ * library: `st = SBM__NESTED(ctx, sbm_cbc_spmv(ctx, ...));`. Messages keep the outer call's
+ * name. Internal *_checked entries below skip checks of operands the caller already checked.
+ * The comma operator sequences the depth change around the call. */
+#define SBM__NESTED(ctx, call) (sbm__nest_enter(ctx), sbm__nest_leave((ctx), (call)))
+static inline void sbm__nest_enter(sbm_ctx *ctx)
+{
+    if (ctx->depth < SBM__NEST_MAX) ctx->nest_fn[ctx->depth] = NULL;
+    ctx->depth++;
+}
+static inline sbm_status sbm__nest_leave(sbm_ctx *ctx, sbm_status st)
+{
+    ctx->depth--;
+    return st;
+}
+/* Entries for nested calls (through SBM__NESTED) whose caller vouches that D is block diagonal
+ * (for the inverse: with every diagonal block stored), having made or checked it itself: they
+ * skip the check that reads D's pattern, a download on a device backend, and run the others.
+ * Messages name them as the public calls (src/core/bdiag.c). */
+sbm_status sbm__bdiag_inverse_checked(sbm_ctx *ctx, const sbm_cbc *D, sbm_cbc *Dinv);
+sbm_status sbm__bdiag_scale_checked(sbm_ctx *ctx, sbm_side side, const sbm_cbc *D,
+                                    const sbm_cbc *A, sbm_cbc *B);
 
 /* Propagate a failure. */
 #define SBM__TRY(expr)                                  \
@@ -253,6 +301,14 @@ typedef struct sbm__backend_ops {
     /* pattern fingerprints (see sbm__hash_*_pattern_host), for plan checks */
     sbm_status (*cbc_pattern_hash)(sbm_ctx *ctx, const sbm_cbc *A, uint64_t *hash);
     sbm_status (*csr_pattern_hash)(sbm_ctx *ctx, const sbm_csr *A, uint64_t *hash);
+
+    /* vectors of n >= 1 doubles in the backend's memory (solvers keep theirs there); dot sums in
+     * an order fixed by n alone and writes the result to host memory */
+    sbm_status (*vec_dot)(sbm_ctx *ctx, int64_t n, const double *x, const double *y,
+                          double *h_dot);
+    sbm_status (*vec_axpy)(sbm_ctx *ctx, int64_t n, double a, const double *x, double *y);
+    sbm_status (*vec_xpay)(sbm_ctx *ctx, int64_t n, const double *x, double a, double *y);
+    sbm_status (*vec_scale)(sbm_ctx *ctx, int64_t n, double a, double *x);
 } sbm__backend_ops;
 
 /* Plans start with this header so the front end can check and dispatch them. */
@@ -294,6 +350,11 @@ sbm_status sbm__spmv_check_fill(sbm_ctx *ctx, sbm_spmv_format format, int64_t m,
 #define SBM__GEMM_ONCE 0x80000000u
 
 extern const sbm__backend_ops sbm__cpu_ops;
+/* Inverse of one SPD n x n block on the host, for the solvers (src/cpu/cpu_bdiag.c, by
+ * sbm_blk_spd_inverse: the library's one Cholesky inverse). a (column-major, lower triangle
+ * read) is overwritten by its Cholesky factor; inv gets the full inverse. @return 0, or -1 if
+ * a is not numerically SPD or the inverse is not finite. */
+int sbm__host_spd_inverse(int n, double *a, double *inv);
 /* NULL when the library is built without CUDA (defined in src/cuda/ with CUDA, src/core/context.c without). */
 const sbm__backend_ops *sbm__cuda_ops(void);
 /* Number of CUDA devices (0 without CUDA); same split as sbm__cuda_ops. */
@@ -371,9 +432,35 @@ sbm_status sbm__vec_upload(sbm_ctx *ctx, double *dst, const double *h_src, int64
 sbm_status sbm__vec_download(sbm_ctx *ctx, double *h_dst, const double *src, int64_t n);
 sbm_status sbm__vec_copy(sbm_ctx *ctx, double *dst, const double *src, int64_t n);
 
-/* A call to another public function from inside a public function: restore the outer call's
- * name and, on failure, prefix the inner message with it ("outer: inner: reason"). */
-sbm_status sbm__nested(sbm_ctx *ctx, const char *outer, sbm_status st);
+/* Vector operations on n doubles in the context's memory, through the backend's table. Sums
+ * run in a fixed order on every backend (two runs agree bitwise); a scalar result is the only
+ * thing that leaves the device. */
+sbm_status sbm__vec_zero(sbm_ctx *ctx, double *x, int64_t n);
+sbm_status sbm__vec_dot(sbm_ctx *ctx, int64_t n, const double *x, const double *y, double *h_dot);
+/* sqrt(x.x) */
+sbm_status sbm__vec_nrm2(sbm_ctx *ctx, int64_t n, const double *x, double *h_nrm);
+/* y += a x */
+sbm_status sbm__vec_axpy(sbm_ctx *ctx, int64_t n, double a, const double *x, double *y);
+/* y = x + a y */
+sbm_status sbm__vec_xpay(sbm_ctx *ctx, int64_t n, const double *x, double a, double *y);
+/* x *= a */
+sbm_status sbm__vec_scale(sbm_ctx *ctx, int64_t n, double a, double *x);
+
+/* Transfer and allocation counters of a context (struct sbm__stats). */
+static inline void sbm__stats_reset(sbm_ctx *ctx) { memset(&ctx->stats, 0, sizeof ctx->stats); }
+static inline sbm__stats sbm__stats_get(const sbm_ctx *ctx) { return ctx->stats; }
+/* A copy of kind 0 (host -> device) or 1 (device -> host); kind 2 stays on the device. */
+static inline void sbm__stats_copy(sbm_ctx *ctx, int kind, size_t bytes)
+{
+    if (!ctx || kind == 2) return;
+    if (kind == 0) ctx->stats.h2d_copies++, ctx->stats.h2d_bytes += bytes;
+    else ctx->stats.d2h_copies++, ctx->stats.d2h_bytes += bytes;
+}
+static inline void sbm__stats_alloc(sbm_ctx *ctx, size_t bytes)
+{
+    ctx->stats.allocs++;
+    ctx->stats.alloc_bytes += bytes;
+}
 
 /* Monotonic wall clock in seconds; with sync, the context's queued work is waited for first. */
 double sbm__now(sbm_ctx *ctx, int sync);

@@ -36,6 +36,13 @@ sbm_status sbm__verror(sbm_ctx *ctx, sbm_status status, const char *fmt, va_list
     const char *fn = ctx ? (ctx->fn ? ctx->fn : "sbm") : "sbm_ctx_create";
     int n = snprintf(buf, SBM__MSG_SIZE, "%s: ", fn);
     if (n < 0 || n >= SBM__MSG_SIZE) n = 0;
+    /* the nested public calls in progress, outermost first, so the user's call leads */
+    const int depth = ctx ? (ctx->depth < SBM__NEST_MAX ? ctx->depth : SBM__NEST_MAX) : 0;
+    for (int d = 0; d < depth; d++) {
+        if (!ctx->nest_fn[d]) continue;
+        const int k = snprintf(buf + n, (size_t)(SBM__MSG_SIZE - n), "%s: ", ctx->nest_fn[d]);
+        if (k > 0 && n + k < SBM__MSG_SIZE / 2) n += k;
+    }
     vsnprintf(buf + n, (size_t)(SBM__MSG_SIZE - n), fmt, ap);
     if (ctx) ctx->last_status = status;
     return status;

@@ -66,4 +66,8 @@ const sbm__backend_ops sbm__cpu_ops = {
     .spmv_plan_destroy = sbm__cpu_spmv_plan_destroy,
     .cbc_pattern_hash = sbm__cpu_cbc_pattern_hash,
     .csr_pattern_hash = sbm__cpu_csr_pattern_hash,
+    .vec_dot = sbm__cpu_vec_dot,
+    .vec_axpy = sbm__cpu_vec_axpy,
+    .vec_xpay = sbm__cpu_vec_xpay,
+    .vec_scale = sbm__cpu_vec_scale,
 };

@@ -54,4 +54,11 @@ sbm_status sbm__cpu_csr_spmv_plan_execute(sbm_ctx *ctx, const sbm_spmv_plan *pla
                                           const double *x, double beta, double *y);
 void sbm__cpu_spmv_plan_destroy(sbm_spmv_plan *plan);
 
+/* src/cpu_vector.c: vector operations of the solvers */
+sbm_status sbm__cpu_vec_dot(sbm_ctx *ctx, int64_t n, const double *x, const double *y,
+                            double *h_dot);
+sbm_status sbm__cpu_vec_axpy(sbm_ctx *ctx, int64_t n, double a, const double *x, double *y);
+sbm_status sbm__cpu_vec_xpay(sbm_ctx *ctx, int64_t n, const double *x, double a, double *y);
+sbm_status sbm__cpu_vec_scale(sbm_ctx *ctx, int64_t n, double a, double *x);
+
 #endif /* SBM_CPU_BACKEND_H */

@@ -29,6 +29,15 @@ SBM_X_(1) SBM_X_(2) SBM_X_(3) SBM_X_(4) SBM_X_(5) SBM_X_(9)
 
 typedef int (*spd_inverse_fn)(double *w);
 
+int sbm__host_spd_inverse(int n, double *a, double *inv)
+{
+    if (sbm_blk_spd_inverse(n, a, inv) != 0) return -1;
+    /* an infinite pivot passes the positivity test and leaves NaNs behind */
+    for (int i = 0; i < n * n; i++)
+        if (!isfinite(inv[i])) return -1;
+    return 0;
+}
+
 sbm_status sbm__cpu_bdiag_inverse(sbm_ctx *ctx, const sbm_cbc *D, sbm_cbc *Dinv)
 {
     const int b = D->r;

@@ -68,6 +68,7 @@ static sbm_status sbm__cuda_copy(sbm_ctx *ctx, void *dst, const void *src, size_
     /* the caller reads host memory next (kind 1), or may free the host source (kind 0: a
      * pageable source is staged before return, a pinned one is not) */
     if (kind != 2) SBM__CU(ctx, cudaStreamSynchronize(s), "stream synchronisation after a copy");
+    sbm__stats_copy(ctx, kind, bytes);
 done:
     return st;
 }
@@ -166,8 +167,10 @@ sbm_status sbm__cuda_workspace(sbm_ctx *ctx, int slot, size_t bytes, void **ptr)
     size_t want = bytes + bytes / 4;
     if (want < bytes) want = bytes;
     void *p = ctx->allocator.alloc(ctx->allocator.user, want);
-    if (!p) {
-        want = bytes;
+    if (p) {
+        sbm__stats_alloc(ctx, want);
+    } else {
+        want = bytes; /* sbm__alloc counts this one */
         p = sbm__alloc(ctx, want, "workspace");
         if (!p) return SBM_ERR_OUT_OF_MEMORY;
     }
@@ -287,6 +290,10 @@ static sbm__backend_ops sbm__make_cuda_ops(void)
     o.spmv_plan_destroy = sbm__cuda_spmv_plan_destroy;
     o.cbc_pattern_hash = sbm__cuda_cbc_pattern_hash;
     o.csr_pattern_hash = sbm__cuda_csr_pattern_hash;
+    o.vec_dot = sbm__cuda_vec_dot;
+    o.vec_axpy = sbm__cuda_vec_axpy;
+    o.vec_xpay = sbm__cuda_vec_xpay;
+    o.vec_scale = sbm__cuda_vec_scale;
     return o;
 }
 

@@ -278,6 +278,13 @@ void sbm__cuda_scache_clear(sbm_ctx *ctx);
 sbm_status sbm__cuda_csr_row_stats(sbm_ctx *ctx, const sbm_csr *A, int64_t *max_row,
                                    int64_t *warp_slots);
 
+/* cuda_vector.cu: vector operations of the solvers */
+sbm_status sbm__cuda_vec_dot(sbm_ctx *ctx, int64_t n, const double *x, const double *y,
+                             double *h_dot);
+sbm_status sbm__cuda_vec_axpy(sbm_ctx *ctx, int64_t n, double a, const double *x, double *y);
+sbm_status sbm__cuda_vec_xpay(sbm_ctx *ctx, int64_t n, const double *x, double a, double *y);
+sbm_status sbm__cuda_vec_scale(sbm_ctx *ctx, int64_t n, double a, double *x);
+
 /* ---------------------------------------------------------------------------------------- */
 /* Device helpers                                                                           */
 /* ---------------------------------------------------------------------------------------- */

@@ -79,7 +79,6 @@ sbm_status sbm_slam_system_create(sbm_ctx *ctx, const sbm_g2o_graph *graph,
                                   sbm_slam_system **system)
 {
     SBM__ENTER(ctx, "sbm_slam_system_create");
-    const char *fn = ctx->fn;
     if (!system) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument system is NULL");
     *system = NULL;
     if (!graph) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument graph is NULL");
@@ -137,10 +136,10 @@ sbm_status sbm_slam_system_create(sbm_ctx *ctx, const sbm_g2o_graph *graph,
     }
     for (int64_t c = nfree; c > 0; c--) cp[c] = cp[c - 1];
     cp[0] = 0;
-    if ((st = sbm__nested(ctx, fn, sbm_cbc_create(ctx, &s->J, ne, nfree, d, d, cp, ri, NULL))) !=
+    if ((st = SBM__NESTED(ctx, sbm_cbc_create(ctx, &s->J, ne, nfree, d, d, cp, ri, NULL))) !=
         SBM_SUCCESS)
         goto fail;
-    if ((st = sbm__nested(ctx, fn, sbm_cbc_copy(ctx, s->J, &s->OJ))) != SBM_SUCCESS) goto fail;
+    if ((st = SBM__NESTED(ctx, sbm_cbc_copy(ctx, s->J, &s->OJ))) != SBM_SUCCESS) goto fail;
 
     /* Omega: one block per edge, the information matrices as read */
     sbm__host_free(ctx, cp);
@@ -151,11 +150,11 @@ sbm_status sbm_slam_system_create(sbm_ctx *ctx, const sbm_g2o_graph *graph,
     }
     for (int64_t k = 0; k <= ne; k++) cp[k] = k;
     for (int64_t k = 0; k < ne; k++) drow[k] = (int32_t)k;
-    if ((st = sbm__nested(ctx, fn, sbm_cbc_create(ctx, &s->Omega, ne, ne, d, d, cp, drow,
-                                                      gi.edge_information))) != SBM_SUCCESS)
+    if ((st = SBM__NESTED(ctx, sbm_cbc_create(ctx, &s->Omega, ne, ne, d, d, cp, drow,
+                                              gi.edge_information))) != SBM_SUCCESS)
         goto fail;
-    if ((st = sbm__nested(ctx, fn, sbm_cbc_gemm_plan(ctx, SBM_OP_T, s->J, SBM_OP_N, s->OJ, NULL,
-                                                         SBM_GEMM_UPPER, &s->plan, &s->Lambda))) !=
+    if ((st = SBM__NESTED(ctx, sbm_cbc_gemm_plan(ctx, SBM_OP_T, s->J, SBM_OP_N, s->OJ, NULL,
+                                                 SBM_GEMM_UPPER, &s->plan, &s->Lambda))) !=
         SBM_SUCCESS)
         goto fail;
     s->e = sbm__vec_alloc(ctx, d * ne, "errors");
@@ -186,7 +185,6 @@ fail:
 sbm_status sbm_slam_linearize(sbm_ctx *ctx, sbm_slam_system *s, const sbm_g2o_graph *graph)
 {
     SBM__ENTER(ctx, "sbm_slam_linearize");
-    const char *fn = ctx->fn;
     if (!s) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument system is NULL");
     if (!graph) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument graph is NULL");
     SBM__TRY(sbm__check_cbc_arg(ctx, "system", s->J));
@@ -230,11 +228,13 @@ sbm_status sbm_slam_linearize(sbm_ctx *ctx, sbm_slam_system *s, const sbm_g2o_gr
     SBM__TRY(sbm__vec_upload(ctx, s->J->values, s->h_J, s->J->nnzb * (int64_t)bs));
     SBM__TRY(sbm__vec_upload(ctx, s->e, s->h_e, d * s->ne));
     const double t1 = sbm__now(ctx, 1);
-    SBM__TRY(sbm__nested(ctx, fn, sbm_bdiag_scale(ctx, SBM_SIDE_LEFT, s->Omega, s->J, s->OJ)));
-    SBM__TRY(sbm__nested(ctx, fn, sbm_cbc_gemm_execute(ctx, s->plan, 1.0, s->J, s->OJ, NULL,
-                                                          s->Lambda)));
-    SBM__TRY(sbm__nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, s->Omega, s->e, 0.0, s->w)));
-    SBM__TRY(sbm__nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_T, 1.0, s->J, s->w, 0.0, s->b)));
+    /* Omega is block diagonal by construction (sbm_slam_system_create) */
+    SBM__TRY(SBM__NESTED(
+        ctx, sbm__bdiag_scale_checked(ctx, SBM_SIDE_LEFT, s->Omega, s->J, s->OJ)));
+    SBM__TRY(SBM__NESTED(ctx, sbm_cbc_gemm_execute(ctx, s->plan, 1.0, s->J, s->OJ, NULL,
+                                                   s->Lambda)));
+    SBM__TRY(SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, s->Omega, s->e, 0.0, s->w)));
+    SBM__TRY(SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_T, 1.0, s->J, s->w, 0.0, s->b)));
     const double t2 = sbm__now(ctx, 1);
     s->time_jacobian = t1 - t0;
     s->time_lambda = t2 - t1;

@@ -11,29 +11,10 @@
 
 #define MAX_HALVINGS 10
 
-typedef struct gn_ops {
-    sbm__symup *lsym;  /* Lambda, upper-stored */
-    sbm_cbc *Dinv;     /* inverses of Lambda's diagonal blocks */
-    double *dx;        /* context memory */
-    double *dy;
-    int64_t n;
-} gn_ops;
-
-static sbm_status apply_lambda(sbm_ctx *ctx, void *data, const double *hx, double *hy)
+/* y = Lambda x for PCG (vectors in the context's memory) */
+static sbm_status apply_lambda(sbm_ctx *ctx, void *data, const double *x, double *y)
 {
-    gn_ops *o = data;
-    SBM__TRY(sbm__vec_upload(ctx, o->dx, hx, o->n));
-    SBM__TRY(sbm__symup_multiply(ctx, o->lsym, o->dx, o->dy));
-    return sbm__vec_download(ctx, hy, o->dy, o->n);
-}
-
-static sbm_status apply_dinv(sbm_ctx *ctx, void *data, const double *hx, double *hy)
-{
-    gn_ops *o = data;
-    const char *fn = ctx->fn;
-    SBM__TRY(sbm__vec_upload(ctx, o->dx, hx, o->n));
-    SBM__TRY(sbm__nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, o->Dinv, o->dx, 0.0, o->dy)));
-    return sbm__vec_download(ctx, hy, o->dy, o->n);
+    return sbm__symup_multiply(ctx, (sbm__symup *)data, x, y);
 }
 
 /* poses = saved (+) alpha*dx on the free vertices */
@@ -59,7 +40,6 @@ sbm_status sbm_slam_solve(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solver_o
                           sbm_solver_summary *summary)
 {
     SBM__ENTER(ctx, "sbm_slam_solve");
-    const char *fn = ctx->fn;
     if (!graph) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument graph is NULL");
     const sbm_solver_options opt = options ? *options : sbm_solver_default_options();
     SBM__TRY(sbm__check_solver_options(ctx, &opt));
@@ -75,14 +55,12 @@ sbm_status sbm_slam_solve(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solver_o
     sbm_cbc *Dinv = NULL;
     sbm__symup lsym;
     memset(&lsym, 0, sizeof lsym);
-    double *d_x = NULL, *d_y = NULL, *h = NULL;
-    gn_ops ops;
-    memset(&ops, 0, sizeof ops);
+    double *d_rhs = NULL, *d_x = NULL, *h = NULL;
     sbm_status st;
 
-    if ((st = sbm__nested(ctx, fn, sbm_slam_system_create(ctx, graph, &sys))) != SBM_SUCCESS)
+    if ((st = SBM__NESTED(ctx, sbm_slam_system_create(ctx, graph, &sys))) != SBM_SUCCESS)
         goto done;
-    if ((st = sbm__nested(ctx, fn, sbm_slam_linearize(ctx, sys, graph))) != SBM_SUCCESS)
+    if ((st = SBM__NESTED(ctx, sbm_slam_linearize(ctx, sys, graph))) != SBM_SUCCESS)
         goto done;
     double t_jac = 0.0, t_lam = 0.0;
     sbm__slam_system_times(sys, &t_jac, &t_lam);
@@ -91,9 +69,9 @@ sbm_status sbm_slam_solve(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solver_o
     sbm_linear_solver ls = opt.linear_solver;
     if (ls == SBM_LINEAR_AUTO) ls = n <= opt.dense_max_dim ? SBM_LINEAR_DENSE_CHOLESKY : SBM_LINEAR_PCG;
 
-    d_x = sbm__vec_alloc(ctx, n, "PCG x");
-    d_y = d_x ? sbm__vec_alloc(ctx, n, "PCG y") : NULL;
-    h = d_y ? sbm__host_alloc(ctx, (size_t)(2 * n + gi.pose_size * gi.vertices) * sizeof(double),
+    d_rhs = sbm__vec_alloc(ctx, n, "PCG rhs");
+    d_x = d_rhs ? sbm__vec_alloc(ctx, n, "PCG x") : NULL;
+    h = d_x ? sbm__host_alloc(ctx, (size_t)(2 * n + gi.pose_size * gi.vertices) * sizeof(double),
                               "solver vectors") : NULL;
     if (!h) {
         st = ctx->last_status;
@@ -102,10 +80,9 @@ sbm_status sbm_slam_solve(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solver_o
     double *h_rhs = h, *h_dx = h + n, *h_saved = h + 2 * n;
     if (ls == SBM_LINEAR_PCG) {
         if ((st = sbm__symup_init(ctx, si.Lambda, &lsym)) != SBM_SUCCESS) goto done;
-        if ((st = sbm__nested(ctx, fn, sbm_cbc_copy(ctx, lsym.D, &Dinv))) != SBM_SUCCESS)
+        if ((st = SBM__NESTED(ctx, sbm_cbc_copy(ctx, lsym.D, &Dinv))) != SBM_SUCCESS)
             goto done;
     }
-    ops.lsym = &lsym, ops.Dinv = Dinv, ops.dx = d_x, ops.dy = d_y, ops.n = n;
 
     double chi2 = si.chi2;
     if (summary) {
@@ -125,18 +102,22 @@ sbm_status sbm_slam_solve(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solver_o
 
         /* Lambda dx = -b */
         double ts = sbm__now(ctx, 1);
-        if ((st = sbm__vec_download(ctx, h_rhs, si.b, n)) != SBM_SUCCESS) goto done;
-        for (int64_t k = 0; k < n; k++) h_rhs[k] = -h_rhs[k];
         if (ls == SBM_LINEAR_DENSE_CHOLESKY) {
+            if ((st = sbm__vec_download(ctx, h_rhs, si.b, n)) != SBM_SUCCESS) goto done;
+            for (int64_t k = 0; k < n; k++) h_rhs[k] = -h_rhs[k];
             st = sbm__dense_spd_solve(ctx, si.Lambda, h_rhs, h_dx);
         } else {
+            /* PCG where Lambda lives; only the step comes back */
             lsym.A = si.Lambda;
-            st = sbm__symup_refresh(ctx, &lsym);
-            if (st == SBM_SUCCESS) st = sbm__nested(ctx, fn, sbm_bdiag_inverse(ctx, lsym.D, Dinv));
+            st = sbm__vec_copy(ctx, d_rhs, si.b, n);
+            if (st == SBM_SUCCESS) st = sbm__vec_scale(ctx, n, -1.0, d_rhs);
+            if (st == SBM_SUCCESS) st = sbm__symup_refresh(ctx, &lsym);
+            if (st == SBM_SUCCESS) st = sbm__symup_diag_inverse(ctx, &lsym, Dinv);
             if (st == SBM_SUCCESS)
-                st = sbm__pcg(ctx, n, apply_lambda, &ops, apply_dinv, &ops, h_rhs, h_dx,
+                st = sbm__pcg(ctx, n, apply_lambda, &lsym, sbm__bdiag_apply, Dinv, d_rhs, d_x,
                               opt.pcg_max_iterations, opt.pcg_tolerance, &rep.linear_iterations,
                               &rep.linear_residual);
+            if (st == SBM_SUCCESS) st = sbm__vec_download(ctx, h_dx, d_x, n);
         }
         if (st != SBM_SUCCESS) goto done;
         rep.time_solve = sbm__now(ctx, 1) - ts;
@@ -159,7 +140,7 @@ sbm_status sbm_slam_solve(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solver_o
             stop = chi2 - new_chi2 <= opt.function_tolerance * chi2;
             chi2 = new_chi2;
             if (it < opt.max_iterations && !stop) {
-                if ((st = sbm__nested(ctx, fn, sbm_slam_linearize(ctx, sys, graph))) != SBM_SUCCESS)
+                if ((st = SBM__NESTED(ctx, sbm_slam_linearize(ctx, sys, graph))) != SBM_SUCCESS)
                     goto done;
                 sbm__slam_system_times(sys, &rep.time_linearize, &rep.time_schur);
                 si = sbm_slam_system_get_info(sys);
@@ -176,11 +157,10 @@ sbm_status sbm_slam_solve(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solver_o
 done:
     if (summary) summary->time_total = sbm__now(ctx, 1) - t_start;
     if (h) sbm__host_free(ctx, h);
+    sbm__free_with(&ctx->allocator, d_rhs);
     sbm__free_with(&ctx->allocator, d_x);
-    sbm__free_with(&ctx->allocator, d_y);
     sbm__symup_free(&lsym);
     sbm_cbc_destroy(Dinv);
     sbm_slam_system_destroy(sys);
-    ctx->fn = fn;
     return st;
 }

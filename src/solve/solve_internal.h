@@ -34,6 +34,9 @@ sbm_status sbm__symup_init(sbm_ctx *ctx, const sbm_cbc *A, sbm__symup *s);
 sbm_status sbm__symup_refresh(sbm_ctx *ctx, sbm__symup *s);
 /* y = A x (context memory; y separate from x). */
 sbm_status sbm__symup_multiply(sbm_ctx *ctx, sbm__symup *s, const double *x, double *y);
+/* Dinv = the inverses of the diagonal blocks (Dinv a copy of D). D is block diagonal by
+ * construction; only a missing diagonal block needs the public call's check and message. */
+sbm_status sbm__symup_diag_inverse(sbm_ctx *ctx, const sbm__symup *s, sbm_cbc *Dinv);
 void sbm__symup_free(sbm__symup *s);
 
 /* Validate solver options (src/solve/solver_options.c). */
@@ -43,37 +46,41 @@ sbm_status sbm__check_solver_options(sbm_ctx *ctx, const sbm_solver_options *o);
 /* Linear solvers                                                                           */
 /* ---------------------------------------------------------------------------------------- */
 
-/* y = op(x) on host vectors of length n. */
-typedef sbm_status (*sbm__apply_fn)(sbm_ctx *ctx, void *data, const double *h_x, double *h_y);
+/* y = op(x) on vectors of length n in the context's memory (y separate from x). */
+typedef sbm_status (*sbm__apply_fn)(sbm_ctx *ctx, void *data, const double *x, double *y);
 
-/* Preconditioned conjugate gradients on host vectors: x from zero, until |r| <= tol*|b| or
- * max_it iterations. precond may be NULL (identity). *iterations and *rel_residual report. */
+/* Preconditioned conjugate gradients on vectors b and x in the context's memory: x from zero,
+ * until |r| <= tol*|b| or max_it iterations. precond may be NULL (identity). *iterations and
+ * *rel_residual report. An iteration allocates nothing and copies only its three dot products
+ * to the host (the backend's vector operations). */
 sbm_status sbm__pcg(sbm_ctx *ctx, int64_t n, sbm__apply_fn apply, void *apply_data,
-                    sbm__apply_fn precond, void *precond_data, const double *h_b, double *h_x,
+                    sbm__apply_fn precond, void *precond_data, const double *b, double *x,
                     int max_it, double tol, int *iterations, double *rel_residual);
 
 /* Solve A x = b for SPD A given by its upper block triangle (any backend): dense Cholesky on the
  * host. @return SBM_ERR_NOT_POSITIVE_DEFINITE (with a message) if the factorisation fails. */
 sbm_status sbm__dense_spd_solve(sbm_ctx *ctx, const sbm_cbc *A, const double *h_b, double *h_x);
 
-/* Host block-Jacobi preconditioner: the inverses (Cholesky) of nb SPD b x b blocks. */
-typedef struct sbm__host_bjacobi {
-    int64_t nb;       /* blocks */
-    int b;            /* block size */
-    double *inv;      /* nb*b*b, column-major inverses */
-    sbm_allocator a;  /* allocator of inv */
-} sbm__host_bjacobi;
-/* Invert the blocks in place of blocks (nb*b*b); a non-SPD block is regularised by adding a
- * multiple of its diagonal until it factors (a preconditioner, not the system). */
-sbm_status sbm__host_bjacobi_init(sbm_ctx *ctx, int64_t nb, int b, const double *blocks,
-                                  sbm__host_bjacobi *p);
-sbm_status sbm__host_bjacobi_apply(sbm_ctx *ctx, void *data, const double *h_x, double *h_y);
-void sbm__host_bjacobi_free(sbm__host_bjacobi *p);
+/* ---------------------------------------------------------------------------------------- */
+/* Block-diagonal preconditioners                                                           */
+/* ---------------------------------------------------------------------------------------- */
 
-/* Small dense helpers (column-major). */
-/* In-place Cholesky (lower) of an n x n SPD matrix; @return 0 on success. */
-int sbm__chol(int n, double *a);
-/* Inverse of an SPD n x n matrix from its lower Cholesky factor l into inv (full). */
-void sbm__chol_inverse(int n, const double *l, double *inv);
+/* A block-diagonal matrix of n b x b blocks in the context's memory (values uninitialised). */
+sbm_status sbm__bdiag_pattern_create(sbm_ctx *ctx, int64_t n, int b, sbm_cbc **D);
+/* y = Dinv x by the block SpMV: a PCG preconditioner, data the block-diagonal sbm_cbc. */
+sbm_status sbm__bdiag_apply(sbm_ctx *ctx, void *data, const double *x, double *y);
+
+/* Block Jacobi from diagonal blocks given on the host (the matrix-free BA system): inverted on
+ * the host, where a non-SPD block is regularised by adding a multiple of its diagonal until it
+ * factors (a preconditioner, not the system), and applied from the context's memory. */
+typedef struct sbm__bjacobi {
+    sbm_cbc *Dinv;    /* the inverses, block diagonal, in the context's memory */
+    double *h_inv;    /* host staging of the inverses */
+    sbm_allocator a;  /* allocator of h_inv */
+} sbm__bjacobi;
+sbm_status sbm__bjacobi_init(sbm_ctx *ctx, int64_t nb, int b, sbm__bjacobi *p);
+/* Invert the nb blocks of h_blocks (nb*b*b, column-major) and upload the inverses. */
+sbm_status sbm__bjacobi_set(sbm_ctx *ctx, sbm__bjacobi *p, const double *h_blocks);
+void sbm__bjacobi_free(sbm__bjacobi *p);
 
 #endif /* SBM_SOLVE_INTERNAL_H */

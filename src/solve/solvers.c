@@ -1,10 +1,10 @@
-/* Shared machinery of the BA and SLAM solvers: memory and transfers, the symmetric product with
- * an upper-stored block matrix, preconditioned conjugate gradients, dense Cholesky (LAPACKE) and
- * a host block-Jacobi preconditioner.
+/* Shared machinery of the BA and SLAM solvers: the symmetric product with an upper-stored block
+ * matrix, preconditioned conjugate gradients, dense Cholesky (LAPACKE) and block Jacobi.
  *
- * PCG keeps its vectors on the host: the unknowns of a reduced camera system or a pose graph
- * number thousands to tens of thousands, so moving x and A*x once per iteration costs little next
- * to the block SpMV, which runs on the context's backend. */
+ * PCG keeps its vectors in the context's memory, where the matrix lives, and moves them with the
+ * backend's vector operations: an iteration sends nothing to the device and brings back only
+ * the three scalars its dot products make. Dense Cholesky is host LAPACK by design and downloads
+ * the matrix once per solve. */
 #define _POSIX_C_SOURCE 199309L
 
 #include "solve_internal.h"
@@ -29,7 +29,18 @@ void sbm__solver_end_iteration(sbm_ctx *ctx, const sbm_solver_options *opt, int 
         summary->time_solve += rep->time_solve;
         summary->time_update += rep->time_update;
     }
-    if (opt->callback) opt->callback(opt->user, rep);
+    if (!opt->callback) return;
+    /* The callback may call the library with this context: those are the user's own calls,
+     * named by themselves, and the solver's name and nesting come back afterwards. */
+    const char *fn = ctx->fn;
+    const int depth = ctx->depth;
+    const char *nest_fn[SBM__NEST_MAX];
+    memcpy(nest_fn, ctx->nest_fn, sizeof nest_fn);
+    ctx->depth = 0;
+    opt->callback(opt->user, rep);
+    ctx->fn = fn;
+    ctx->depth = depth;
+    memcpy(ctx->nest_fn, nest_fn, sizeof nest_fn);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -95,10 +106,8 @@ sbm_status sbm__symup_init(sbm_ctx *ctx, const sbm_cbc *A, sbm__symup *s)
         int64_t t = 0;
         for (int64_t j = 0; j < A->nbc; j++)
             if (s->diag_block[j] >= 0) drow[t] = dcol[t] = (int32_t)j, t++;
-        const char *fn = ctx->fn;
-        st = sbm__nested(ctx, fn,
-                            sbm_cbc_from_triplets(ctx, &s->D, A->nbr, A->nbc, A->r, A->c, ndiag,
-                                                  drow, dcol, zeros));
+        st = SBM__NESTED(ctx, sbm_cbc_from_triplets(ctx, &s->D, A->nbr, A->nbc, A->r, A->c,
+                                                    ndiag, drow, dcol, zeros));
         if (st != SBM_SUCCESS) goto done;
     }
 done:
@@ -127,13 +136,18 @@ sbm_status sbm__symup_refresh(sbm_ctx *ctx, sbm__symup *s)
 
 sbm_status sbm__symup_multiply(sbm_ctx *ctx, sbm__symup *s, const double *x, double *y)
 {
-    const char *fn = ctx->fn;
     if (s->block_diagonal)
-        return sbm__nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, s->A, x, 0.0, y));
+        return SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, s->A, x, 0.0, y));
     /* y = A x + A^T x - D x, accumulated in y through the SpMV's beta */
-    SBM__TRY(sbm__nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, s->A, x, 0.0, y)));
-    SBM__TRY(sbm__nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_T, 1.0, s->A, x, 1.0, y)));
-    return sbm__nested(ctx, fn, sbm_cbc_spmv(ctx, SBM_OP_N, -1.0, s->D, x, 1.0, y));
+    SBM__TRY(SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, s->A, x, 0.0, y)));
+    SBM__TRY(SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_T, 1.0, s->A, x, 1.0, y)));
+    return SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_N, -1.0, s->D, x, 1.0, y));
+}
+
+sbm_status sbm__symup_diag_inverse(sbm_ctx *ctx, const sbm__symup *s, sbm_cbc *Dinv)
+{
+    if (s->complete) return SBM__NESTED(ctx, sbm__bdiag_inverse_checked(ctx, s->D, Dinv));
+    return SBM__NESTED(ctx, sbm_bdiag_inverse(ctx, s->D, Dinv));
 }
 
 void sbm__symup_free(sbm__symup *s)
@@ -147,59 +161,61 @@ void sbm__symup_free(sbm__symup *s)
 /* Preconditioned conjugate gradients                                                       */
 /* ---------------------------------------------------------------------------------------- */
 
-static double dot(int64_t n, const double *a, const double *b)
+/* z = M^-1 r, or z = r without a preconditioner. */
+static sbm_status pcg_precond(sbm_ctx *ctx, int64_t n, sbm__apply_fn precond, void *data,
+                              const double *r, double *z)
 {
-    double s = 0.0;
-    for (int64_t i = 0; i < n; i++) s += a[i] * b[i];
-    return s;
+    if (precond) return precond(ctx, data, r, z);
+    return sbm__vec_copy(ctx, z, r, n);
 }
 
 sbm_status sbm__pcg(sbm_ctx *ctx, int64_t n, sbm__apply_fn apply, void *apply_data,
-                    sbm__apply_fn precond, void *precond_data, const double *h_b, double *h_x,
+                    sbm__apply_fn precond, void *precond_data, const double *b, double *x,
                     int max_it, double tol, int *iterations, double *rel_residual)
 {
     *iterations = 0;
     *rel_residual = 0.0;
-    for (int64_t i = 0; i < n; i++) h_x[i] = 0.0;
-    const double bnorm = sqrt(dot(n, h_b, h_b));
+    double bnorm = 0.0;
+    SBM__TRY(sbm__vec_zero(ctx, x, n));
+    SBM__TRY(sbm__vec_nrm2(ctx, n, b, &bnorm));
     if (n == 0 || bnorm == 0.0) return SBM_SUCCESS;
-    double *r = sbm__host_alloc(ctx, (size_t)n * 4 * sizeof(double), "PCG vectors");
-    if (!r) return SBM_ERR_OUT_OF_MEMORY;
+    /* r, z, p, q: one allocation per solve, none per iteration */
+    double *r = sbm__vec_alloc(ctx, 4 * n, "PCG vectors");
+    if (!r) return ctx->last_status;
     double *z = r + n, *p = z + n, *q = p + n;
-    sbm_status st = SBM_SUCCESS;
-    memcpy(r, h_b, (size_t)n * sizeof(double));
-    if (precond) {
-        if ((st = precond(ctx, precond_data, r, z)) != SBM_SUCCESS) goto done;
-    } else {
-        memcpy(z, r, (size_t)n * sizeof(double));
-    }
-    memcpy(p, z, (size_t)n * sizeof(double));
-    double rz = dot(n, r, z);
-    double rnorm = bnorm;
+    sbm_status st;
+    double rz = 0.0, rnorm = bnorm;
     int it = 0;
+#define PCG_TRY(expr)                                     \
+    do {                                                  \
+        if ((st = (expr)) != SBM_SUCCESS) goto done;      \
+    } while (0)
+    PCG_TRY(sbm__vec_copy(ctx, r, b, n));
+    PCG_TRY(pcg_precond(ctx, n, precond, precond_data, r, z));
+    PCG_TRY(sbm__vec_copy(ctx, p, z, n));
+    PCG_TRY(sbm__vec_dot(ctx, n, r, z, &rz));
     while (it < max_it) {
-        if ((st = apply(ctx, apply_data, p, q)) != SBM_SUCCESS) goto done;
+        double pq = 0.0, rz_new = 0.0;
+        PCG_TRY(apply(ctx, apply_data, p, q));
         it++;
-        const double pq = dot(n, p, q);
+        PCG_TRY(sbm__vec_dot(ctx, n, p, q, &pq));
         if (!(pq > 0.0)) break; /* breakdown: the matrix is not positive definite along p */
         const double alpha = rz / pq;
-        for (int64_t i = 0; i < n; i++) h_x[i] += alpha * p[i], r[i] -= alpha * q[i];
-        rnorm = sqrt(dot(n, r, r));
+        PCG_TRY(sbm__vec_axpy(ctx, n, alpha, p, x));
+        PCG_TRY(sbm__vec_axpy(ctx, n, -alpha, q, r));
+        PCG_TRY(sbm__vec_nrm2(ctx, n, r, &rnorm));
         if (rnorm <= tol * bnorm) break;
-        if (precond) {
-            if ((st = precond(ctx, precond_data, r, z)) != SBM_SUCCESS) goto done;
-        } else {
-            memcpy(z, r, (size_t)n * sizeof(double));
-        }
-        const double rz_new = dot(n, r, z);
+        PCG_TRY(pcg_precond(ctx, n, precond, precond_data, r, z));
+        PCG_TRY(sbm__vec_dot(ctx, n, r, z, &rz_new));
         const double beta = rz_new / rz;
         rz = rz_new;
-        for (int64_t i = 0; i < n; i++) p[i] = z[i] + beta * p[i];
+        PCG_TRY(sbm__vec_xpay(ctx, n, z, beta, p)); /* p = z + beta p */
     }
+#undef PCG_TRY
     *iterations = it;
     *rel_residual = rnorm / bnorm;
 done:
-    sbm__host_free(ctx, r);
+    sbm__free(ctx, r);
     return st;
 }
 
@@ -284,55 +300,51 @@ done:
 /* Small dense blocks                                                                       */
 /* ---------------------------------------------------------------------------------------- */
 
-int sbm__chol(int n, double *a)
+sbm_status sbm__bdiag_pattern_create(sbm_ctx *ctx, int64_t n, int b, sbm_cbc **D)
 {
-    for (int j = 0; j < n; j++) {
-        double d = a[j + j * n];
-        for (int k = 0; k < j; k++) d -= a[j + k * n] * a[j + k * n];
-        if (!(d > 0.0) || !isfinite(d)) return -1;
-        d = sqrt(d);
-        a[j + j * n] = d;
-        for (int i = j + 1; i < n; i++) {
-            double s = a[i + j * n];
-            for (int k = 0; k < j; k++) s -= a[i + k * n] * a[j + k * n];
-            a[i + j * n] = s / d;
-        }
-        for (int i = 0; i < j; i++) a[i + j * n] = 0.0;
+    int64_t *cp = sbm__host_alloc(ctx, (size_t)(n + 1) * sizeof(int64_t), "diagonal pattern");
+    int32_t *ri = cp ? sbm__host_alloc(ctx, (size_t)(n + 1) * sizeof(int32_t), "diagonal rows")
+                     : NULL;
+    if (!ri) {
+        if (cp) sbm__host_free(ctx, cp);
+        return SBM_ERR_OUT_OF_MEMORY;
     }
-    return 0;
+    for (int64_t j = 0; j <= n; j++) cp[j] = j;
+    for (int64_t j = 0; j < n; j++) ri[j] = (int32_t)j;
+    sbm_status st = SBM__NESTED(ctx, sbm_cbc_create(ctx, D, n, n, b, b, cp, ri, NULL));
+    sbm__host_free(ctx, cp);
+    sbm__host_free(ctx, ri);
+    return st;
 }
 
-void sbm__chol_inverse(int n, const double *l, double *inv)
+sbm_status sbm__bdiag_apply(sbm_ctx *ctx, void *data, const double *x, double *y)
 {
-    /* Columns of (L L^T)^-1 by forward and back substitution of unit vectors. */
-    for (int c = 0; c < n; c++) {
-        double *x = inv + c * n;
-        for (int i = 0; i < n; i++) {
-            double s = i == c ? 1.0 : 0.0;
-            for (int k = 0; k < i; k++) s -= l[i + k * n] * x[k];
-            x[i] = s / l[i + i * n];
-        }
-        for (int i = n - 1; i >= 0; i--) {
-            double s = x[i];
-            for (int k = i + 1; k < n; k++) s -= l[k + i * n] * x[k];
-            x[i] = s / l[i + i * n];
-        }
-    }
+    const sbm_cbc *Dinv = data;
+    return SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, Dinv, x, 0.0, y));
 }
 
-sbm_status sbm__host_bjacobi_init(sbm_ctx *ctx, int64_t nb, int b, const double *blocks,
-                                  sbm__host_bjacobi *p)
+sbm_status sbm__bjacobi_init(sbm_ctx *ctx, int64_t nb, int b, sbm__bjacobi *p)
 {
     memset(p, 0, sizeof *p);
-    p->nb = nb;
-    p->b = b;
     p->a = sbm__host_allocator_of(ctx);
     const size_t bs = (size_t)b * (size_t)b;
-    p->inv = sbm__alloc_with(ctx, &p->a, (size_t)nb, bs * sizeof(double), "preconditioner blocks");
-    if (!p->inv) return ctx->last_status;
+    p->h_inv =
+        sbm__alloc_with(ctx, &p->a, (size_t)nb, bs * sizeof(double), "preconditioner blocks");
+    if (!p->h_inv) return ctx->last_status;
+    sbm_status st = sbm__bdiag_pattern_create(ctx, nb, b, &p->Dinv);
+    if (st != SBM_SUCCESS) sbm__bjacobi_free(p);
+    return st;
+}
+
+sbm_status sbm__bjacobi_set(sbm_ctx *ctx, sbm__bjacobi *p, const double *h_blocks)
+{
+    const int b = p->Dinv->r;
+    const int64_t nb = p->Dinv->nbc;
+    const size_t bs = (size_t)b * (size_t)b;
     double l[SBM_MAX_BLOCK_DIM * SBM_MAX_BLOCK_DIM];
     for (int64_t k = 0; k < nb; k++) {
-        const double *blk = blocks + (size_t)k * bs;
+        const double *blk = h_blocks + (size_t)k * bs;
+        double *inv = p->h_inv + (size_t)k * bs;
         double dmax = 0.0;
         for (int i = 0; i < b; i++) dmax = fmax(dmax, fabs(blk[i + i * b]));
         double shift = 0.0;
@@ -340,41 +352,21 @@ sbm_status sbm__host_bjacobi_init(sbm_ctx *ctx, int64_t nb, int b, const double 
         for (int attempt = 0; attempt < 30 && !ok; attempt++) {
             memcpy(l, blk, bs * sizeof(double));
             for (int i = 0; i < b; i++) l[i + i * b] += shift;
-            ok = sbm__chol(b, l) == 0;
+            ok = sbm__host_spd_inverse(b, l, inv) == 0;
             shift = shift == 0.0 ? 1e-12 * (dmax > 0.0 ? dmax : 1.0) : shift * 10.0;
         }
-        double *inv = p->inv + (size_t)k * bs;
-        if (ok) {
-            sbm__chol_inverse(b, l, inv);
-        } else {
+        if (!ok) {
             memset(inv, 0, bs * sizeof(double));
             for (int i = 0; i < b; i++) inv[i + i * b] = 1.0;
         }
     }
-    return SBM_SUCCESS;
+    /* once per solve; the iterations apply the inverses where they now live */
+    return sbm__vec_upload(ctx, p->Dinv->values, p->h_inv, nb * (int64_t)bs);
 }
 
-sbm_status sbm__host_bjacobi_apply(sbm_ctx *ctx, void *data, const double *h_x, double *h_y)
+void sbm__bjacobi_free(sbm__bjacobi *p)
 {
-    (void)ctx;
-    const sbm__host_bjacobi *p = data;
-    const int b = p->b;
-    const size_t bs = (size_t)b * (size_t)b;
-    for (int64_t k = 0; k < p->nb; k++) {
-        const double *inv = p->inv + (size_t)k * bs;
-        const double *x = h_x + k * b;
-        double *y = h_y + k * b;
-        for (int i = 0; i < b; i++) {
-            double s = 0.0;
-            for (int c = 0; c < b; c++) s += inv[i + c * b] * x[c];
-            y[i] = s;
-        }
-    }
-    return SBM_SUCCESS;
-}
-
-void sbm__host_bjacobi_free(sbm__host_bjacobi *p)
-{
-    sbm__free_with(&p->a, p->inv);
+    sbm_cbc_destroy(p->Dinv);
+    sbm__free_with(&p->a, p->h_inv);
     memset(p, 0, sizeof *p);
 }
