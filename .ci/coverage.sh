@@ -11,6 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-coverage}
+mkdir -p "$build" && build=$(cd "$build" && pwd)
 suites=${SBM_COVERAGE_SUITES:-test_ba test_slam test_solver_control}
 data_arg=()
 if [ -n "${SBM_DATA_DIR:-}" ]; then data_arg=(-DSBM_DATA_DIR="$SBM_DATA_DIR"); fi

@@ -9,7 +9,7 @@
 #   SBM_DATA_DIR=...                                              the real data sets (test_ba)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-if [ $# -ge 1 ]; then work=$1; mkdir -p "$work"; keep=1; else work=$(mktemp -d); keep=0; fi
+if [ $# -ge 1 ]; then mkdir -p "$1"; work=$(cd "$1" && pwd); keep=1; else work=$(mktemp -d); keep=0; fi
 cleanup() { if [ "$keep" = 0 ]; then rm -rf "$work"; fi; }
 trap cleanup EXIT
 suites=${SBM_MUTATION_SUITES:-test_solver_control test_ba test_slam}
