@@ -87,7 +87,8 @@ static sbm_solver_options traced(sbm_linear_solver ls, int iterations, trace *t)
     return o;
 }
 
-/* |got - want| within tol relative (plus abs for costs near zero). */
+/* got within 1e-9 of want, relative (plus 1e-12 absolute for costs near zero): the two
+ * evaluations differ only in round-off. */
 static void assert_cost(double got, double want, const char *what, int it)
 {
     if (!(fabs(got - want) <= 1e-9 * fabs(want) + 1e-12))
@@ -101,7 +102,8 @@ typedef struct run_stats {
     int rejected;        /* steps rejected */
     int max_run;         /* longest run of consecutive rejections */
     int reject_after_ok; /* a rejection right after an acceptance (nu restarts at 2) */
-    double min_factor;   /* smallest / largest lambda factor after an acceptance */
+    double min_factor;   /* smallest / largest lambda factor after an acceptance (GN: the
+                          * accepted step lengths) */
     double max_factor;
 } run_stats;
 
