@@ -1,7 +1,7 @@
 /* BAL problems: sbm_bal_read (plain and bzip2), sbm_bal_write, sbm_bal_generate,
  * sbm_bal_evaluate.
  *
- * The real files in shared/data/bal are checked against values read here with sscanf (header,
+ * The real files in tests/data/bal are checked against values read here with sscanf (header,
  * first and last observation, first and last parameter); both are round-tripped through the
  * writer (plain and .bz2) bitwise. Malformed files check every error path by status and by the
  * "file:line" in the message. */
@@ -57,11 +57,10 @@ static void assert_same_problem(const sbm_bal_problem *a, const sbm_bal_problem 
     assert_memory_equal(x.point_params, y.point_params, (size_t)x.points * 3 * sizeof(double));
 }
 
-/* Last non-empty line of a plain file. */
+/* Last non-empty line of a plain or compressed file. */
 static double last_value(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
+    FILE *f = sbm_test_open_plain(path);
     char line[256];
     double v = NAN;
     while (fgets(line, sizeof line, f))
@@ -85,10 +84,9 @@ static void test_read_ladybug(void **state)
     assert_int_equal(info.points, 7776);
     assert_int_equal(info.observations, 31843);
 
-    /* independent parse of the header, the first observation line, the first parameter and
-     * the last value */
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
+    /* independent parse (decompressed by zlib/libbz2 here) of the header, the first observation
+     * line, the first parameter and the last value */
+    FILE *f = sbm_test_open_plain(path);
     long nc, np, no, c0, p0;
     double x0, y0, par0;
     assert_int_equal(fscanf(f, "%ld %ld %ld %ld %ld %lf %lf", &nc, &np, &no, &c0, &p0, &x0, &y0), 7);

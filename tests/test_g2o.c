@@ -1,4 +1,4 @@
-/* g2o pose graphs: sbm_g2o_read on every real file in shared/data/g2o (counts, values against an
+/* g2o pose graphs: sbm_g2o_read on every real file in tests/data/g2o (counts, values against an
  * independent sscanf, the spanning-tree start of edge-only files, the gauge), small files for
  * every element and option, and malformed files for every error path (status, file:line). */
 #define _POSIX_C_SOURCE 200809L
@@ -67,8 +67,7 @@ static void test_read_real(void **state)
         assert_true(isfinite(chi2) && chi2 > 0.0);
 
         /* the first VERTEX and EDGE lines, parsed here */
-        FILE *fp = fopen(path, "rb");
-        assert_non_null(fp);
+        FILE *fp = sbm_test_open_plain(path); /* decompressed independently of sbm */
         char line[4096];
         int seen_vertex = 0, seen_edge = 0;
         while (fgets(line, sizeof line, fp) && !(seen_edge && (seen_vertex || rf->from_edges))) {

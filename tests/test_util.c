@@ -343,14 +343,6 @@ void sbm_test_assert_ok_(sbm_ctx *ctx, sbm_status got, const char *expr, const c
     }
 }
 
-const char *sbm_test_data_path(const char *relative)
-{
-    static char buf[4096];
-    const char *dir = getenv("SBM_DATA_DIR");
-    snprintf(buf, sizeof buf, "%s/%s", dir && *dir ? dir : SBM_DATA_DIR, relative);
-    return buf;
-}
-
 /* ---------------------------------------------------------------------------------------- */
 /* Temporary directories, vectors in the context's memory                                  */
 /* ---------------------------------------------------------------------------------------- */
