@@ -185,24 +185,28 @@ static sbm_status bz_next_stream(sbm__stream *s)
     if (nunused > 0) memcpy(keep, unused, (size_t)nunused);
     BZ2_bzReadClose(&bzerr, s->bz);
     s->bz = NULL;
-    if (nunused == 0) {
+    /* libbz2 checks the next stream's magic only when it is read; check it here, so that
+     * trailing bytes get their own message */
+    while (nunused < 3) {
         const int c = fgetc((FILE *)s->file);
-        if (c == EOF) {
-            if (ferror((FILE *)s->file))
-                return stream_error(s, SBM_ERR_IO, "read error: %s", strerror(errno));
-            s->eof = 1;
-            return SBM_SUCCESS;
-        }
-        keep[0] = (char)c;
-        nunused = 1;
+        if (c == EOF) break;
+        keep[nunused++] = (char)c;
     }
+    if (ferror((FILE *)s->file))
+        return stream_error(s, SBM_ERR_IO, "read error: %s", strerror(errno));
+    if (nunused == 0) {
+        s->eof = 1;
+        return SBM_SUCCESS;
+    }
+    if (nunused < 3 || memcmp(keep, "BZh", 3) != 0)
+        return stream_error(s, SBM_ERR_IO,
+                            "cannot decompress: trailing data after the bzip2 stream is not "
+                            "bzip2 data");
     s->bz = BZ2_bzReadOpen(&bzerr, (FILE *)s->file, 0, 0, keep, nunused);
     if (bzerr != BZ_OK) {
         if (s->bz) BZ2_bzReadClose(&bzerr, s->bz);
         s->bz = NULL;
-        return stream_error(s, SBM_ERR_IO,
-                            "cannot decompress: trailing data after the bzip2 stream is not "
-                            "bzip2 data");
+        return stream_error(s, SBM_ERR_IO, "cannot decompress: %s", sbm__bz_reason(bzerr));
     }
     return SBM_SUCCESS;
 }
