@@ -130,18 +130,34 @@ static sbm_status read_g2o(sbm_ctx *ctx, const char *path, double **out, size_t 
 
 typedef struct format_case {
     const char *what;
-    const char *data; /* relative to tests/data */
+    const char *data; /* relative to tests/data; NULL: a generated BAL problem */
     reader_fn read;
 } format_case;
 
+/* The real BAL files are large (1.8 MB of text); a generated problem of 200 KB exercises the
+ * same reader in a fraction of the time (test_bal reads the real ones, compressed). */
 static const format_case formats[] = {
     {"mtx (gzip in the repository)", "mtx/west0067.mtx", read_mtx},
     {"mtx (bzip2 in the repository)", "mtx/cryg2500.mtx", read_mtx},
-    {"bal", "bal/problem-49-7776-pre.txt", read_bal},
+    {"bal (generated)", NULL, read_bal},
     {"g2o 2D", "g2o/CSAIL.g2o", read_g2o},
     {"g2o 3D", "g2o/smallGrid3D.g2o", read_g2o},
 };
 #define NFORMATS (sizeof formats / sizeof formats[0])
+
+/* The file a case starts from: in tests/data, or a generated BAL problem written plain. */
+static const char *source_path(sbm_test_env *e, const format_case *fc)
+{
+    if (fc->data) return sbm_test_data_path(fc->data);
+    static char path[1024];
+    snprintf(path, sizeof path, "%s/generated.txt", sbm_test_tmp_dir);
+    const sbm_bal_generate_options o = sbm_bal_generate_defaults(30, 2000, 3, 11);
+    sbm_bal_problem *p = NULL;
+    SBM_ASSERT_OK(e->host, sbm_bal_generate(e->host, &o, &p));
+    SBM_ASSERT_OK(e->host, sbm_bal_write(e->host, path, p));
+    sbm_bal_destroy(p);
+    return path;
+}
 
 static void assert_reads_equal(sbm_test_env *e, const format_case *fc, const double *want,
                                size_t nwant, const char *path)
@@ -163,7 +179,7 @@ static void test_same_as_plain(void **state)
     sbm_test_env *e = sbm_test_begin(state);
     for (size_t f = 0; f < NFORMATS; f++) {
         const format_case *fc = &formats[f];
-        const char *src = sbm_test_data_path(fc->data);
+        const char *src = source_path(e, fc);
         char plain[1024]; /* tmp_path's buffers are reused */
         snprintf(plain, sizeof plain, "%s", tmp_path("plain.txt"));
         sbm_test_recode(src, plain, "plain");
@@ -223,7 +239,7 @@ static void test_fifo(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
     const format_case *fc = &formats[0];
-    const char *src = sbm_test_data_path(fc->data);
+    const char *src = source_path(e, fc);
     const char *plain = tmp_path("fifo_plain.mtx"), *gz = tmp_path("fifo.mtx.gz");
     sbm_test_recode(src, plain, "plain");
     sbm_test_recode(src, gz, "gz");
@@ -262,7 +278,7 @@ static void test_damaged(void **state)
     sbm_test_env *e = sbm_test_begin(state);
     for (size_t f = 0; f < NFORMATS; f++) {
         const format_case *fc = &formats[f];
-        const char *src = sbm_test_data_path(fc->data);
+        const char *src = source_path(e, fc);
         static const char *const kinds[] = {"gz", "bz2"};
         for (int k = 0; k < 2; k++) {
             const char *good = tmp_path(k == 0 ? "good.gz" : "good.bz2");

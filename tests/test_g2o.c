@@ -125,6 +125,32 @@ static void test_read_real(void **state)
 /* Small files                                                                              */
 /* ---------------------------------------------------------------------------------------- */
 
+/* Optional extra data: the larger graphs not copied into the repository, read from
+ * SBM_DATA_DIR when it is there (skipped visibly otherwise). Counts from the files. */
+static void test_read_extra(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    static const real_file extra[] = {
+        {"g2o/ais2klinik.g2o", 2, 15115, 16727, 0},
+        {"g2o/kitti_05.g2o", 2, 2761, 2826, 1},
+        {"g2o/sphere_bignoise_vertex3.g2o", 3, 2200, 8647, 0},
+    };
+    for (size_t f = 0; f < sizeof extra / sizeof extra[0]; f++) {
+        const char *path = sbm_test_extra_data_path(extra[f].name);
+        sbm_g2o_graph *g = NULL;
+        SBM_ASSERT_OK(e->ctx, sbm_g2o_read(e->ctx, path, &g));
+        sbm_g2o_info gi = sbm_g2o_get_info(g);
+        assert_int_equal(gi.dim, extra[f].dim);
+        assert_int_equal(gi.vertices, extra[f].vertices);
+        assert_int_equal(gi.edges, extra[f].edges);
+        assert_int_equal(gi.from_edges, extra[f].from_edges);
+        double chi2 = -1.0;
+        SBM_ASSERT_OK(e->ctx, sbm_g2o_chi2(e->ctx, g, &chi2));
+        assert_true(isfinite(chi2) && chi2 >= 0.0);
+        sbm_g2o_destroy(g);
+    }
+}
+
 static void test_read_small(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
@@ -249,6 +275,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         SBM_TEST_BOTH(test_read_real),
+        SBM_TEST_BOTH(test_read_extra),
         SBM_TEST_BOTH(test_read_small),
         SBM_TEST_BOTH(test_read_malformed),
     };

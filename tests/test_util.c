@@ -58,6 +58,15 @@ sbm_test_env *sbm_test_begin(void **state)
     return e;
 }
 
+void sbm_test_require_gpu(const char *suite)
+{
+    if (sbm_has_cuda() && sbm_cuda_device_count() > 0) return;
+    printf("%s: skipped: %s\n", suite,
+           sbm_has_cuda() ? "no CUDA device on this machine" : "this build has no CUDA backend");
+    fflush(stdout);
+    exit(SBM_TEST_SKIP_CODE);
+}
+
 sbm_test_rng sbm_test_rng_seed(uint64_t seed)
 {
     sbm_test_rng g = {seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull};

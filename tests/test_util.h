@@ -129,6 +129,13 @@ FILE *sbm_test_open_plain(const char *path);
  * ("bz2"). */
 void sbm_test_recode(const char *src, const char *dst, const char *kind);
 
+/* Exit status of a suite that cannot run here (ctest's SKIP_RETURN_CODE, as automake's). */
+#define SBM_TEST_SKIP_CODE 77
+/* For suites that test nothing but the GPU (tests/test_cuda_*.c), first thing in main: without
+ * a CUDA build or a device, print why and exit with SBM_TEST_SKIP_CODE, so that ctest lists
+ * the suite as skipped instead of passed. */
+void sbm_test_require_gpu(const char *suite);
+
 /* Set an environment variable for the duration of a test (value NULL: unset it). Returns the old
  * value (malloc'd, or NULL when unset) for sbm_test_env_restore, which puts it back and frees it. */
 char *sbm_test_env_set(const char *name, const char *value);
