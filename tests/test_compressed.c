@@ -17,15 +17,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static const char *tmp_path(const char *name)
-{
-    static char buf[8][1024];
-    static int next;
-    char *p = buf[next++ % 8];
-    snprintf(p, sizeof buf[0], "%s/%s", sbm_test_tmp_dir, name);
-    return p;
-}
-
 /* The whole file as malloc'd bytes. */
 static unsigned char *slurp(const char *path, size_t *len)
 {
@@ -181,7 +172,7 @@ static void test_same_as_plain(void **state)
         const format_case *fc = &formats[f];
         const char *src = source_path(e, fc);
         char plain[1024]; /* tmp_path's buffers are reused */
-        snprintf(plain, sizeof plain, "%s", tmp_path("plain.txt"));
+        snprintf(plain, sizeof plain, "%s", sbm_test_tmp_path("plain.txt"));
         sbm_test_recode(src, plain, "plain");
         double *want = NULL;
         size_t nwant = 0;
@@ -197,7 +188,7 @@ static void test_same_as_plain(void **state)
             {"plain", "copy.gz"}, {"plain", "copy.bz2"}, /* plain text under a compressed name */
         };
         for (size_t c = 0; c < sizeof copies / sizeof copies[0]; c++) {
-            const char *path = tmp_path(copies[c].name);
+            const char *path = sbm_test_tmp_path(copies[c].name);
             sbm_test_recode(src, path, copies[c].kind);
             assert_reads_equal(e, fc, want, nwant, path);
             unlink(path);
@@ -207,13 +198,13 @@ static void test_same_as_plain(void **state)
         size_t len;
         unsigned char *b = slurp(plain, &len);
         assert_true(len > 2000);
-        const char *head = tmp_path("head.txt"), *tail = tmp_path("tail.txt");
+        const char *head = sbm_test_tmp_path("head.txt"), *tail = sbm_test_tmp_path("tail.txt");
         spill(head, b, 1000);
         spill(tail, b + 1000, len - 1000);
         free(b);
         static const char *const kinds[] = {"gz", "bz2"};
         for (int k = 0; k < 2; k++) {
-            const char *h = tmp_path("head.z"), *t = tmp_path("tail.z"), *cat = tmp_path("cat.z");
+            const char *h = sbm_test_tmp_path("head.z"), *t = sbm_test_tmp_path("tail.z"), *cat = sbm_test_tmp_path("cat.z");
             sbm_test_recode(head, h, kinds[k]);
             sbm_test_recode(tail, t, kinds[k]);
             size_t nh, nt;
@@ -240,7 +231,7 @@ static void test_fifo(void **state)
     sbm_test_env *e = sbm_test_begin(state);
     const format_case *fc = &formats[0];
     const char *src = source_path(e, fc);
-    const char *plain = tmp_path("fifo_plain.mtx"), *gz = tmp_path("fifo.mtx.gz");
+    const char *plain = sbm_test_tmp_path("fifo_plain.mtx"), *gz = sbm_test_tmp_path("fifo.mtx.gz");
     sbm_test_recode(src, plain, "plain");
     sbm_test_recode(src, gz, "gz");
     double *want = NULL;
@@ -248,7 +239,7 @@ static void test_fifo(void **state)
     SBM_ASSERT_OK(e->ctx, fc->read(e->ctx, plain, &want, &nwant));
     size_t len;
     unsigned char *b = slurp(gz, &len);
-    const char *fifo = tmp_path("pipe");
+    const char *fifo = sbm_test_tmp_path("pipe");
     assert_int_equal(mkfifo(fifo, 0600), 0);
     const pid_t pid = fork();
     assert_true(pid >= 0);
@@ -281,12 +272,12 @@ static void test_damaged(void **state)
         const char *src = source_path(e, fc);
         static const char *const kinds[] = {"gz", "bz2"};
         for (int k = 0; k < 2; k++) {
-            const char *good = tmp_path(k == 0 ? "good.gz" : "good.bz2");
+            const char *good = sbm_test_tmp_path(k == 0 ? "good.gz" : "good.bz2");
             sbm_test_recode(src, good, kinds[k]);
             size_t len;
             unsigned char *b = slurp(good, &len);
             assert_true(len > 64);
-            const char *bad = tmp_path(k == 0 ? "bad.gz" : "bad.bz2");
+            const char *bad = sbm_test_tmp_path(k == 0 ? "bad.gz" : "bad.bz2");
             double *got = NULL;
             size_t n = 0;
             char want[1200];
@@ -339,7 +330,7 @@ static void test_damaged(void **state)
         }
     }
     /* only the magic bytes: ends early on line 1 */
-    const char *magic = tmp_path("magic_only.mtx");
+    const char *magic = sbm_test_tmp_path("magic_only.mtx");
     spill(magic, (const unsigned char *)"\x1f\x8b", 2);
     sbm_csr *A = (sbm_csr *)&A;
     char want[1200];
@@ -358,7 +349,7 @@ static void test_damaged_line(void **state)
     sbm_test_env *e = sbm_test_begin(state);
     /* 200000 lines of a valid Matrix Market file, gzip-compressed, cut at two thirds: the
      * message names a line past the first buffer (64 KiB of text) */
-    const char *plain = tmp_path("long.mtx"), *gz = tmp_path("long.mtx.gz");
+    const char *plain = sbm_test_tmp_path("long.mtx"), *gz = sbm_test_tmp_path("long.mtx.gz");
     FILE *f = fopen(plain, "wb");
     assert_non_null(f);
     fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n200000 1 200000\n");

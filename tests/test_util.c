@@ -367,6 +367,15 @@ int sbm_test_make_tmp_dir(void **state)
     return mkdtemp(sbm_test_tmp_dir) ? 0 : -1;
 }
 
+const char *sbm_test_tmp_path(const char *name)
+{
+    static char buf[16][1024];
+    static int next;
+    char *p = buf[next++ % 16];
+    snprintf(p, sizeof buf[0], "%s/%s", sbm_test_tmp_dir, name);
+    return p;
+}
+
 int sbm_test_remove_tmp_dir(void **state)
 {
     (void)state;

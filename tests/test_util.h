@@ -129,6 +129,9 @@ FILE *sbm_test_open_plain(const char *path);
  * ("bz2"). */
 void sbm_test_recode(const char *src, const char *dst, const char *kind);
 
+/* sbm_test_tmp_dir/name, in one of 16 buffers used in turn. */
+const char *sbm_test_tmp_path(const char *name);
+
 /* Exit status of a suite that cannot run here (ctest's SKIP_RETURN_CODE, as automake's). */
 #define SBM_TEST_SKIP_CODE 77
 /* For suites that test nothing but the GPU (tests/test_cuda_*.c), first thing in main: without

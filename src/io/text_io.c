@@ -56,12 +56,26 @@ sbm_status sbm__text_error(sbm__text_reader *rd, sbm_status status, const char *
                       reason);
 }
 
+/* The buffer and the locale, once rd->src is open. */
+static sbm_status text_begin(sbm__text_reader *rd)
+{
+    rd->cap = TEXT_CHUNK;
+    rd->buf = sbm__host_alloc(rd->ctx, rd->cap + 1, "the file buffer");
+    if (!rd->buf) {
+        sbm__text_close(rd);
+        return SBM_ERR_OUT_OF_MEMORY;
+    }
+    locale_begin(&rd->locale_c, &rd->locale_old);
+    return SBM_SUCCESS;
+}
+
 sbm_status sbm__text_open(sbm_ctx *ctx, const char *path, sbm__text_reader *rd)
 {
     memset(rd, 0, sizeof *rd);
-    FILE *f = fopen(path, "rb");
-    if (!f) return sbm__error(ctx, SBM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    return sbm__text_open_file(ctx, path, f, rd);
+    rd->ctx = ctx;
+    rd->path = path;
+    SBM__TRY(sbm__stream_open(ctx, path, &rd->src));
+    return text_begin(rd);
 }
 
 sbm_status sbm__text_open_file(sbm_ctx *ctx, const char *path, void *file, sbm__text_reader *rd)
@@ -70,14 +84,7 @@ sbm_status sbm__text_open_file(sbm_ctx *ctx, const char *path, void *file, sbm__
     rd->ctx = ctx;
     rd->path = path;
     SBM__TRY(sbm__stream_open_file(ctx, path, file, &rd->src));
-    rd->cap = TEXT_CHUNK;
-    rd->buf = sbm__host_alloc(ctx, rd->cap + 1, "the file buffer");
-    if (!rd->buf) {
-        sbm__text_close(rd);
-        return SBM_ERR_OUT_OF_MEMORY;
-    }
-    locale_begin(&rd->locale_c, &rd->locale_old);
-    return SBM_SUCCESS;
+    return text_begin(rd);
 }
 
 /* Append up to n bytes at buf+end. */
