@@ -254,7 +254,8 @@ static sbm_status gz_read(sbm__stream *s, char *dst, size_t n, size_t *got)
                 return stream_error(s, SBM_ERR_IO,
                                     "cannot decompress: trailing data after the gzip stream is "
                                     "not gzip data");
-            inflateReset(z);
+            if (inflateReset(z) != Z_OK)
+                return stream_error(s, SBM_ERR_IO, "cannot decompress: zlib state error");
             s->member_done = 0;
         }
         const size_t left = n - *got;
