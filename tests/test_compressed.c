@@ -2,16 +2,20 @@
  * and bzip2 copies of real files read equal to the plain file, whatever their names (the kind
  * is told by the magic bytes); concatenated streams read as their concatenation; a FIFO reads
  * (nothing seeks); truncated, corrupt and trailing-garbage files fail with SBM_ERR_IO and a
- * message naming the file, the line being read and the reason. The copies are made here with
- * zlib and libbz2 directly (sbm_test_recode), independently of the library. */
+ * message naming the file, the line being read and the reason; the writer compresses by name.
+ * The copies are made here with zlib and libbz2 directly (sbm_test_recode), independently of
+ * the library. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "test_util.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -370,6 +374,96 @@ static void test_damaged_line(void **state)
         fail_msg("the message names line %ld: %s", line, msg);
 }
 
+/* The writer compresses by name (".gz": gzip, ".bz2": bzip2, else plain); every form holds the
+ * same text (decompressed here independently) and reads back bitwise. */
+static void test_write_by_name(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    const sbm_bal_generate_options o = sbm_bal_generate_defaults(30, 2000, 3, 12);
+    sbm_bal_problem *p = NULL;
+    SBM_ASSERT_OK(e->host, sbm_bal_generate(e->host, &o, &p));
+    static const struct {
+        const char *name;
+        unsigned char magic[3];
+        size_t nmagic;
+    } outs[] = {
+        {"w.txt", {0, 0, 0}, 0},
+        {"w.txt.gz", {0x1f, 0x8b, 0}, 2},
+        {"w.txt.bz2", {'B', 'Z', 'h'}, 3},
+    };
+    size_t nplain = 0;
+    unsigned char *plain = NULL;
+    double *want = NULL;
+    size_t nwant = 0;
+    for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++) {
+        const char *path = sbm_test_tmp_path(outs[k].name);
+        SBM_ASSERT_OK(e->host, sbm_bal_write(e->host, path, p));
+        size_t len;
+        unsigned char *b = slurp(path, &len);
+        if (outs[k].nmagic) assert_memory_equal(b, outs[k].magic, outs[k].nmagic);
+        else assert_true(b[0] >= '0' && b[0] <= '9'); /* text */
+        free(b);
+        const char *text = sbm_test_tmp_path("w.decompressed");
+        sbm_test_recode(path, text, "plain");
+        unsigned char *t = slurp(text, &len);
+        if (k == 0) {
+            plain = t;
+            nplain = len;
+            SBM_ASSERT_OK(e->ctx, read_bal(e->ctx, path, &want, &nwant));
+        } else {
+            assert_int_equal(len, nplain);
+            assert_memory_equal(t, plain, len);
+            free(t);
+            const format_case fc = {outs[k].name, NULL, read_bal};
+            assert_reads_equal(e, &fc, want, nwant, path);
+        }
+    }
+    free(plain);
+    free(want);
+    sbm_bal_destroy(p);
+}
+
+/* A write that fails midway (a file size limit, in a child process) fails the call with
+ * SBM_ERR_IO naming the file, for each kind, and leaves neither the file nor a temporary. */
+static void test_write_failure(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    const sbm_bal_generate_options o = sbm_bal_generate_defaults(30, 2000, 3, 13);
+    sbm_bal_problem *p = NULL;
+    SBM_ASSERT_OK(e->host, sbm_bal_generate(e->host, &o, &p));
+    static const char *const names[] = {"limited.txt", "limited.txt.gz", "limited.txt.bz2"};
+    for (size_t k = 0; k < 3; k++) {
+        const char *path = sbm_test_tmp_path(names[k]);
+        fflush(NULL);
+        const pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+            signal(SIGXFSZ, SIG_IGN); /* a write past the limit fails with EFBIG instead */
+            const struct rlimit lim = {4096, 4096};
+            if (setrlimit(RLIMIT_FSIZE, &lim) != 0) _exit(2);
+            const sbm_status st = sbm_bal_write(e->host, path, p);
+            const char *msg = sbm_ctx_last_error(e->host);
+            if (st == SBM_ERR_IO && strstr(msg, path) && strstr(msg, "cannot ")) _exit(0);
+            fprintf(stderr, "%s: %s\n", sbm_status_name(st), msg);
+            _exit(1);
+        }
+        int status = 0;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+            fail_msg("%s: the write past the size limit did not fail with SBM_ERR_IO naming the "
+                     "file (child status %d)", names[k], status);
+        struct stat sb;
+        assert_int_not_equal(stat(path, &sb), 0);
+    }
+    DIR *d = opendir(sbm_test_tmp_dir);
+    assert_non_null(d);
+    struct dirent *ent;
+    while ((ent = readdir(d)) != NULL)
+        if (strstr(ent->d_name, ".tmp.")) fail_msg("temporary file %s left behind", ent->d_name);
+    closedir(d);
+    sbm_bal_destroy(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -377,6 +471,8 @@ int main(void)
         SBM_TEST_BOTH(test_fifo),
         SBM_TEST_BOTH(test_damaged),
         SBM_TEST_BOTH(test_damaged_line),
+        SBM_TEST_BOTH(test_write_by_name),
+        SBM_TEST_BOTH(test_write_failure),
     };
     return cmocka_run_group_tests(tests, sbm_test_make_tmp_dir, sbm_test_remove_tmp_dir);
 }

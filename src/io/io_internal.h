@@ -78,13 +78,15 @@ sbm_status sbm__text_error(sbm__text_reader *rd, sbm_status status, const char *
 #endif
     ;
 
-/* A writer to path.tmp.XXXXXX, renamed to path by commit (".bz2": compressed). */
+/* A writer to path.tmp.XXXXXX, renamed to path by commit (".bz2", ".gz": compressed). */
 typedef struct sbm__text_writer {
     sbm_ctx *ctx;        /* for messages */
     const char *path;    /* final name */
     char *tmp;           /* temporary name (host memory) */
     void *file;          /* FILE* */
     void *bz;            /* BZFILE* or NULL */
+    void *gz;            /* z_stream* (deflate, gzip wrapper) or NULL */
+    unsigned char *zbuf; /* its output buffer */
     char *buf;           /* formatting buffer */
     size_t cap, len;     /* its size and fill */
     int failed;          /* a write failed (message recorded) */

@@ -3,7 +3,8 @@
  * written through a temporary file and a rename.
  *
  * Decisions recorded here:
- *   - Writing compresses (bzip2) when the name ends in ".bz2"; any other name is written plain.
+ *   - Writing compresses when the name ends in ".bz2" (bzip2 -9) or ".gz" (gzip -9); any other
+ *     name is written plain. (Reading goes by the magic bytes, never by the name.)
  *   - Numbers are parsed and printed in the "C" numeric locale (POSIX newlocale/uselocale, per
  *     thread) whatever the caller's locale, as the Matrix Market code does.
  *   - One growable buffer holds the unread part of the file; a line longer than it doubles it. */
@@ -21,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define TEXT_CHUNK ((size_t)1 << 16)
 
@@ -150,10 +152,54 @@ void sbm__text_close(sbm__text_reader *rd)
 /* Writing                                                                                  */
 /* ---------------------------------------------------------------------------------------- */
 
-static int ends_with_bz2(const char *path)
+static int ends_with(const char *path, const char *suffix)
 {
-    const size_t n = strlen(path);
-    return n >= 4 && strcmp(path + n - 4, ".bz2") == 0;
+    const size_t n = strlen(path), k = strlen(suffix);
+    return n >= k && strcmp(path + n - k, suffix) == 0;
+}
+
+/* Deflate n bytes of data (flush Z_FINISH: and end the gzip member) into the file. */
+static sbm_status gz_write(sbm__text_writer *w, const char *data, size_t n, int flush)
+{
+    z_stream *z = w->gz;
+    z->next_in = (Bytef *)data;
+    z->avail_in = (uInt)n; /* n <= TEXT_CHUNK */
+    for (;;) {
+        z->next_out = w->zbuf;
+        z->avail_out = (uInt)TEXT_CHUNK;
+        const int rc = deflate(z, flush);
+        if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
+            w->failed = 1;
+            return sbm__error(w->ctx, SBM_ERR_IO, "%s: cannot compress: %s", w->path, zError(rc));
+        }
+        const size_t out = TEXT_CHUNK - z->avail_out;
+        if (out > 0 && fwrite(w->zbuf, 1, out, (FILE *)w->file) != out) {
+            w->failed = 1;
+            return sbm__error(w->ctx, SBM_ERR_IO, "%s: cannot write: %s", w->path, strerror(errno));
+        }
+        if (flush == Z_FINISH ? rc == Z_STREAM_END : (z->avail_in == 0 && z->avail_out > 0))
+            return SBM_SUCCESS;
+    }
+}
+
+/* The gzip encoder for a ".gz" name. */
+static sbm_status gz_begin(sbm__text_writer *w)
+{
+    z_stream *z = sbm__host_alloc(w->ctx, sizeof *z, "the gzip encoder");
+    w->zbuf = z ? sbm__host_alloc(w->ctx, TEXT_CHUNK, "the compressed output buffer") : NULL;
+    if (!w->zbuf) {
+        sbm__host_free(w->ctx, z);
+        return SBM_ERR_OUT_OF_MEMORY;
+    }
+    memset(z, 0, sizeof *z);
+    const int rc = deflateInit2(z, 9, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+    if (rc != Z_OK) {
+        sbm__host_free(w->ctx, z);
+        return sbm__error(w->ctx, rc == Z_MEM_ERROR ? SBM_ERR_OUT_OF_MEMORY : SBM_ERR_IO,
+                          "%s: cannot start compressing: %s", w->path, zError(rc));
+    }
+    w->gz = z;
+    return SBM_SUCCESS;
 }
 
 sbm_status sbm__text_create(sbm_ctx *ctx, const char *path, sbm__text_writer *w)
@@ -186,7 +232,13 @@ sbm_status sbm__text_create(sbm_ctx *ctx, const char *path, sbm__text_writer *w)
         return st;
     }
     w->file = f;
-    if (ends_with_bz2(path)) {
+    if (ends_with(path, ".gz")) {
+        const sbm_status st = gz_begin(w);
+        if (st != SBM_SUCCESS) {
+            sbm__text_abort(w);
+            return st;
+        }
+    } else if (ends_with(path, ".bz2")) {
         int bzerr = BZ_OK;
         w->bz = BZ2_bzWriteOpen(&bzerr, f, 9, 0, 0);
         if (bzerr != BZ_OK) {
@@ -213,7 +265,9 @@ static sbm_status text_flush(sbm__text_writer *w)
         w->len = 0;
         return w->failed ? SBM_ERR_IO : SBM_SUCCESS;
     }
-    if (w->bz) {
+    if (w->gz) {
+        SBM__TRY(gz_write(w, w->buf, w->len, Z_NO_FLUSH));
+    } else if (w->bz) {
         int bzerr = BZ_OK;
         BZ2_bzWrite(&bzerr, w->bz, w->buf, (int)w->len);
         if (bzerr != BZ_OK) {
@@ -257,6 +311,13 @@ sbm_status sbm__text_printf(sbm__text_writer *w, const char *fmt, ...)
 
 void sbm__text_abort(sbm__text_writer *w)
 {
+    if (w->gz) {
+        deflateEnd((z_stream *)w->gz);
+        sbm__host_free(w->ctx, w->gz);
+    }
+    if (w->zbuf) sbm__host_free(w->ctx, w->zbuf);
+    w->gz = NULL;
+    w->zbuf = NULL;
     if (w->bz) {
         int bzerr;
         BZ2_bzWriteClose(&bzerr, w->bz, 1, NULL, NULL);
@@ -277,6 +338,7 @@ void sbm__text_abort(sbm__text_writer *w)
 sbm_status sbm__text_commit(sbm__text_writer *w)
 {
     sbm_status st = text_flush(w);
+    if (st == SBM_SUCCESS && w->gz) st = gz_write(w, NULL, 0, Z_FINISH);
     if (st == SBM_SUCCESS && w->bz) {
         int bzerr = BZ_OK;
         BZ2_bzWriteClose(&bzerr, w->bz, 0, NULL, NULL);
