@@ -319,6 +319,9 @@ void sbm__text_abort(sbm__text_writer *w)
     w->gz = NULL;
     w->zbuf = NULL;
     if (w->bz) {
+        /* libbz2 returns early, without freeing its state, while the FILE has its error flag
+         * set (after a failed write); abandoning writes nothing more, so clear the flag */
+        if (w->file) clearerr((FILE *)w->file);
         int bzerr;
         BZ2_bzWriteClose(&bzerr, w->bz, 1, NULL, NULL);
     }
@@ -342,8 +345,8 @@ sbm_status sbm__text_commit(sbm__text_writer *w)
     if (st == SBM_SUCCESS && w->bz) {
         int bzerr = BZ_OK;
         BZ2_bzWriteClose(&bzerr, w->bz, 0, NULL, NULL);
-        w->bz = NULL;
-        if (bzerr != BZ_OK)
+        if (bzerr == BZ_OK) w->bz = NULL; /* else not freed: sbm__text_abort abandons it */
+        else
             st = sbm__error(w->ctx, SBM_ERR_IO, "%s: cannot finish compressing: %s", w->path,
                             sbm__bz_reason(bzerr));
     }
