@@ -14,7 +14,8 @@ extern "C" {
 
 /* Read a coordinate Matrix Market file (real, integer or pattern; general, symmetric or
  * skew-symmetric) into a scalar CSR matrix: symmetric storage is expanded, pattern entries are
- * 1.0, duplicates are summed. Errors name the file, the line and the reason. */
+ * 1.0, duplicates are summed. gzip and bzip2 files (told by their first bytes, whatever the
+ * name) are decompressed. Errors name the file, the line and the reason. */
 sbm_status sbm_csr_read_mtx(sbm_ctx *ctx, const char *path, sbm_csr **A);
 /* Write as coordinate real general, 1-based, full precision. Written to a temporary file and
  * renamed, so a failed write leaves no file behind. */
@@ -77,7 +78,8 @@ typedef struct sbm_bal_info {
 } sbm_bal_info;
 
 /* Read a BAL file ("ncam npts nobs", nobs lines "cam pt x y", then 9*ncam camera and 3*npts point
- * parameters, one value per line or several). A name ending in ".bz2" is read through libbz2.
+ * parameters, one value per line or several). gzip and bzip2 files (told by their first bytes,
+ * whatever the name) are decompressed.
  * Errors name the file, the line and the reason (SBM_ERR_PARSE); SBM_ERR_IO if it cannot be
  * opened or read. */
 sbm_status sbm_bal_read(sbm_ctx *ctx, const char *path, sbm_bal_problem **problem);
@@ -122,8 +124,9 @@ typedef struct sbm_g2o_info {
     int from_edges;                 /* 1: the file had no VERTEX lines (spanning-tree start) */
 } sbm_g2o_info;
 
-/* Read a g2o file. Errors name the file, the line and the reason (SBM_ERR_PARSE; an element
- * sbm does not read, e.g. a landmark, is SBM_ERR_NOT_SUPPORTED; SBM_ERR_IO for open/read). */
+/* Read a g2o file, plain, gzip or bzip2 (told by its first bytes). Errors name the file, the
+ * line and the reason (SBM_ERR_PARSE; an element sbm does not read, e.g. a landmark, is
+ * SBM_ERR_NOT_SUPPORTED; SBM_ERR_IO for open/read and corrupt or truncated compressed data). */
 sbm_status sbm_g2o_read(sbm_ctx *ctx, const char *path, sbm_g2o_graph **graph);
 void sbm_g2o_destroy(sbm_g2o_graph *graph);
 sbm_g2o_info sbm_g2o_get_info(const sbm_g2o_graph *graph);

@@ -1,7 +1,7 @@
 /* BAL problems: sbm_bal_read (plain and bzip2), sbm_bal_write, sbm_bal_generate,
  * sbm_bal_evaluate.
  *
- * The real files in shared/data/bal are checked against values read here with sscanf (header,
+ * The real files in tests/data/bal are checked against values read here with sscanf (header,
  * first and last observation, first and last parameter); both are round-tripped through the
  * writer (plain and .bz2) bitwise. Malformed files check every error path by status and by the
  * "file:line" in the message. */
@@ -19,18 +19,9 @@
 /* Temporary files                                                                          */
 /* ---------------------------------------------------------------------------------------- */
 
-static const char *tmp_path(const char *name)
-{
-    static char buf[8][1024];
-    static int next;
-    char *p = buf[next++ % 8];
-    snprintf(p, sizeof buf[0], "%s/%s", sbm_test_tmp_dir, name);
-    return p;
-}
-
 static const char *write_text(const char *name, const char *text)
 {
-    const char *p = tmp_path(name);
+    const char *p = sbm_test_tmp_path(name);
     FILE *f = fopen(p, "wb");
     assert_non_null(f);
     assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
@@ -57,11 +48,10 @@ static void assert_same_problem(const sbm_bal_problem *a, const sbm_bal_problem 
     assert_memory_equal(x.point_params, y.point_params, (size_t)x.points * 3 * sizeof(double));
 }
 
-/* Last non-empty line of a plain file. */
+/* Last non-empty line of a plain or compressed file. */
 static double last_value(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
+    FILE *f = sbm_test_open_plain(path);
     char line[256];
     double v = NAN;
     while (fgets(line, sizeof line, f))
@@ -85,10 +75,9 @@ static void test_read_ladybug(void **state)
     assert_int_equal(info.points, 7776);
     assert_int_equal(info.observations, 31843);
 
-    /* independent parse of the header, the first observation line, the first parameter and
-     * the last value */
-    FILE *f = fopen(path, "rb");
-    assert_non_null(f);
+    /* independent parse (decompressed by zlib/libbz2 here) of the header, the first observation
+     * line, the first parameter and the last value */
+    FILE *f = sbm_test_open_plain(path);
     long nc, np, no, c0, p0;
     double x0, y0, par0;
     assert_int_equal(fscanf(f, "%ld %ld %ld %ld %ld %lf %lf", &nc, &np, &no, &c0, &p0, &x0, &y0), 7);
@@ -121,7 +110,7 @@ static void test_read_ladybug(void **state)
     assert_true(cost > 8.0e5 && cost < 9.0e5); /* 8.509e5 at the file's initial parameters */
 
     /* round trips: plain and bzip2 */
-    const char *plain = tmp_path("ladybug.txt"), *bz = tmp_path("ladybug.txt.bz2");
+    const char *plain = sbm_test_tmp_path("ladybug.txt"), *bz = sbm_test_tmp_path("ladybug.txt.bz2");
     SBM_ASSERT_OK(e->ctx, sbm_bal_write(e->ctx, plain, p));
     SBM_ASSERT_OK(e->ctx, sbm_bal_write(e->ctx, bz, p));
     sbm_bal_problem *q = NULL, *r = NULL;
@@ -151,29 +140,44 @@ static void test_read_trafalgar_bz2(void **state)
     assert_int_equal(info.obs_point[0], 0);
     assert_true(info.obs_xy[0] == 1.597070e+03 && info.obs_xy[1] == 4.733700e+02);
 
-    /* the decompressed text (bzcat) reads to the same problem */
-    const char *plain = tmp_path("trafalgar.txt");
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "bzip2 -dc '%s' > '%s'", path, plain);
-    if (system(cmd) == 0) {
-        sbm_bal_problem *q = NULL;
-        SBM_ASSERT_OK(e->ctx, sbm_bal_read(e->ctx, plain, &q));
-        assert_same_problem(p, q);
-        assert_true(info.point_params[3 * 11315 - 1] == last_value(plain));
-        sbm_bal_destroy(q);
-        /* two bzip2 streams back to back (as pbzip2 writes) read as their concatenation */
-        const char *half1 = tmp_path("h1.txt"), *cat = tmp_path("cat.txt.bz2");
-        snprintf(cmd, sizeof cmd,
-                 "head -c 100000 '%s' > '%s' && (bzip2 -c '%s'; tail -c +100001 '%s' | bzip2 -c) "
-                 "> '%s'",
-                 plain, half1, half1, plain, cat);
-        assert_int_equal(system(cmd), 0);
-        SBM_ASSERT_OK(e->ctx, sbm_bal_read(e->ctx, cat, &q));
-        assert_same_problem(p, q);
-        sbm_bal_destroy(q);
-        unlink(half1);
-        unlink(cat);
+    /* the decompressed text (zlib/libbz2 here, not sbm) reads to the same problem */
+    const char *plain = sbm_test_tmp_path("trafalgar.txt");
+    sbm_test_recode(path, plain, "plain");
+    sbm_bal_problem *q = NULL;
+    SBM_ASSERT_OK(e->ctx, sbm_bal_read(e->ctx, plain, &q));
+    assert_same_problem(p, q);
+    assert_true(info.point_params[3 * 11315 - 1] == last_value(plain));
+    sbm_bal_destroy(q);
+    /* two bzip2 streams back to back (as pbzip2 writes) read as their concatenation */
+    const char *half1 = sbm_test_tmp_path("h1.txt"), *half2 = sbm_test_tmp_path("h2.txt");
+    const char *z1 = sbm_test_tmp_path("h1.txt.bz2"), *z2 = sbm_test_tmp_path("h2.txt.bz2");
+    const char *cat = sbm_test_tmp_path("cat.txt.bz2");
+    FILE *in = fopen(plain, "rb"), *o1 = fopen(half1, "wb"), *o2 = fopen(half2, "wb");
+    assert_true(in && o1 && o2);
+    int ch;
+    for (long k = 0; (ch = fgetc(in)) != EOF; k++) fputc(ch, k < 100000 ? o1 : o2);
+    fclose(in);
+    assert_int_equal(fclose(o1), 0);
+    assert_int_equal(fclose(o2), 0);
+    sbm_test_recode(half1, z1, "bz2");
+    sbm_test_recode(half2, z2, "bz2");
+    FILE *oc = fopen(cat, "wb");
+    assert_non_null(oc);
+    for (int h = 0; h < 2; h++) {
+        FILE *z = fopen(h == 0 ? z1 : z2, "rb");
+        assert_non_null(z);
+        while ((ch = fgetc(z)) != EOF) fputc(ch, oc);
+        fclose(z);
     }
+    assert_int_equal(fclose(oc), 0);
+    SBM_ASSERT_OK(e->ctx, sbm_bal_read(e->ctx, cat, &q));
+    assert_same_problem(p, q);
+    sbm_bal_destroy(q);
+    unlink(half1);
+    unlink(half2);
+    unlink(z1);
+    unlink(z2);
+    unlink(cat);
     unlink(plain);
     sbm_bal_destroy(p);
 }
@@ -292,18 +296,20 @@ static void test_read_malformed(void **state)
         /* the message names the call */
         assert_non_null(strstr(sbm_ctx_last_error(e->ctx), "sbm_bal_read: "));
     }
-    /* the same errors through bzip2 */
+    /* the same errors through bzip2 and gzip */
     const char *plain = write_text("badz.txt", "1 1 1\n0 0 1.0 2.0\n1\n");
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "bzip2 -f '%s'", plain);
-    if (system(cmd) == 0) {
+    sbm_test_recode(plain, sbm_test_tmp_path("badz.txt.bz2"), "bz2");
+    sbm_test_recode(plain, sbm_test_tmp_path("badz.txt.gz"), "gz");
+    {
         sbm_bal_problem *p = NULL;
-        SBM_ASSERT_FAILS(e->ctx, sbm_bal_read(e->ctx, tmp_path("badz.txt.bz2"), &p), SBM_ERR_PARSE,
+        SBM_ASSERT_FAILS(e->ctx, sbm_bal_read(e->ctx, sbm_test_tmp_path("badz.txt.bz2"), &p), SBM_ERR_PARSE,
                          "badz.txt.bz2:3: the file ends before parameter 2 of camera 0");
+        SBM_ASSERT_FAILS(e->ctx, sbm_bal_read(e->ctx, sbm_test_tmp_path("badz.txt.gz"), &p), SBM_ERR_PARSE,
+                         "badz.txt.gz:3: the file ends before parameter 2 of camera 0");
     }
     /* I/O: missing file, a directory, corrupt bzip2 data */
     sbm_bal_problem *p = NULL;
-    SBM_ASSERT_FAILS(e->ctx, sbm_bal_read(e->ctx, tmp_path("nonexistent.txt"), &p), SBM_ERR_IO,
+    SBM_ASSERT_FAILS(e->ctx, sbm_bal_read(e->ctx, sbm_test_tmp_path("nonexistent.txt"), &p), SBM_ERR_IO,
                      "nonexistent.txt: cannot open");
     SBM_ASSERT_FAILS(e->ctx, sbm_bal_read(e->ctx, sbm_test_tmp_dir, &p), SBM_ERR_IO, sbm_test_tmp_dir);
     const char *corrupt = write_text("corrupt.txt.bz2", "BZh91AY&SYgarbage garbage garbage");
@@ -322,14 +328,14 @@ static void test_write_errors(void **state)
     sbm_test_env *e = sbm_test_begin(state);
     sbm_bal_problem *p = NULL;
     SBM_ASSERT_OK(e->ctx, sbm_bal_read(e->ctx, write_text("w.txt", tiny), &p));
-    const char *bad = tmp_path("no/such/dir/out.txt");
+    const char *bad = sbm_test_tmp_path("no/such/dir/out.txt");
     SBM_ASSERT_FAILS(e->ctx, sbm_bal_write(e->ctx, bad, p), SBM_ERR_IO, "out.txt");
     assert_false(file_exists(bad));
     /* a non-finite parameter is refused and no file appears */
     sbm_bal_info i = sbm_bal_get_info(p);
     const double keep = i.point_params[4];
     i.point_params[4] = NAN;
-    const char *out = tmp_path("nan.txt");
+    const char *out = sbm_test_tmp_path("nan.txt");
     SBM_ASSERT_FAILS(e->ctx, sbm_bal_write(e->ctx, out, p), SBM_ERR_NOT_FINITE,
                      "coordinate 2 of point 1");
     assert_false(file_exists(out));
@@ -391,7 +397,7 @@ static void test_generate(void **state)
     SBM_ASSERT_OK(e->ctx, sbm_bal_evaluate(e->ctx, c, NULL, &cost));
     assert_true(cost > 20.0 * 0.5 * 0.25 * 2 * 2000); /* 20x the noise floor */
     /* write + read is bitwise */
-    const char *path = tmp_path("gen.txt");
+    const char *path = sbm_test_tmp_path("gen.txt");
     SBM_ASSERT_OK(e->ctx, sbm_bal_write(e->ctx, path, c));
     sbm_bal_problem *d = NULL;
     SBM_ASSERT_OK(e->ctx, sbm_bal_read(e->ctx, path, &d));

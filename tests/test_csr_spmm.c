@@ -267,20 +267,21 @@ static int has_suffix(const char *s, const char *suffix)
     return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
-/* Every .mtx file in the data directory's mtx/ folder, ncols 1, 5, 16, 64 in both layouts. */
+/* Every .mtx file (plain or compressed) in tests/data/mtx, ncols 1, 5, 16, 64 in both layouts. */
 static void test_csr_spmm_mtx(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
     require_spmm(e);
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s", sbm_test_data_path("mtx"));
+    snprintf(dir, sizeof dir, "%s/mtx", sbm_test_data_dir());
     DIR *h = opendir(dir);
     if (!h) fail_msg("cannot open the data directory %s", dir);
     char names[64][256];
     int nfiles = 0;
     struct dirent *ent;
     while ((ent = readdir(h)) != NULL)
-        if (has_suffix(ent->d_name, ".mtx") && nfiles < 64)
+        if ((has_suffix(ent->d_name, ".mtx") || has_suffix(ent->d_name, ".mtx.gz") ||
+             has_suffix(ent->d_name, ".mtx.bz2")) && nfiles < 64)
             snprintf(names[nfiles++], sizeof names[0], "%s", ent->d_name);
     closedir(h);
     assert_true(nfiles > 0);

@@ -433,14 +433,25 @@ static void test_csr_spmv_many_tiles(void **state)
 /* Matrix Market files                                                                      */
 /* ---------------------------------------------------------------------------------------- */
 
-/* Every .mtx file of the data directory (sorted names), through every forced kernel and every
+/* 1 if name (length len) ends in ".mtx", ".mtx.gz" or ".mtx.bz2". */
+static int is_mtx_name(const char *name, size_t len)
+{
+    static const char *const suffix[] = {".mtx", ".mtx.gz", ".mtx.bz2"};
+    for (int k = 0; k < 3; k++) {
+        const size_t n = strlen(suffix[k]);
+        if (len > n && strcmp(name + len - n, suffix[k]) == 0) return 1;
+    }
+    return 0;
+}
+
+/* Every .mtx file (plain or compressed) of tests/data/mtx (sorted names), through every forced kernel and every
  * format that fits. */
 static void test_csr_spmv_mtx(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
     require_spmv(e);
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s", sbm_test_data_path("mtx"));
+    snprintf(dir, sizeof dir, "%s/mtx", sbm_test_data_dir());
     DIR *h = opendir(dir);
     if (!h) fail_msg("cannot open the data directory %s", dir);
     char names[64][256];
@@ -448,7 +459,7 @@ static void test_csr_spmv_mtx(void **state)
     struct dirent *ent;
     while ((ent = readdir(h)) != NULL && count < 64) {
         const size_t len = strlen(ent->d_name);
-        if (len > 4 && len < 256 && strcmp(ent->d_name + len - 4, ".mtx") == 0)
+        if (len < 256 && is_mtx_name(ent->d_name, len))
             snprintf(names[count++], sizeof names[0], "%s", ent->d_name);
     }
     closedir(h);

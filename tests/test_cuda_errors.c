@@ -39,6 +39,7 @@ static void test_cuda_runtime_error(void **state)
 
 int main(void)
 {
+    sbm_test_require_gpu("test_cuda_errors");
     const struct CMUnitTest tests[] = {
         SBM_TEST_CUDA(test_cuda_runtime_error),
     };

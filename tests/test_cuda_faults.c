@@ -983,6 +983,7 @@ static void test_cuda_tiny_device(void **state)
 
 int main(void)
 {
+    sbm_test_require_gpu("test_cuda_faults");
     const struct CMUnitTest tests[] = {
         SBM_TEST_CUDA(test_cuda_every_operation),
         SBM_TEST_CUDA(test_cuda_solvers),

@@ -495,6 +495,7 @@ static void test_cuda_bad_input(void **state)
 
 int main(void)
 {
+    sbm_test_require_gpu("test_cuda_gemm");
     const struct CMUnitTest tests[] = {
         SBM_TEST_CUDA(test_cuda_gemm_vs_cpu),       SBM_TEST_CUDA(test_cuda_gemm_alpha),
         SBM_TEST_CUDA(test_cuda_gemm_empty),        SBM_TEST_CUDA(test_cuda_gemm_slices),

@@ -324,6 +324,7 @@ static void test_cuda_context(void **state)
 
 int main(void)
 {
+    sbm_test_require_gpu("test_cuda_ops");
     const struct CMUnitTest tests[] = {
         SBM_TEST_CUDA(test_cuda_conversions), SBM_TEST_CUDA(test_cuda_bdiag),
         SBM_TEST_CUDA(test_cuda_spmv),        SBM_TEST_CUDA(test_cuda_spmv_determinism),

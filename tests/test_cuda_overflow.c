@@ -233,6 +233,7 @@ static void test_cuda_to_csr_2p31(void **state)
 
 int main(void)
 {
+    sbm_test_require_gpu("test_cuda_overflow");
     const struct CMUnitTest tests[] = {
         SBM_TEST_CUDA(test_cuda_gemm_expansion_2p31),
         SBM_TEST_CUDA(test_cuda_gemm_expansion_2p32),

@@ -1,4 +1,4 @@
-/* g2o pose graphs: sbm_g2o_read on every real file in shared/data/g2o (counts, values against an
+/* g2o pose graphs: sbm_g2o_read on every real file in tests/data/g2o (counts, values against an
  * independent sscanf, the spanning-tree start of edge-only files, the gauge), small files for
  * every element and option, and malformed files for every error path (status, file:line). */
 #define _POSIX_C_SOURCE 200809L
@@ -67,8 +67,7 @@ static void test_read_real(void **state)
         assert_true(isfinite(chi2) && chi2 > 0.0);
 
         /* the first VERTEX and EDGE lines, parsed here */
-        FILE *fp = fopen(path, "rb");
-        assert_non_null(fp);
+        FILE *fp = sbm_test_open_plain(path); /* decompressed independently of sbm */
         char line[4096];
         int seen_vertex = 0, seen_edge = 0;
         while (fgets(line, sizeof line, fp) && !(seen_edge && (seen_vertex || rf->from_edges))) {
@@ -125,6 +124,32 @@ static void test_read_real(void **state)
 /* ---------------------------------------------------------------------------------------- */
 /* Small files                                                                              */
 /* ---------------------------------------------------------------------------------------- */
+
+/* Optional extra data: the larger graphs not copied into the repository, read from
+ * SBM_DATA_DIR when it is there (skipped visibly otherwise). Counts from the files. */
+static void test_read_extra(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    static const real_file extra[] = {
+        {"g2o/ais2klinik.g2o", 2, 15115, 16727, 0},
+        {"g2o/kitti_05.g2o", 2, 2761, 2826, 1},
+        {"g2o/sphere_bignoise_vertex3.g2o", 3, 2200, 8647, 0},
+    };
+    for (size_t f = 0; f < sizeof extra / sizeof extra[0]; f++) {
+        const char *path = sbm_test_extra_data_path(extra[f].name);
+        sbm_g2o_graph *g = NULL;
+        SBM_ASSERT_OK(e->ctx, sbm_g2o_read(e->ctx, path, &g));
+        sbm_g2o_info gi = sbm_g2o_get_info(g);
+        assert_int_equal(gi.dim, extra[f].dim);
+        assert_int_equal(gi.vertices, extra[f].vertices);
+        assert_int_equal(gi.edges, extra[f].edges);
+        assert_int_equal(gi.from_edges, extra[f].from_edges);
+        double chi2 = -1.0;
+        SBM_ASSERT_OK(e->ctx, sbm_g2o_chi2(e->ctx, g, &chi2));
+        assert_true(isfinite(chi2) && chi2 >= 0.0);
+        sbm_g2o_destroy(g);
+    }
+}
 
 static void test_read_small(void **state)
 {
@@ -250,6 +275,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         SBM_TEST_BOTH(test_read_real),
+        SBM_TEST_BOTH(test_read_extra),
         SBM_TEST_BOTH(test_read_small),
         SBM_TEST_BOTH(test_read_malformed),
     };

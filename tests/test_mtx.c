@@ -1,6 +1,6 @@
 /* Matrix Market I/O: sbm_csr_read_mtx, sbm_csr_write_mtx, sbm_cbc_write_mtx.
  *
- * The real files in shared/data/mtx are checked against a small independent parser written
+ * The real files in tests/data/mtx are checked against a small independent parser written
  * here (sscanf + qsort), round-tripped bitwise, and multiplied (scalar CSR and CBC SpGEMM)
  * against a reference product computed here. Tiny files pin every header variant to an exact
  * dense result; malformed files check every error path by status and message (file:line). */
@@ -183,8 +183,7 @@ static ref_csr ref_from_entries(int64_t m, int64_t n, ref_entry *e, int64_t cnt)
 
 static ref_csr ref_read(const char *path)
 {
-    FILE *f = fopen(path, "r");
-    assert_non_null(f);
+    FILE *f = sbm_test_open_plain(path); /* the data files are compressed */
     char line[4096];
     int sym = 0, skew = 0, pattern = 0, have_size = 0;
     long long m = 0, n = 0, nnz = 0, cnt = 0;

@@ -1,7 +1,7 @@
 /* SLAM: the SE2 / SE3 relative-pose errors (against homogeneous matrices computed here) and their
  * Jacobians (against central finite differences through g2o's increments), J, Omega,
  * Lambda = J^T Omega J and b = J^T Omega e against dense references (tinyGrid3D and a small 2D
- * graph), and Gauss-Newton lowering chi2 on every graph in shared/data/g2o. */
+ * graph), and Gauss-Newton lowering chi2 on every graph in tests/data/g2o. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "test_util.h"

@@ -58,6 +58,15 @@ sbm_test_env *sbm_test_begin(void **state)
     return e;
 }
 
+void sbm_test_require_gpu(const char *suite)
+{
+    if (sbm_has_cuda() && sbm_cuda_device_count() > 0) return;
+    printf("%s: skipped: %s\n", suite,
+           sbm_has_cuda() ? "no CUDA device on this machine" : "this build has no CUDA backend");
+    fflush(stdout);
+    exit(SBM_TEST_SKIP_CODE);
+}
+
 sbm_test_rng sbm_test_rng_seed(uint64_t seed)
 {
     sbm_test_rng g = {seed * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull};
@@ -337,14 +346,6 @@ void sbm_test_assert_ok_(sbm_ctx *ctx, sbm_status got, const char *expr, const c
     }
 }
 
-const char *sbm_test_data_path(const char *relative)
-{
-    static char buf[4096];
-    const char *dir = getenv("SBM_DATA_DIR");
-    snprintf(buf, sizeof buf, "%s/%s", dir && *dir ? dir : SBM_DATA_DIR, relative);
-    return buf;
-}
-
 /* ---------------------------------------------------------------------------------------- */
 /* Temporary directories, vectors in the context's memory                                  */
 /* ---------------------------------------------------------------------------------------- */
@@ -358,6 +359,15 @@ int sbm_test_make_tmp_dir(void **state)
     snprintf(sbm_test_tmp_dir, sizeof sbm_test_tmp_dir, "%s/sbm_test_XXXXXX",
              base && *base ? base : "/tmp");
     return mkdtemp(sbm_test_tmp_dir) ? 0 : -1;
+}
+
+const char *sbm_test_tmp_path(const char *name)
+{
+    static char buf[16][1024];
+    static int next;
+    char *p = buf[next++ % 16];
+    snprintf(p, sizeof buf[0], "%s/%s", sbm_test_tmp_dir, name);
+    return p;
 }
 
 int sbm_test_remove_tmp_dir(void **state)

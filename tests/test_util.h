@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <cmocka.h>
 
 #include "sbm.h"
@@ -110,8 +111,33 @@ void sbm_test_assert_fails_(sbm_ctx *ctx, sbm_status got, sbm_status want, const
 void sbm_test_assert_ok_(sbm_ctx *ctx, sbm_status got, const char *expr, const char *file,
                          int line);
 
-/* Path of a file under ../shared/data (static buffer). */
+/* Real data (data_util.c). The repository's tests/data holds compressed copies: the path of
+ * relative there as stored (relative, or with ".gz" or ".bz2" appended); a missing one fails
+ * the test naming the paths tried. Static buffer. */
 const char *sbm_test_data_path(const char *relative);
+const char *sbm_test_data_dir(void);
+/* Optional extra data: relative under SBM_DATA_DIR (the environment variable, else the CMake
+ * cache variable). Absent: prints "[  SKIP    ] optional data PATH not found" and returns NULL
+ * (_find) or skip()s the test (_path). Static buffer. */
+const char *sbm_test_extra_data_find(const char *relative);
+const char *sbm_test_extra_data_path(const char *relative);
+/* The decompressed bytes of a plain, gzip or bzip2 file in a temporary file, through zlib and
+ * libbz2 directly (not sbm's reader), for the suites' independent parsers. Fails the test on
+ * error. */
+FILE *sbm_test_open_plain(const char *path);
+/* Write src's decompressed bytes to dst as they are (kind "plain"), gzip ("gz") or bzip2
+ * ("bz2"). */
+void sbm_test_recode(const char *src, const char *dst, const char *kind);
+
+/* sbm_test_tmp_dir/name, in one of 16 buffers used in turn. */
+const char *sbm_test_tmp_path(const char *name);
+
+/* Exit status of a suite that cannot run here (ctest's SKIP_RETURN_CODE, as automake's). */
+#define SBM_TEST_SKIP_CODE 77
+/* For suites that test nothing but the GPU (tests/test_cuda_*.c), first thing in main: without
+ * a CUDA build or a device, print why and exit with SBM_TEST_SKIP_CODE, so that ctest lists
+ * the suite as skipped instead of passed. */
+void sbm_test_require_gpu(const char *suite);
 
 /* Set an environment variable for the duration of a test (value NULL: unset it). Returns the old
  * value (malloc'd, or NULL when unset) for sbm_test_env_restore, which puts it back and frees it. */

@@ -9,16 +9,49 @@
 #include <stdarg.h>
 
 /* ---------------------------------------------------------------------------------------- */
+/* Byte streams, plain or compressed (stream.c)                                             */
+/* ---------------------------------------------------------------------------------------- */
+
+/* A file read as bytes: gzip and bzip2 (told by their magic bytes, not by the name) are
+ * decompressed, anything else is read as it is. */
+typedef struct sbm__stream {
+    sbm_ctx *ctx;          /* for messages and host scratch */
+    const char *path;      /* for messages */
+    void *file;            /* FILE* */
+    int kind;              /* plain, gzip or bzip2 (stream.c) */
+    void *z;               /* z_stream* of a gzip file, else NULL */
+    void *bz;              /* BZFILE* of a bzip2 file, else NULL */
+    unsigned char *in;     /* compressed input (gzip) */
+    unsigned char head[4]; /* bytes read to tell the kind, not yet delivered (plain) */
+    size_t nhead;          /* their count */
+    int in_eof;            /* no more compressed input (gzip) */
+    int member_done;       /* a gzip member has ended; another may follow */
+    int eof;               /* no more bytes */
+    int64_t bytes;         /* size of a plain regular file; -1 when compressed or not regular */
+    int64_t line;          /* set by the caller: the line being read, for messages (0: none) */
+} sbm__stream;
+
+/* Open path. SBM_ERR_IO "path: cannot open: reason" when it cannot be opened or read. */
+sbm_status sbm__stream_open(sbm_ctx *ctx, const char *path, sbm__stream *s);
+/* The same on a FILE* the caller opened (its own message for a missing file); the stream owns
+ * it from here on, also on failure. */
+sbm_status sbm__stream_open_file(sbm_ctx *ctx, const char *path, void *file, sbm__stream *s);
+/* Up to n bytes into dst; *got < n only at the end of the data. Read errors, corrupt or
+ * truncated compressed data: SBM_ERR_IO naming the file (and s->line). */
+sbm_status sbm__stream_read(sbm__stream *s, char *dst, size_t n, size_t *got);
+void sbm__stream_close(sbm__stream *s);
+/* The reason for a libbz2 error code, for messages. */
+const char *sbm__bz_reason(int bzerr);
+
+/* ---------------------------------------------------------------------------------------- */
 /* Text files, plain or compressed (text_io.c)                                              */
 /* ---------------------------------------------------------------------------------------- */
 
-/* A line reader. Numbers are parsed in the "C" numeric locale while it is open. */
+/* A line reader on a stream. Numbers are parsed in the "C" numeric locale while it is open. */
 typedef struct sbm__text_reader {
     sbm_ctx *ctx;         /* for messages and host scratch */
     const char *path;     /* for messages */
-    void *file;           /* FILE* */
-    void *bz;             /* BZFILE* for a .bz2 file, else NULL */
-    int eof;              /* no more bytes from the source */
+    sbm__stream src;      /* the bytes (src.bytes: the plain file's size, or -1) */
     char *buf;            /* one buffer for the whole file */
     size_t cap;           /* its size */
     size_t begin;         /* first unread byte */
@@ -30,8 +63,11 @@ typedef struct sbm__text_reader {
     void *locale_old;     /* the thread's locale before */
 } sbm__text_reader;
 
-/* Open path (".bz2": through libbz2). SBM_ERR_IO naming the file and errno's reason. */
+/* Open path, plain, gzip or bzip2 (sbm__stream_open). SBM_ERR_IO naming the file and reason. */
 sbm_status sbm__text_open(sbm_ctx *ctx, const char *path, sbm__text_reader *rd);
+/* The same on a FILE* the caller opened; the reader owns it from here on, also on failure. */
+sbm_status sbm__text_open_file(sbm_ctx *ctx, const char *path, void *file,
+                               sbm__text_reader *rd);
 /* Next line into rd->text (CR before the newline removed); rd->text is NULL at the end. */
 sbm_status sbm__text_next_line(sbm__text_reader *rd);
 void sbm__text_close(sbm__text_reader *rd);
@@ -42,13 +78,15 @@ sbm_status sbm__text_error(sbm__text_reader *rd, sbm_status status, const char *
 #endif
     ;
 
-/* A writer to path.tmp.XXXXXX, renamed to path by commit (".bz2": compressed). */
+/* A writer to path.tmp.XXXXXX, renamed to path by commit (".bz2", ".gz": compressed). */
 typedef struct sbm__text_writer {
     sbm_ctx *ctx;        /* for messages */
     const char *path;    /* final name */
     char *tmp;           /* temporary name (host memory) */
     void *file;          /* FILE* */
     void *bz;            /* BZFILE* or NULL */
+    void *gz;            /* z_stream* (deflate, gzip wrapper) or NULL */
+    unsigned char *zbuf; /* its output buffer */
     char *buf;           /* formatting buffer */
     size_t cap, len;     /* its size and fill */
     int failed;          /* a write failed (message recorded) */

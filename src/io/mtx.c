@@ -11,9 +11,13 @@
  *     is a size line "rows columns entries" is read as coordinate real general.
  *   - '%' comment lines and blank lines may appear anywhere after the banner; CRLF line ends and
  *     a missing final newline are fine. Values must be finite (NaN/Inf are refused by name).
+ *   - Lines come from the shared reader (text_io.c), so gzip and bzip2 files (told by their
+ *     magic bytes) read like plain ones; its messages are "path:line: reason" like ours.
  *   - Sizes: rows and columns must fit the int32 indices (SBM_ERR_OVERFLOW otherwise); an entry
- *     count that the file cannot possibly hold (fewer than 4 bytes per entry) is refused before
- *     anything is allocated, so a corrupt size line cannot ask for terabytes.
+ *     count that a plain file cannot possibly hold (fewer than 4 bytes per entry) is refused
+ *     before anything is allocated, so a corrupt size line cannot ask for terabytes. A compressed
+ *     file's decompressed size is unknown (bzip2 can expand a million-fold): there the entries
+ *     are reserved as they arrive instead, which bounds memory by what the file really holds.
  *   - Numbers are parsed and printed in the "C" numeric locale whatever the caller's locale is
  *     (POSIX newlocale/uselocale, per thread), so a German locale cannot turn "0.5" into 0.
  *   - Writer: "%.17g" round-trips every finite double exactly. Non-finite values are refused
@@ -62,103 +66,7 @@ static void mtx_locale_end(mtx_locale *l)
     }
 }
 
-/* ---------------------------------------------------------------------------------------- */
-/* Buffered line reader                                                                     */
-/* ---------------------------------------------------------------------------------------- */
-
-#define MTX_BUFFER_BYTES ((size_t)1 << 20)
 #define MTX_TOKEN_SHOWN 40 /* longest token quoted in a message */
-
-typedef struct mtx_reader {
-    sbm_ctx *ctx;
-    const char *path;
-    FILE *f;
-    char *buf;    /* host scratch, cap + 1 bytes (room for a terminating NUL) */
-    size_t cap;   /* capacity for file data */
-    size_t begin; /* first unread byte */
-    size_t end;   /* end of the data read so far */
-    int eof;      /* fread reported end of file */
-    int64_t line; /* number of the line last returned (1-based) */
-    char *text;   /* that line, NUL-terminated in place (newline removed) */
-    size_t len;   /* its length in bytes */
-} mtx_reader;
-
-static sbm_status mtx_error(mtx_reader *rd, sbm_status status, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-/* "path:line: reason"; the call name is prefixed by sbm__error. */
-static sbm_status mtx_error(mtx_reader *rd, sbm_status status, const char *fmt, ...)
-{
-    char reason[SBM__MSG_SIZE];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(reason, sizeof reason, fmt, ap);
-    va_end(ap);
-    return sbm__error(rd->ctx, status, "%s:%" PRId64 ": %s", rd->path,
-                      rd->line > 0 ? rd->line : 1, reason);
-}
-
-/* Next line into rd->text / rd->len; rd->text is NULL at the end of the file. One buffer for
- * the whole file: it grows (doubling) only for a line longer than it. */
-static sbm_status mtx_next_line(mtx_reader *rd)
-{
-    for (;;) {
-        char *start = rd->buf + rd->begin;
-        const size_t avail = rd->end - rd->begin;
-        char *nl = avail ? memchr(start, '\n', avail) : NULL;
-        if (nl) {
-            *nl = '\0';
-            rd->text = start;
-            rd->len = (size_t)(nl - start);
-            rd->begin += rd->len + 1;
-            rd->line++;
-            return SBM_SUCCESS;
-        }
-        if (rd->eof) {
-            if (avail == 0) {
-                rd->text = NULL;
-                rd->len = 0;
-                return SBM_SUCCESS;
-            }
-            start[avail] = '\0'; /* last line without a newline; buf has one spare byte */
-            rd->text = start;
-            rd->len = avail;
-            rd->begin = rd->end;
-            rd->line++;
-            return SBM_SUCCESS;
-        }
-        if (rd->begin > 0) { /* keep the partial line, make room behind it */
-            memmove(rd->buf, start, avail);
-            rd->begin = 0;
-            rd->end = avail;
-        }
-        if (rd->end == rd->cap) { /* one line fills the whole buffer */
-            int ok;
-            const size_t ncap =
-                sbm__mul_size(rd->ctx, rd->cap, 2, "Matrix Market line buffer", &ok);
-            if (!ok) return SBM_ERR_OVERFLOW;
-            char *nbuf = sbm__host_alloc(rd->ctx, ncap + 1, "Matrix Market line buffer");
-            if (!nbuf) return SBM_ERR_OUT_OF_MEMORY;
-            memcpy(nbuf, rd->buf, rd->end);
-            sbm__host_free(rd->ctx, rd->buf);
-            rd->buf = nbuf;
-            rd->cap = ncap;
-        }
-        const size_t got = fread(rd->buf + rd->end, 1, rd->cap - rd->end, rd->f);
-        rd->end += got;
-        if (got == 0) {
-            if (ferror(rd->f)) {
-                const int err = errno;
-                return sbm__error(rd->ctx, SBM_ERR_IO, "%s: read error after line %" PRId64 ": %s",
-                                  rd->path, rd->line, strerror(err));
-            }
-            rd->eof = 1;
-        }
-    }
-}
 
 /* ---------------------------------------------------------------------------------------- */
 /* Tokens                                                                                   */
@@ -258,7 +166,7 @@ typedef struct mtx_header {
 
 /* If the line is a banner ("%%MatrixMarket" or "%MatrixMarket", any case) parse its four words
  * into h and return SBM_SUCCESS with h->banner = 1; otherwise leave h->banner = 0. */
-static sbm_status mtx_parse_banner(mtx_reader *rd, mtx_header *h)
+static sbm_status mtx_parse_banner(sbm__text_reader *rd, mtx_header *h)
 {
     char *p = mtx_skip_space(rd->text);
     if (*p != '%') return SBM_SUCCESS;
@@ -273,7 +181,7 @@ static sbm_status mtx_parse_banner(mtx_reader *rd, mtx_header *h)
     for (int w = 0; w < 4; w++) {
         p = mtx_skip_space(p);
         if (*p == '\0')
-            return mtx_error(rd, SBM_ERR_PARSE,
+            return sbm__text_error(rd, SBM_ERR_PARSE,
                              "the banner has %d word%s after MatrixMarket, expected 4 "
                              "(object format field symmetry, e.g. 'matrix coordinate real "
                              "general'); the %s is missing",
@@ -284,21 +192,21 @@ static sbm_status mtx_parse_banner(mtx_reader *rd, mtx_header *h)
     }
     p = mtx_skip_space(p);
     if (*p != '\0')
-        return mtx_error(rd, SBM_ERR_PARSE,
+        return sbm__text_error(rd, SBM_ERR_PARSE,
                          "unexpected word '%.*s' in the banner after the symmetry '%.*s'",
                          mtx_shown(p), p, (int)len[3], word[3]);
 
     if (!mtx_word_is(word[0], len[0], "matrix"))
-        return mtx_error(rd, SBM_ERR_PARSE,
+        return sbm__text_error(rd, SBM_ERR_PARSE,
                          "unknown object '%.*s' in the banner (expected 'matrix')",
                          mtx_shown(word[0]), word[0]);
 
     if (mtx_word_is(word[1], len[1], "array"))
-        return mtx_error(rd, SBM_ERR_NOT_SUPPORTED,
+        return sbm__text_error(rd, SBM_ERR_NOT_SUPPORTED,
                          "the 'array' (dense) format is not supported; sbm reads the "
                          "'coordinate' format");
     if (!mtx_word_is(word[1], len[1], "coordinate"))
-        return mtx_error(rd, SBM_ERR_PARSE,
+        return sbm__text_error(rd, SBM_ERR_PARSE,
                          "unknown format '%.*s' in the banner (expected 'coordinate')",
                          mtx_shown(word[1]), word[1]);
 
@@ -309,11 +217,11 @@ static sbm_status mtx_parse_banner(mtx_reader *rd, mtx_header *h)
     else if (mtx_word_is(word[2], len[2], "pattern"))
         h->field = MTX_PATTERN;
     else if (mtx_word_is(word[2], len[2], "complex"))
-        return mtx_error(rd, SBM_ERR_NOT_SUPPORTED,
+        return sbm__text_error(rd, SBM_ERR_NOT_SUPPORTED,
                          "the 'complex' field is not supported; sbm reads real, integer and "
                          "pattern matrices");
     else
-        return mtx_error(rd, SBM_ERR_PARSE,
+        return sbm__text_error(rd, SBM_ERR_PARSE,
                          "unknown field '%.*s' in the banner (expected real, integer, pattern or "
                          "complex)",
                          mtx_shown(word[2]), word[2]);
@@ -325,23 +233,23 @@ static sbm_status mtx_parse_banner(mtx_reader *rd, mtx_header *h)
     else if (mtx_word_is(word[3], len[3], "skew-symmetric"))
         h->symmetry = MTX_SKEW;
     else if (mtx_word_is(word[3], len[3], "hermitian"))
-        return mtx_error(rd, SBM_ERR_NOT_SUPPORTED,
+        return sbm__text_error(rd, SBM_ERR_NOT_SUPPORTED,
                          "the 'hermitian' symmetry is not supported (it needs complex values)");
     else
-        return mtx_error(rd, SBM_ERR_PARSE,
+        return sbm__text_error(rd, SBM_ERR_PARSE,
                          "unknown symmetry '%.*s' in the banner (expected general, symmetric, "
                          "skew-symmetric or hermitian)",
                          mtx_shown(word[3]), word[3]);
 
     if (h->field == MTX_PATTERN && h->symmetry == MTX_SKEW)
-        return mtx_error(rd, SBM_ERR_PARSE,
+        return sbm__text_error(rd, SBM_ERR_PARSE,
                          "'pattern skew-symmetric' is not a valid combination (a pattern has no "
                          "sign to negate)");
     return SBM_SUCCESS;
 }
 
 /* Parse the size line (rd->text) into h. file_bytes < 0 when the size is unknown (a pipe). */
-static sbm_status mtx_parse_size_line(mtx_reader *rd, mtx_header *h, int64_t file_bytes)
+static sbm_status mtx_parse_size_line(sbm__text_reader *rd, mtx_header *h, int64_t file_bytes)
 {
     static const char *const what[3] = {"row count", "column count", "entry count"};
     const char *nob = h->banner ? "" : " (the file has no %%MatrixMarket banner)";
@@ -350,39 +258,39 @@ static sbm_status mtx_parse_size_line(mtx_reader *rd, mtx_header *h, int64_t fil
     for (int k = 0; k < 3; k++) {
         const int r = mtx_parse_int(&p, &tok, &v[k]);
         if (r == MTX_TOK_MISSING)
-            return mtx_error(rd, SBM_ERR_PARSE,
+            return sbm__text_error(rd, SBM_ERR_PARSE,
                              "size line has %d number%s, expected 3 'rows columns entries'%s", k,
                              k == 1 ? "" : "s", nob);
         if (r == MTX_TOK_BAD)
-            return mtx_error(rd, SBM_ERR_PARSE,
+            return sbm__text_error(rd, SBM_ERR_PARSE,
                              "size line: %s '%.*s' is not an integer (expected 'rows columns "
                              "entries')%s",
                              what[k], mtx_shown(tok), tok, nob);
         if (r == MTX_TOK_RANGE)
-            return mtx_error(rd, SBM_ERR_OVERFLOW, "size line: %s '%.*s' does not fit in 64 bits",
+            return sbm__text_error(rd, SBM_ERR_OVERFLOW, "size line: %s '%.*s' does not fit in 64 bits",
                              what[k], mtx_shown(tok), tok);
         if (v[k] < 0)
-            return mtx_error(rd, SBM_ERR_PARSE, "size line: %s %" PRId64 " is negative", what[k],
+            return sbm__text_error(rd, SBM_ERR_PARSE, "size line: %s %" PRId64 " is negative", what[k],
                              v[k]);
     }
     p = mtx_skip_space(p);
     if (*p != '\0')
-        return mtx_error(rd, SBM_ERR_PARSE,
+        return sbm__text_error(rd, SBM_ERR_PARSE,
                          "size line: unexpected '%.*s' after 'rows columns entries'%s",
                          mtx_shown(p), p, nob);
     for (int k = 0; k < 2; k++)
         if (v[k] > INT32_MAX)
-            return mtx_error(rd, SBM_ERR_OVERFLOW,
+            return sbm__text_error(rd, SBM_ERR_OVERFLOW,
                              "size line: %s %" PRId64 " exceeds the int32 index limit %" PRId32,
                              what[k], v[k], INT32_MAX);
     if (h->symmetry != MTX_GENERAL && v[0] != v[1])
-        return mtx_error(rd, SBM_ERR_PARSE,
+        return sbm__text_error(rd, SBM_ERR_PARSE,
                          "size line: a %s matrix must be square, not %" PRId64 " x %" PRId64,
                          h->symmetry == MTX_SYMMETRIC ? "symmetric" : "skew-symmetric", v[0], v[1]);
     /* An entry is at least "i j\n" (4 bytes) or "i j v\n" (6); the last may lack its newline. */
     const int64_t per = h->field == MTX_PATTERN ? 4 : 6;
     if (file_bytes >= 0 && v[2] > (file_bytes + 1) / per)
-        return mtx_error(rd, SBM_ERR_PARSE,
+        return sbm__text_error(rd, SBM_ERR_PARSE,
                          "size line announces %" PRId64 " entries, but the whole file has only "
                          "%" PRId64 " bytes",
                          v[2], file_bytes);
@@ -438,7 +346,7 @@ static sbm_status mtx_triplets_reserve(sbm_ctx *ctx, mtx_triplets *t, int64_t ca
 }
 
 /* Parse one entry line (rd->text) into t. */
-static sbm_status mtx_parse_entry(mtx_reader *rd, const mtx_header *h, mtx_triplets *t)
+static sbm_status mtx_parse_entry(sbm__text_reader *rd, const mtx_header *h, mtx_triplets *t)
 {
     static const char *const idx_name[2] = {"row", "column"};
     const int64_t lim[2] = {h->m, h->n};
@@ -449,17 +357,17 @@ static sbm_status mtx_parse_entry(mtx_reader *rd, const mtx_header *h, mtx_tripl
     for (int k = 0; k < 2; k++) {
         const int r = mtx_parse_int(&p, &tok, &idx[k]);
         if (r == MTX_TOK_MISSING)
-            return mtx_error(rd, SBM_ERR_PARSE, "entry has %d number%s, expected %d (%s)", k,
+            return sbm__text_error(rd, SBM_ERR_PARSE, "entry has %d number%s, expected %d (%s)", k,
                              k == 1 ? "" : "s", want, shape);
         if (r == MTX_TOK_BAD)
-            return mtx_error(rd, SBM_ERR_PARSE, "%s index '%.*s' is not an integer", idx_name[k],
+            return sbm__text_error(rd, SBM_ERR_PARSE, "%s index '%.*s' is not an integer", idx_name[k],
                              mtx_shown(tok), tok);
         if (r == MTX_TOK_RANGE || idx[k] < 1 || idx[k] > lim[k]) {
             if (lim[k] == 0)
-                return mtx_error(rd, SBM_ERR_PARSE,
+                return sbm__text_error(rd, SBM_ERR_PARSE,
                                  "%s index %.*s is outside the matrix (it has 0 %ss)",
                                  idx_name[k], mtx_shown(tok), tok, idx_name[k]);
-            return mtx_error(rd, SBM_ERR_PARSE, "%s index %.*s is outside 1..%" PRId64, idx_name[k],
+            return sbm__text_error(rd, SBM_ERR_PARSE, "%s index %.*s is outside 1..%" PRId64, idx_name[k],
                              mtx_shown(tok), tok, lim[k]);
         }
     }
@@ -467,34 +375,34 @@ static sbm_status mtx_parse_entry(mtx_reader *rd, const mtx_header *h, mtx_tripl
     if (h->field == MTX_REAL) {
         const int r = mtx_parse_double(&p, &tok, &v);
         if (r == MTX_TOK_MISSING)
-            return mtx_error(rd, SBM_ERR_PARSE, "entry has 2 numbers, expected 3 (%s)", shape);
+            return sbm__text_error(rd, SBM_ERR_PARSE, "entry has 2 numbers, expected 3 (%s)", shape);
         if (r == MTX_TOK_BAD)
-            return mtx_error(rd, SBM_ERR_PARSE, "value '%.*s' is not a number", mtx_shown(tok),
+            return sbm__text_error(rd, SBM_ERR_PARSE, "value '%.*s' is not a number", mtx_shown(tok),
                              tok);
         if (r == MTX_TOK_RANGE)
-            return mtx_error(rd, SBM_ERR_PARSE, "value '%.*s' is not finite", mtx_shown(tok), tok);
+            return sbm__text_error(rd, SBM_ERR_PARSE, "value '%.*s' is not finite", mtx_shown(tok), tok);
     } else if (h->field == MTX_INTEGER) {
         int64_t iv = 0;
         const int r = mtx_parse_int(&p, &tok, &iv);
         if (r == MTX_TOK_MISSING)
-            return mtx_error(rd, SBM_ERR_PARSE, "entry has 2 numbers, expected 3 (%s)", shape);
+            return sbm__text_error(rd, SBM_ERR_PARSE, "entry has 2 numbers, expected 3 (%s)", shape);
         if (r == MTX_TOK_BAD)
-            return mtx_error(rd, SBM_ERR_PARSE, "value '%.*s' is not an integer (the field is "
+            return sbm__text_error(rd, SBM_ERR_PARSE, "value '%.*s' is not an integer (the field is "
                              "'integer')", mtx_shown(tok), tok);
         if (r == MTX_TOK_RANGE)
-            return mtx_error(rd, SBM_ERR_PARSE, "integer value '%.*s' does not fit in 64 bits",
+            return sbm__text_error(rd, SBM_ERR_PARSE, "integer value '%.*s' does not fit in 64 bits",
                              mtx_shown(tok), tok);
         v = (double)iv;
     }
     p = mtx_skip_space(p);
     if (p < rd->text + rd->len) {
-        if (*p == '\0') return mtx_error(rd, SBM_ERR_PARSE, "the line contains a NUL byte");
-        return mtx_error(rd, SBM_ERR_PARSE,
+        if (*p == '\0') return sbm__text_error(rd, SBM_ERR_PARSE, "the line contains a NUL byte");
+        return sbm__text_error(rd, SBM_ERR_PARSE,
                          "unexpected '%.*s' after the entry (expected %d numbers: %s)",
                          mtx_shown(p), p, want, shape);
     }
     if (h->symmetry == MTX_SKEW && idx[0] == idx[1])
-        return mtx_error(rd, SBM_ERR_PARSE,
+        return sbm__text_error(rd, SBM_ERR_PARSE,
                          "diagonal entry (%" PRId64 ",%" PRId64 ") in a skew-symmetric matrix "
                          "(its diagonal is zero and must not be stored)",
                          idx[0], idx[1]);
@@ -511,30 +419,26 @@ static sbm_status mtx_parse_entry(mtx_reader *rd, const mtx_header *h, mtx_tripl
 }
 
 /* Header and entries of the file. */
-static sbm_status mtx_read_file(mtx_reader *rd, mtx_header *h, mtx_triplets *t)
+static sbm_status mtx_read_file(sbm__text_reader *rd, mtx_header *h, mtx_triplets *t)
 {
-    struct stat st;
-    int64_t file_bytes = -1;
-    if (fstat(fileno(rd->f), &st) == 0) {
-        if (S_ISDIR(st.st_mode))
-            return sbm__error(rd->ctx, SBM_ERR_IO, "cannot read '%s': %s", rd->path,
-                              strerror(EISDIR));
-        if (S_ISREG(st.st_mode)) file_bytes = (int64_t)st.st_size;
-    }
+    /* The size of a plain regular file bounds the entry count; for compressed input and pipes
+     * it is unknown (-1): the size line is then not checked against it, and the entries are
+     * reserved as they arrive (geometrically), so memory still follows what the file holds. */
+    const int64_t file_bytes = rd->src.bytes;
 
     /* Banner: the first non-blank line. */
     do {
-        SBM__TRY(mtx_next_line(rd));
+        SBM__TRY(sbm__text_next_line(rd));
     } while (rd->text && *mtx_skip_space(rd->text) == '\0');
     if (!rd->text)
-        return mtx_error(rd, SBM_ERR_PARSE, "the file is empty (no banner, no size line)");
+        return sbm__text_error(rd, SBM_ERR_PARSE, "the file is empty (no banner, no size line)");
     SBM__TRY(mtx_parse_banner(rd, h));
-    if (h->banner) SBM__TRY(mtx_next_line(rd));
+    if (h->banner) SBM__TRY(sbm__text_next_line(rd));
 
     /* Size line: the first line that is neither blank nor a comment. */
-    while (rd->text && mtx_is_skippable(rd->text)) SBM__TRY(mtx_next_line(rd));
+    while (rd->text && mtx_is_skippable(rd->text)) SBM__TRY(sbm__text_next_line(rd));
     if (!rd->text)
-        return mtx_error(rd, SBM_ERR_PARSE,
+        return sbm__text_error(rd, SBM_ERR_PARSE,
                          "the file ends before the size line 'rows columns entries'");
     SBM__TRY(mtx_parse_size_line(rd, h, file_bytes));
 
@@ -543,17 +447,17 @@ static sbm_status mtx_read_file(mtx_reader *rd, mtx_header *h, mtx_triplets *t)
     SBM__TRY(mtx_triplets_reserve(rd->ctx, t, first));
 
     for (;;) {
-        SBM__TRY(mtx_next_line(rd));
+        SBM__TRY(sbm__text_next_line(rd));
         if (!rd->text) break;
         if (mtx_is_skippable(rd->text)) continue;
         if (t->count == h->nnz)
-            return mtx_error(rd, SBM_ERR_PARSE,
+            return sbm__text_error(rd, SBM_ERR_PARSE,
                              "more entries than the %" PRId64 " announced on line %" PRId64, h->nnz,
                              h->size_line);
         SBM__TRY(mtx_parse_entry(rd, h, t));
     }
     if (t->count < h->nnz)
-        return mtx_error(rd, SBM_ERR_PARSE,
+        return sbm__text_error(rd, SBM_ERR_PARSE,
                          "the file ends after %" PRId64 " of the %" PRId64
                          " entries announced on line %" PRId64,
                          t->count, h->nnz, h->size_line);
@@ -703,51 +607,35 @@ sbm_status sbm_csr_read_mtx(sbm_ctx *ctx, const char *path, sbm_csr **A)
     if (!path) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument path is NULL");
     if (!A) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument A (output handle) is NULL");
 
-    mtx_reader rd = {0};
+    sbm__text_reader rd;
     mtx_header h = {0};
     mtx_triplets t = {0};
     int64_t *rowptr = NULL;
     int32_t *colind = NULL;
     double *values = NULL;
     sbm_status st = SBM_SUCCESS;
-    mtx_locale loc;
-    mtx_locale_begin(&loc);
 
-    rd.ctx = ctx;
-    rd.path = path;
-    rd.f = fopen(path, "rb");
-    if (!rd.f) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
         const int err = errno;
-        st = sbm__error(ctx, SBM_ERR_IO, "cannot open '%s' for reading: %s", path, strerror(err));
-        goto done;
+        return sbm__error(ctx, SBM_ERR_IO, "cannot open '%s' for reading: %s", path, strerror(err));
     }
-    rd.cap = MTX_BUFFER_BYTES;
-    rd.buf = sbm__host_alloc(ctx, rd.cap + 1, "Matrix Market read buffer");
-    if (!rd.buf) {
-        st = SBM_ERR_OUT_OF_MEMORY;
-        goto done;
-    }
+    SBM__TRY(sbm__text_open_file(ctx, path, f, &rd));
     st = mtx_read_file(&rd, &h, &t);
+    sbm__text_close(&rd);
     if (st != SBM_SUCCESS) goto done;
-    fclose(rd.f); /* read-only: nothing to flush, nothing to report */
-    rd.f = NULL;
-    sbm__host_free(ctx, rd.buf);
-    rd.buf = NULL;
 
     st = mtx_build_csr(ctx, &h, &t, &rowptr, &colind, &values);
     if (st != SBM_SUCCESS) goto done;
     st = sbm__csr_upload(ctx, h.m, h.n, rowptr, colind, values, A);
 
 done:
-    if (rd.f) fclose(rd.f);
-    sbm__host_free(ctx, rd.buf);
     sbm__host_free(ctx, t.row);
     sbm__host_free(ctx, t.col);
     sbm__host_free(ctx, t.val);
     sbm__host_free(ctx, rowptr);
     sbm__host_free(ctx, colind);
     sbm__host_free(ctx, values);
-    mtx_locale_end(&loc);
     return st;
 }
 

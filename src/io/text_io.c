@@ -1,10 +1,10 @@
-/* Text files for the BAL and g2o readers and writers: plain or bzip2-compressed (libbz2), read
- * line by line with line numbers for messages, written through a temporary file and a rename.
+/* Text files for the Matrix Market, BAL and g2o readers and writers: read line by line with line
+ * numbers for messages from a stream (stream.c: plain, gzip or bzip2, told by the magic bytes),
+ * written through a temporary file and a rename.
  *
  * Decisions recorded here:
- *   - A file is read as bzip2 when its first bytes are the bzip2 magic "BZh", whatever its name,
- *     so a renamed file still reads; concatenated bzip2 streams (pbzip2 writes them) are read
- *     one after another. Writing compresses when the name ends in ".bz2".
+ *   - Writing compresses when the name ends in ".bz2" (bzip2 -9) or ".gz" (gzip -9); any other
+ *     name is written plain. (Reading goes by the magic bytes, never by the name.)
  *   - Numbers are parsed and printed in the "C" numeric locale (POSIX newlocale/uselocale, per
  *     thread) whatever the caller's locale, as the Matrix Market code does.
  *   - One growable buffer holds the unread part of the file; a line longer than it doubles it. */
@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #define TEXT_CHUNK ((size_t)1 << 16)
 
@@ -42,18 +43,6 @@ static void locale_end(void **c, void **old)
     *old = NULL;
 }
 
-static const char *bz_reason(int bzerr)
-{
-    switch (bzerr) {
-    case BZ_DATA_ERROR: return "corrupt bzip2 data";
-    case BZ_DATA_ERROR_MAGIC: return "not bzip2 data";
-    case BZ_UNEXPECTED_EOF: return "the compressed file ends early";
-    case BZ_MEM_ERROR: return "out of memory in libbz2";
-    case BZ_IO_ERROR: return "read or write error";
-    default: return "libbz2 error";
-    }
-}
-
 /* ---------------------------------------------------------------------------------------- */
 /* Reading                                                                                  */
 /* ---------------------------------------------------------------------------------------- */
@@ -69,36 +58,11 @@ sbm_status sbm__text_error(sbm__text_reader *rd, sbm_status status, const char *
                       reason);
 }
 
-sbm_status sbm__text_open(sbm_ctx *ctx, const char *path, sbm__text_reader *rd)
+/* The buffer and the locale, once rd->src is open. */
+static sbm_status text_begin(sbm__text_reader *rd)
 {
-    memset(rd, 0, sizeof *rd);
-    rd->ctx = ctx;
-    rd->path = path;
-    FILE *f = fopen(path, "rb");
-    if (!f) return sbm__error(ctx, SBM_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    rd->file = f;
-    unsigned char magic[3] = {0, 0, 0};
-    const size_t got = fread(magic, 1, 3, f);
-    if (ferror(f)) {
-        const int err = errno;
-        fclose(f);
-        rd->file = NULL;
-        return sbm__error(ctx, SBM_ERR_IO, "%s: cannot read: %s", path, strerror(err));
-    }
-    rewind(f);
-    if (got == 3 && magic[0] == 'B' && magic[1] == 'Z' && magic[2] == 'h') {
-        int bzerr = BZ_OK;
-        rd->bz = BZ2_bzReadOpen(&bzerr, f, 0, 0, NULL, 0);
-        if (bzerr != BZ_OK) {
-            if (rd->bz) BZ2_bzReadClose(&bzerr, rd->bz);
-            fclose(f);
-            memset(rd, 0, sizeof *rd);
-            return sbm__error(ctx, SBM_ERR_IO, "%s: cannot start decompressing: %s", path,
-                              bz_reason(bzerr));
-        }
-    }
     rd->cap = TEXT_CHUNK;
-    rd->buf = sbm__host_alloc(ctx, rd->cap + 1, "the file buffer");
+    rd->buf = sbm__host_alloc(rd->ctx, rd->cap + 1, "the file buffer");
     if (!rd->buf) {
         sbm__text_close(rd);
         return SBM_ERR_OUT_OF_MEMORY;
@@ -107,64 +71,32 @@ sbm_status sbm__text_open(sbm_ctx *ctx, const char *path, sbm__text_reader *rd)
     return SBM_SUCCESS;
 }
 
+sbm_status sbm__text_open(sbm_ctx *ctx, const char *path, sbm__text_reader *rd)
+{
+    memset(rd, 0, sizeof *rd);
+    rd->ctx = ctx;
+    rd->path = path;
+    SBM__TRY(sbm__stream_open(ctx, path, &rd->src));
+    return text_begin(rd);
+}
+
+sbm_status sbm__text_open_file(sbm_ctx *ctx, const char *path, void *file, sbm__text_reader *rd)
+{
+    memset(rd, 0, sizeof *rd);
+    rd->ctx = ctx;
+    rd->path = path;
+    SBM__TRY(sbm__stream_open_file(ctx, path, file, &rd->src));
+    return text_begin(rd);
+}
+
 /* Append up to n bytes at buf+end. */
 static sbm_status text_fill(sbm__text_reader *rd, size_t n)
 {
-    char *dst = rd->buf + rd->end;
-    if (!rd->bz) {
-        const size_t got = fread(dst, 1, n, (FILE *)rd->file);
-        rd->end += got;
-        if (got < n) {
-            if (ferror((FILE *)rd->file))
-                return sbm__text_error(rd, SBM_ERR_IO, "read error: %s", strerror(errno));
-            rd->eof = 1;
-        }
-        return SBM_SUCCESS;
-    }
-    while (n > 0 && !rd->eof) {
-        int bzerr = BZ_OK;
-        const int want = n > (size_t)1 << 30 ? 1 << 30 : (int)n;
-        const int got = BZ2_bzRead(&bzerr, rd->bz, dst, want);
-        if (bzerr != BZ_OK && bzerr != BZ_STREAM_END)
-            return sbm__text_error(rd, SBM_ERR_IO, "cannot decompress: %s", bz_reason(bzerr));
-        if (got > 0) {
-            rd->end += (size_t)got;
-            dst += got;
-            n -= (size_t)got;
-        }
-        if (bzerr == BZ_STREAM_END) {
-            /* Another stream may follow (pbzip2): restart with the bytes libbz2 read ahead. */
-            void *unused = NULL;
-            int nunused = 0;
-            char keep[BZ_MAX_UNUSED];
-            BZ2_bzReadGetUnused(&bzerr, rd->bz, &unused, &nunused);
-            if (bzerr != BZ_OK)
-                return sbm__text_error(rd, SBM_ERR_IO, "cannot decompress: %s", bz_reason(bzerr));
-            if (nunused > 0) memcpy(keep, unused, (size_t)nunused);
-            BZ2_bzReadClose(&bzerr, rd->bz);
-            rd->bz = NULL;
-            if (nunused == 0) {
-                const int c = fgetc((FILE *)rd->file);
-                if (c == EOF) {
-                    rd->eof = 1;
-                    /* rd->bz stays NULL: keep reading from the (empty) plain file is harmless */
-                    rd->bz = NULL;
-                    return SBM_SUCCESS;
-                }
-                keep[0] = (char)c;
-                nunused = 1;
-            }
-            rd->bz = BZ2_bzReadOpen(&bzerr, (FILE *)rd->file, 0, 0, keep, nunused);
-            if (bzerr != BZ_OK) {
-                if (rd->bz) BZ2_bzReadClose(&bzerr, rd->bz);
-                rd->bz = NULL;
-                rd->eof = 1;
-                return sbm__text_error(rd, SBM_ERR_IO, "trailing data after the bzip2 stream "
-                                                       "is not bzip2 data");
-            }
-        }
-    }
-    return SBM_SUCCESS;
+    size_t got = 0;
+    rd->src.line = rd->line + 1; /* the line being read, for the stream's messages */
+    const sbm_status st = sbm__stream_read(&rd->src, rd->buf + rd->end, n, &got);
+    rd->end += got;
+    return st;
 }
 
 sbm_status sbm__text_next_line(sbm__text_reader *rd)
@@ -173,7 +105,7 @@ sbm_status sbm__text_next_line(sbm__text_reader *rd)
         char *start = rd->buf + rd->begin;
         const size_t avail = rd->end - rd->begin;
         char *nl = avail ? memchr(start, '\n', avail) : NULL;
-        if (nl || (rd->eof && avail > 0)) {
+        if (nl || (rd->src.eof && avail > 0)) {
             size_t len = nl ? (size_t)(nl - start) : avail;
             start[len] = '\0'; /* buf has one spare byte for a last line without '\n' */
             rd->begin += nl ? len + 1 : len;
@@ -183,7 +115,7 @@ sbm_status sbm__text_next_line(sbm__text_reader *rd)
             rd->line++;
             return SBM_SUCCESS;
         }
-        if (rd->eof) {
+        if (rd->src.eof) {
             rd->text = NULL;
             rd->len = 0;
             return SBM_SUCCESS;
@@ -210,15 +142,9 @@ sbm_status sbm__text_next_line(sbm__text_reader *rd)
 
 void sbm__text_close(sbm__text_reader *rd)
 {
-    if (rd->bz) {
-        int bzerr;
-        BZ2_bzReadClose(&bzerr, rd->bz);
-    }
-    if (rd->file) fclose((FILE *)rd->file);
+    sbm__stream_close(&rd->src);
     if (rd->buf) sbm__host_free(rd->ctx, rd->buf);
     locale_end(&rd->locale_c, &rd->locale_old);
-    rd->bz = NULL;
-    rd->file = NULL;
     rd->buf = NULL;
 }
 
@@ -226,10 +152,54 @@ void sbm__text_close(sbm__text_reader *rd)
 /* Writing                                                                                  */
 /* ---------------------------------------------------------------------------------------- */
 
-static int ends_with_bz2(const char *path)
+static int ends_with(const char *path, const char *suffix)
 {
-    const size_t n = strlen(path);
-    return n >= 4 && strcmp(path + n - 4, ".bz2") == 0;
+    const size_t n = strlen(path), k = strlen(suffix);
+    return n >= k && strcmp(path + n - k, suffix) == 0;
+}
+
+/* Deflate n bytes of data (flush Z_FINISH: and end the gzip member) into the file. */
+static sbm_status gz_write(sbm__text_writer *w, const char *data, size_t n, int flush)
+{
+    z_stream *z = w->gz;
+    z->next_in = (Bytef *)data;
+    z->avail_in = (uInt)n; /* n <= TEXT_CHUNK */
+    for (;;) {
+        z->next_out = w->zbuf;
+        z->avail_out = (uInt)TEXT_CHUNK;
+        const int rc = deflate(z, flush);
+        if (rc != Z_OK && rc != Z_STREAM_END && rc != Z_BUF_ERROR) {
+            w->failed = 1;
+            return sbm__error(w->ctx, SBM_ERR_IO, "%s: cannot compress: %s", w->path, zError(rc));
+        }
+        const size_t out = TEXT_CHUNK - z->avail_out;
+        if (out > 0 && fwrite(w->zbuf, 1, out, (FILE *)w->file) != out) {
+            w->failed = 1;
+            return sbm__error(w->ctx, SBM_ERR_IO, "%s: cannot write: %s", w->path, strerror(errno));
+        }
+        if (flush == Z_FINISH ? rc == Z_STREAM_END : (z->avail_in == 0 && z->avail_out > 0))
+            return SBM_SUCCESS;
+    }
+}
+
+/* The gzip encoder for a ".gz" name. */
+static sbm_status gz_begin(sbm__text_writer *w)
+{
+    z_stream *z = sbm__host_alloc(w->ctx, sizeof *z, "the gzip encoder");
+    w->zbuf = z ? sbm__host_alloc(w->ctx, TEXT_CHUNK, "the compressed output buffer") : NULL;
+    if (!w->zbuf) {
+        sbm__host_free(w->ctx, z);
+        return SBM_ERR_OUT_OF_MEMORY;
+    }
+    memset(z, 0, sizeof *z);
+    const int rc = deflateInit2(z, 9, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+    if (rc != Z_OK) {
+        sbm__host_free(w->ctx, z);
+        return sbm__error(w->ctx, rc == Z_MEM_ERROR ? SBM_ERR_OUT_OF_MEMORY : SBM_ERR_IO,
+                          "%s: cannot start compressing: %s", w->path, zError(rc));
+    }
+    w->gz = z;
+    return SBM_SUCCESS;
 }
 
 sbm_status sbm__text_create(sbm_ctx *ctx, const char *path, sbm__text_writer *w)
@@ -262,13 +232,19 @@ sbm_status sbm__text_create(sbm_ctx *ctx, const char *path, sbm__text_writer *w)
         return st;
     }
     w->file = f;
-    if (ends_with_bz2(path)) {
+    if (ends_with(path, ".gz")) {
+        const sbm_status st = gz_begin(w);
+        if (st != SBM_SUCCESS) {
+            sbm__text_abort(w);
+            return st;
+        }
+    } else if (ends_with(path, ".bz2")) {
         int bzerr = BZ_OK;
         w->bz = BZ2_bzWriteOpen(&bzerr, f, 9, 0, 0);
         if (bzerr != BZ_OK) {
             w->bz = NULL;
             sbm_status st = sbm__error(ctx, SBM_ERR_IO, "%s: cannot start compressing: %s", path,
-                                       bz_reason(bzerr));
+                                       sbm__bz_reason(bzerr));
             sbm__text_abort(w);
             return st;
         }
@@ -289,13 +265,15 @@ static sbm_status text_flush(sbm__text_writer *w)
         w->len = 0;
         return w->failed ? SBM_ERR_IO : SBM_SUCCESS;
     }
-    if (w->bz) {
+    if (w->gz) {
+        SBM__TRY(gz_write(w, w->buf, w->len, Z_NO_FLUSH));
+    } else if (w->bz) {
         int bzerr = BZ_OK;
         BZ2_bzWrite(&bzerr, w->bz, w->buf, (int)w->len);
         if (bzerr != BZ_OK) {
             w->failed = 1;
             return sbm__error(w->ctx, SBM_ERR_IO, "%s: cannot write: %s", w->path,
-                              bzerr == BZ_IO_ERROR ? strerror(errno) : bz_reason(bzerr));
+                              bzerr == BZ_IO_ERROR ? strerror(errno) : sbm__bz_reason(bzerr));
         }
     } else if (fwrite(w->buf, 1, w->len, (FILE *)w->file) != w->len) {
         w->failed = 1;
@@ -333,7 +311,17 @@ sbm_status sbm__text_printf(sbm__text_writer *w, const char *fmt, ...)
 
 void sbm__text_abort(sbm__text_writer *w)
 {
+    if (w->gz) {
+        deflateEnd((z_stream *)w->gz);
+        sbm__host_free(w->ctx, w->gz);
+    }
+    if (w->zbuf) sbm__host_free(w->ctx, w->zbuf);
+    w->gz = NULL;
+    w->zbuf = NULL;
     if (w->bz) {
+        /* libbz2 returns early, without freeing its state, while the FILE has its error flag
+         * set (after a failed write); abandoning writes nothing more, so clear the flag */
+        if (w->file) clearerr((FILE *)w->file);
         int bzerr;
         BZ2_bzWriteClose(&bzerr, w->bz, 1, NULL, NULL);
     }
@@ -353,13 +341,14 @@ void sbm__text_abort(sbm__text_writer *w)
 sbm_status sbm__text_commit(sbm__text_writer *w)
 {
     sbm_status st = text_flush(w);
+    if (st == SBM_SUCCESS && w->gz) st = gz_write(w, NULL, 0, Z_FINISH);
     if (st == SBM_SUCCESS && w->bz) {
         int bzerr = BZ_OK;
         BZ2_bzWriteClose(&bzerr, w->bz, 0, NULL, NULL);
-        w->bz = NULL;
-        if (bzerr != BZ_OK)
+        if (bzerr == BZ_OK) w->bz = NULL; /* else not freed: sbm__text_abort abandons it */
+        else
             st = sbm__error(w->ctx, SBM_ERR_IO, "%s: cannot finish compressing: %s", w->path,
-                            bz_reason(bzerr));
+                            sbm__bz_reason(bzerr));
     }
     if (st == SBM_SUCCESS) {
         FILE *f = (FILE *)w->file;

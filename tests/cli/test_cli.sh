@@ -2,13 +2,19 @@
 # Tests of the sbm command-line tool through its executable: results against an independent
 # Python reference (plain python3, no numpy), exit codes, messages, and files left behind.
 #
-# usage: bash test_cli.sh <path-to-sbm> <tmpdir>      (env SBM_DATA_DIR: the shared data folder)
+# usage: bash test_cli.sh <path-to-sbm> <tmpdir>
+# Data: the compressed Matrix Market files in the repository's tests/data/mtx (read by sbm as they
+# are, and by the reference through Python's gzip and bz2 modules). The plain originals are
+# optional extra data from SBM_DATA_DIR (the environment, else SBM_DATA_DIR_DEFAULT, which ctest
+# sets from the CMake cache, else ../shared/data beside the repository): absent, their check
+# prints a "skipped: ..." line.
 set -u
 
 SBM=${1:?usage: test_cli.sh <path-to-sbm> <tmpdir>}
 TMP=${2:?usage: test_cli.sh <path-to-sbm> <tmpdir>}
-DATA_DIR=${SBM_DATA_DIR:-$(cd "$(dirname "$0")/../../.." && pwd)/shared/data}
-MTX=$DATA_DIR/mtx
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+MTX=$REPO/tests/data/mtx
+EXTRA=${SBM_DATA_DIR:-${SBM_DATA_DIR_DEFAULT:-$REPO/../shared/data}}
 
 rm -rf "$TMP"
 mkdir -p "$TMP"
@@ -25,8 +31,8 @@ bad() {
     echo "FAIL: $*"
 }
 
-if [ ! -f "$MTX/west0067.mtx" ]; then
-    echo "test_cli.sh: data not found in $MTX (set SBM_DATA_DIR)"
+if [ ! -f "$MTX/west0067.mtx.gz" ]; then
+    echo "test_cli.sh: data not found in $MTX (the repository's tests/data)"
     echo "cli: 0 passed, 1 failed"
     exit 1
 fi
@@ -36,12 +42,25 @@ fi
 # ------------------------------------------------------------------------------------------
 REF=$TMP/ref.py
 cat >"$REF" <<'PY'
+import bz2
+import gzip
 import sys
+
+
+def open_text(path):
+    """A text file, plain, gzip or bzip2, told by its first bytes as sbm does."""
+    with open(path, "rb") as f:
+        head = f.read(3)
+    if head[:2] == b"\x1f\x8b":
+        return gzip.open(path, "rt")
+    if head == b"BZh":
+        return bz2.open(path, "rt")
+    return open(path)
 
 
 def read_mtx(path):
     """(m, n, {(i, j): v}) 0-based, symmetric storage expanded, duplicates summed."""
-    with open(path) as f:
+    with open_text(path) as f:
         lines = f.read().split("\n")
     banner = lines[0].split()
     field, symmetry = "real", "general"
@@ -238,10 +257,20 @@ def write_dense(path, r, c, vals):
 
 
 def mtx_size(path):
-    with open(path) as f:
+    with open_text(path) as f:
         for ln in f:
             if ln.strip() and not ln.lstrip().startswith("%"):
                 return tuple(int(t) for t in ln.split()[:2])
+
+
+def stem(path):
+    """west0067 for .../west0067.mtx, west0067.mtx.gz or west0067.mtx.bz2."""
+    import os
+    name = os.path.basename(path)
+    for suffix in (".gz", ".bz2"):
+        if name.endswith(suffix):
+            name = name[:-len(suffix)]
+    return name[:-4] if name.endswith(".mtx") else name
 
 
 def prepare(outdir, paths):
@@ -251,7 +280,7 @@ def prepare(outdir, paths):
     rnd = random.Random(20240611)
     for p in paths:
         m, n = mtx_size(p)
-        base = os.path.join(outdir, os.path.basename(p)[:-4])
+        base = os.path.join(outdir, stem(p))
         # mixed magnitudes and signs; integers and short decimals too
         gen = lambda k: [rnd.choice((rnd.uniform(-1, 1), rnd.uniform(-1e3, 1e3), float(rnd.randint(-9, 9)), 0.5)) for _ in range(k)]
         write_dense(base + "_x.mtx", n, 1, gen(n))
@@ -410,16 +439,18 @@ fails() {
 # ------------------------------------------------------------------------------------------
 # gemm on real data against the reference
 # ------------------------------------------------------------------------------------------
-W=$MTX/west0067.mtx
-K=$MTX/karate.mtx
-L=$MTX/lp_afiro.mtx
-F=$MTX/LFAT5.mtx
-G=$MTX/cryg2500.mtx
+W=$MTX/west0067.mtx.gz
+K=$MTX/karate.mtx.gz
+L=$MTX/lp_afiro.mtx.gz
+F=$MTX/LFAT5.mtx.gz
+G=$MTX/cryg2500.mtx.bz2
+J=$MTX/west0067_jumbled.mtx.gz
+BC=$MTX/bcsstk13.mtx.bz2
 
 gemm_ok --block 1 "$W" "$W"
-gemm_ok "$W" "$MTX/west0067_jumbled.mtx"
+gemm_ok "$W" "$J"
 gemm_ok --ta "$W" "$W"
-gemm_ok --tb "$W" "$MTX/west0067_jumbled.mtx"
+gemm_ok --tb "$W" "$J"
 gemm_ok --ta --tb "$W" "$W"
 gemm_ok --upper "$W" "$W"
 gemm_ok --block 2 "$K" "$K"
@@ -428,7 +459,7 @@ gemm_ok --block-a 2x1 --block-b 1x2 "$K" "$K"
 gemm_ok --block-a 1x2 --block-b 1x2 --ta "$K" "$K"
 gemm_ok --block 17 --upper "$K" "$K"
 # bcsstk13 is 2003 x 2003 and 2003 is prime: only 1x1 blocks divide it
-gemm_ok --block 1 "$MTX/bcsstk13.mtx" "$MTX/bcsstk13.mtx"
+gemm_ok --block 1 "$BC" "$BC"
 gemm_ok --block 5 "$G" "$G"
 gemm_ok --block 4 --ta "$G" "$G"
 gemm_ok --block 2 --ta --tb --upper "$G" "$G"
@@ -451,10 +482,10 @@ gemm_ok "$L" --block-a=3x3 "$L" --block-b=3x3 --tb
 # 1x1 blocks without --upper take the scalar CSR SpGEMM (sbm_csr_gemm; --ta/--tb transpose
 # first): every file of the data folder, A*A, A^T*A and A*A^T, against the same reference as
 # the block path; --upper with 1x1 blocks stays on the block path.
-for f in "$MTX"/*.mtx; do
+for f in "$MTX"/*.mtx*; do
     case $(basename "$f") in
     # too slow for the Python reference (bcsstk13 takes the scalar path in the case above)
-    ca-CondMat.mtx | bcsstk13.mtx) continue ;;
+    ca-CondMat.mtx* | bcsstk13.mtx*) continue ;;
     esac
     gemm_ok --block 1 --ta "$f" "$f"
     gemm_ok --tb "$f" "$f"
@@ -474,10 +505,10 @@ if "$SBM" --version | grep -q "cuda backend: yes" && ! "$SBM" --version | grep -
     gemm_ok --backend cuda --tb --block-a 3x17 --block-b 3x17 --upper "$L" "$L"
     gemm_ok --backend cuda --block-a 10x5 --block-b 5x2 "$G" "$G"
     # the scalar CSR SpGEMM on the device
-    gemm_ok --backend cuda "$W" "$MTX/west0067_jumbled.mtx"
+    gemm_ok --backend cuda "$W" "$J"
     gemm_ok --backend cuda --ta "$L" "$L"
     gemm_ok --backend cuda --tb "$G" "$G"
-    gemm_ok --backend cuda --block 1 "$MTX/bcsstk13.mtx" "$MTX/bcsstk13.mtx"
+    gemm_ok --backend cuda --block 1 "$BC" "$BC"
 else
     fails 1 "sbm: " "$TMP/cuda.mtx" gemm --backend cuda "$K" "$K" -o "$TMP/cuda.mtx"
     fails 1 "--backend cuda" "$TMP/cuda.mtx" gemm --backend cuda "$W" "$W" -o "$TMP/cuda.mtx"
@@ -490,7 +521,7 @@ O=$TMP/never.mtx
 fails 1 "nonexistent.mtx" "$O" gemm "$TMP/nonexistent.mtx" "$W" -o "$O"
 fails 1 "nonexistent.mtx" "$O" gemm "$W" "$TMP/nonexistent.mtx" -o "$O"
 fails 1 "sbm: " "$O" gemm --block 2 "$W" "$W" -o "$O"
-fails 1 "west0067.mtx with 2x2 blocks" "$O" gemm --block 2 "$W" "$W" -o "$O"
+fails 1 "west0067.mtx.gz with 2x2 blocks" "$O" gemm --block 2 "$W" "$W" -o "$O"
 fails 1 "sbm_csr_to_cbc" "$O" gemm --block-a 3x2 "$L" "$L" -o "$O"
 fails 1 "sbm_csr_gemm" "$O" gemm "$L" "$L" -o "$O"                     # 27x51 * 27x51 (scalar path)
 fails 1 "A is 27x51, B is 27x51" "$O" gemm "$L" "$L" -o "$O"
@@ -537,7 +568,7 @@ MANIFEST=$TMP/mult.tsv
 n_refused=0
 IN=$TMP/in
 mkdir -p "$IN"
-python3 "$REF" prepare "$IN" "$MTX"/*.mtx
+python3 "$REF" prepare "$IN" "$MTX"/*.mtx*
 
 # mult_ok KIND ARGS... : sbm KIND ARGS -o OUT succeeds (checked later against the reference).
 # An ELL or DIA plan may be refused (documented: padding over the format's limit) with exit 1,
@@ -573,7 +604,7 @@ mult_ok() {
 mult_cases() {
     local be=$1 f=$2
     local base
-    base=$IN/$(basename "$f" .mtx)
+    base=$IN/$(basename "$f" | sed -E 's/\.(gz|bz2)$//; s/\.mtx$//')
     local X=${base}_x.mtx Y=${base}_y.mtx BF=${base}_b.mtx CF=${base}_c.mtx C11=${base}_c11.mtx
     # spmv: sbm_csr_spmv (no --format, no --repeat), then a plan for each format
     mult_ok spmv --backend "$be" "$f"
@@ -594,7 +625,7 @@ mult_cases() {
     mult_ok spmm --backend "$be" --cols 11 --seed 5 --c "$C11" --beta 1 --alpha 0.5 "$f"
     mult_ok spmm --backend "$be" --cols 11 --seed 5 --col-major "$f"
 }
-for f in "$MTX"/*.mtx; do
+for f in "$MTX"/*.mtx*; do
     mult_cases cpu "$f"
 done
 # ELL and DIA where their padding is small: never refused
@@ -632,7 +663,7 @@ mult_ok spmm --cols 3 --beta 0 "$E40"
 mult_ok spmm --cols 2 "$E03"
 
 if [ "$HAVE_GPU" -eq 1 ]; then
-    for f in "$MTX"/*.mtx; do
+    for f in "$MTX"/*.mtx*; do
         mult_cases cuda "$f"
     done
     if "$SBM" spmv --backend auto "$W" -o "$TMP/auto.mtx" | grep -q "backend cuda"; then ok; else bad "spmv --backend auto should take the GPU"; fi
@@ -652,7 +683,7 @@ while read -r st id msg; do
 done < <(python3 "$REF" mult "$MANIFEST")
 # 16 cases per matrix and backend, 13 more on the CPU: every one checked or (ELL, DIA) refused
 n_checked=$(wc -l <"$MANIFEST")
-n_want=$(($(ls "$MTX"/*.mtx | wc -l) * 16 * (1 + HAVE_GPU) + 13))
+n_want=$(($(ls "$MTX"/*.mtx* | wc -l) * 16 * (1 + HAVE_GPU) + 13))
 if [ $((n_checked + n_refused)) -ne "$n_want" ]; then
     bad "$n_checked spmv/spmm results reached the reference and $n_refused were refused, expected $n_want"
 else
@@ -684,7 +715,7 @@ fails 1 "C is 27 x 1; A ($L) is 27 x 51, so C must be 27 x 3" "$O" spmm --b "$IN
 fails 1 "C is 27 x 3; A ($L) is 27 x 51, so C must be 27 x 2" "$O" spmm --cols 2 --c "$IN/lp_afiro_c.mtx" "$L" -o "$O"
 fails 1 "nob.mtx: cannot open" "$O" spmm --b "$TMP/nob.mtx" "$W" -o "$O"
 fails 1 "bad.mtx" "$O" spmv "$BADF" -o "$O"
-fails 1 "sbm_csr_spmv_plan: argument format: DIA" "$O" spmv --format dia "$MTX/ca-CondMat.mtx" -o "$O"
+fails 1 "sbm_csr_spmv_plan: argument format: DIA" "$O" spmv --format dia "$MTX/ca-CondMat.mtx.bz2" -o "$O"
 fails 2 "unknown format 'csr'" "$O" spmv --format csr "$W" -o "$O"
 fails 2 "spmv: option --format needs a value" "$O" spmv "$W" -o "$O" --format
 fails 2 "invalid number 'abc'" "$O" spmv --alpha abc "$W" -o "$O"
@@ -785,14 +816,28 @@ info_ok "$L" 3x17
 info_ok "$L" 1x3
 info_ok "$F" 7
 info_ok "$G" 5
-info_ok "$MTX/bcsstk13.mtx" 1
+info_ok "$BC" 1
 if "$SBM" info "$K" | grep -qx "symmetric: yes"; then ok; else bad "karate should be symmetric"; fi
 if "$SBM" info "$W" | grep -qx "symmetric: no"; then ok; else bad "west0067 should not be symmetric"; fi
-fails 1 "west0067.mtx with 2x2 blocks" "-" info --block 2 "$W"
+fails 1 "west0067.mtx.gz with 2x2 blocks" "-" info --block 2 "$W"
 fails 1 "nonexistent.mtx" "-" info "$TMP/nonexistent.mtx"
 fails 2 "needs an input file" "-" info
 fails 2 "unknown option" "-" info --ta "$W"
 fails 2 "needs a value" "-" info "$W" --block
+
+# the plain originals (optional extra data) give the same info as the compressed copies
+for f in "$MTX"/*.mtx*; do
+    plain=$EXTRA/mtx/$(basename "$f" | sed -E 's/\.(gz|bz2)$//')
+    if [ -f "$plain" ]; then
+        if [ "$("$SBM" info "$plain" | grep -v '^file: ')" = "$("$SBM" info "$f" | grep -v '^file: ')" ]; then
+            ok
+        else
+            bad "info $plain differs from info $f"
+        fi
+    else
+        echo "skipped: $plain not found (optional data; SBM_DATA_DIR names the folder)"
+    fi
+done
 
 # ------------------------------------------------------------------------------------------
 # help, version, usage
