@@ -50,7 +50,7 @@
  *    indices, can exceed 100%; matrices that fit the 50 MB L2 cache too). Targets: >= 80% of copy on the regular (Poisson, BA) matrices of
  *    >= 10M nonzeros, >= 1.2x cuSPARSE on the R-MAT ones.
  *  - SpMM C = A*B, B and C row-major with 16 and 64 columns: sbm_csr_spmm (auto; rowsplit and
- *    merge forced through SBM_CUDA_CSR_SPMM) against cusparseSpMM (CSR, default algorithm);
+ *    merge forced through the context's tuning) against cusparseSpMM (CSR, default algorithm);
  *    GFLOP/s = 2 nnz cols / time. Target: geomean >= 1.2x cuSPARSE at 16 and at 64 columns.
  *  - SpGEMM C = A*A (A^T*A or A*A^T, whichever has fewer products, for rectangular A; skipped
  *    above 1e9 [1e8] intermediate products): sbm_csr_gemm (one-shot: plan + execute) and
@@ -324,12 +324,33 @@ typedef struct gemm_row {
     char note[160];
 } gemm_row;
 
-static void set_sort(const char *v)
+/* ctx's tuning with one field forced (the others the library's choice). */
+static void tune_sort(sbm_ctx *ctx, sbm_tune_gemm_sort sort)
 {
-    if (v)
-        setenv("SBM_CUDA_GEMM_SORT", v, 1);
-    else
-        unsetenv("SBM_CUDA_GEMM_SORT");
+    sbm_tuning t = sbm_tuning_default();
+    t.gemm_sort = sort;
+    CHECK(ctx, sbm_ctx_set_tuning(ctx, &t));
+}
+
+static void tune_numeric(sbm_ctx *ctx, sbm_tune_gemm_numeric numeric)
+{
+    sbm_tuning t = sbm_tuning_default();
+    t.gemm_numeric = numeric;
+    CHECK(ctx, sbm_ctx_set_tuning(ctx, &t));
+}
+
+static void tune_spmv(sbm_ctx *ctx, sbm_tune_spmv version)
+{
+    sbm_tuning t = sbm_tuning_default();
+    t.spmv = version;
+    CHECK(ctx, sbm_ctx_set_tuning(ctx, &t));
+}
+
+static void tune_csr_spmm(sbm_ctx *ctx, sbm_tune_csr_spmm kernel)
+{
+    sbm_tuning t = sbm_tuning_default();
+    t.csr_spmm = kernel;
+    CHECK(ctx, sbm_ctx_set_tuning(ctx, &t));
 }
 
 /* Median plan time of one sort variant in a fresh context (the first plan, which grows the
@@ -352,8 +373,10 @@ static double time_plans(const bench_case *bc, const char *sort, int fresh, int 
     sbm_cbc *A = NULL, *B = NULL, *C = NULL;
     sbm_gemm_plan *p = NULL;
     double *t = calloc((size_t)reps + 1, sizeof *t), res = -1.0;
-    set_sort(sort);
     CHECK(NULL, sbm_ctx_create(&ctx, SBM_BACKEND_CUDA, 0));
+    tune_sort(ctx, !sort ? SBM_TUNE_GEMM_SORT_AUTO
+                   : strcmp(sort, "radix") == 0 ? SBM_TUNE_GEMM_SORT_RADIX
+                                                 : SBM_TUNE_GEMM_SORT_SEGMENTED);
     CHECK(ctx, sbm_cbc_copy(ctx, bc->A, &A));
     CHECK(ctx, sbm_cbc_copy(ctx, bc->B, &B));
     for (int rep = 0; rep <= reps; rep++) {
@@ -379,7 +402,6 @@ static double time_plans(const bench_case *bc, const char *sort, int fresh, int 
     }
     res = median(t, reps);
 out:
-    set_sort(NULL);
     sbm_cbc_destroy(B);
     sbm_cbc_destroy(A);
     sbm_ctx_destroy(ctx);
@@ -387,17 +409,17 @@ out:
     return res;
 }
 
-/* Median execute time of a plan made with the numeric kernel `numeric` (team, dmma, stage,
- * sdmma, stage-np, sdmma-np: see kernels/cuda_gemm.cu). */
+/* Median execute time of a plan made with the numeric kernel `numeric` forced (sbm.h,
+ * sbm_tune_gemm_numeric; src/cuda/cuda_gemm.cu). */
 static double time_exec_variant(sbm_ctx *ctx, const bench_case *bc, const sbm_cbc *A,
-                                const sbm_cbc *B, const char *numeric, int reps)
+                                const sbm_cbc *B, sbm_tune_gemm_numeric numeric, int reps)
 {
     sbm_gemm_plan *p = NULL;
     sbm_cbc *C = NULL;
     double *t = calloc((size_t)reps + 1, sizeof *t), res;
-    setenv("SBM_CUDA_GEMM_NUMERIC", numeric, 1);
+    tune_numeric(ctx, numeric);
     CHECK(ctx, sbm_cbc_gemm_plan(ctx, bc->op_a, A, bc->op_b, B, NULL, bc->flags, &p, &C));
-    unsetenv("SBM_CUDA_GEMM_NUMERIC");
+    CHECK(ctx, sbm_ctx_set_tuning(ctx, NULL));
     cudaEvent_t e0, e1;
     cudaEventCreate(&e0);
     cudaEventCreate(&e1);
@@ -472,12 +494,12 @@ static void run_sbm_gpu(const bench_case *bc, int reps, gemm_row *row)
         sbm_cbc_destroy(C);
         p = NULL;
         C = NULL;
-        row->exec_team_ms = time_exec_variant(ctx, bc, A, B, "team", reps);
-        row->exec_dmma_ms = row->fast ? time_exec_variant(ctx, bc, A, B, "dmma", reps) : -1.0;
-        row->exec_stage_ms = row->fast ? time_exec_variant(ctx, bc, A, B, "stage", reps) : -1.0;
-        row->exec_sdmma_ms = row->fast ? time_exec_variant(ctx, bc, A, B, "sdmma", reps) : -1.0;
-        row->exec_stage_np_ms = row->fast ? time_exec_variant(ctx, bc, A, B, "stage-np", reps) : -1.0;
-        row->exec_sdmma_np_ms = row->fast ? time_exec_variant(ctx, bc, A, B, "sdmma-np", reps) : -1.0;
+        row->exec_team_ms = time_exec_variant(ctx, bc, A, B, SBM_TUNE_GEMM_TEAM, reps);
+        row->exec_dmma_ms = row->fast ? time_exec_variant(ctx, bc, A, B, SBM_TUNE_GEMM_DMMA, reps) : -1.0;
+        row->exec_stage_ms = row->fast ? time_exec_variant(ctx, bc, A, B, SBM_TUNE_GEMM_STAGE, reps) : -1.0;
+        row->exec_sdmma_ms = row->fast ? time_exec_variant(ctx, bc, A, B, SBM_TUNE_GEMM_SDMMA, reps) : -1.0;
+        row->exec_stage_np_ms = row->fast ? time_exec_variant(ctx, bc, A, B, SBM_TUNE_GEMM_STAGE_ONE_TILE, reps) : -1.0;
+        row->exec_sdmma_np_ms = row->fast ? time_exec_variant(ctx, bc, A, B, SBM_TUNE_GEMM_SDMMA_ONE_TILE, reps) : -1.0;
     }
 out:
     sbm_gemm_plan_destroy(p);
@@ -604,15 +626,15 @@ static void run_spmv(sbm_ctx *host, int large, int reps, FILE *csv, double copy_
                               (double)n * 8 + (double)m * 8;
         /* ms[op][0]: the default kernel; ms[op][v]: version v forced (kernels/cuda_spmv.cu) */
         double ms[2][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}};
-        static const char *const vers[4] = {NULL, "v1", "v2", "v3"};
+        static const sbm_tune_spmv vers[4] = {SBM_TUNE_SPMV_AUTO, SBM_TUNE_SPMV_ONE_BY_ONE,
+                                              SBM_TUNE_SPMV_BATCHED, SBM_TUNE_SPMV_BATCHED_SMALL};
         cudaEvent_t e0, e1;
         cudaEventCreate(&e0);
         cudaEventCreate(&e1);
         double *t = calloc((size_t)reps + 1, sizeof *t);
         for (int op = 0; op < 2; op++) {
             for (int v = 0; v < 4; v++) {
-                if (vers[v]) setenv("SBM_CUDA_SPMV", vers[v], 1);
-                else unsetenv("SBM_CUDA_SPMV");
+                tune_spmv(ctx, vers[v]);
                 for (int rep = 0; rep <= reps; rep++) {
                     cudaEventRecord(e0, 0);
                     CHECK(ctx, sbm_cbc_spmv(ctx, op ? SBM_OP_T : SBM_OP_N, 1.0, A, x, 0.0, y));
@@ -625,7 +647,7 @@ static void run_spmv(sbm_ctx *host, int large, int reps, FILE *csv, double copy_
                 ms[op][v] = median(t, reps);
             }
         }
-        unsetenv("SBM_CUDA_SPMV");
+        CHECK(ctx, sbm_ctx_set_tuning(ctx, NULL));
         /* cuSPARSE BSR SpMV on the same matrix (BSR arrays from sbm_cbc_to_bsr, column-major blocks) */
         peer_spmv_result pr;
         cudaMalloc((void **)&brp, (size_t)(a.nbr + 1) * sizeof(int64_t));
@@ -1214,6 +1236,8 @@ static void csr_spmv(sbm_ctx *ctx, cudaStream_t stream, const csr_mat *ms, int n
 /* ---- SpMM ---- */
 
 static const char *const spmm_kernels[3] = {NULL, "rowsplit", "merge"};
+static const sbm_tune_csr_spmm spmm_tunes[3] = {SBM_TUNE_CSR_SPMM_AUTO, SBM_TUNE_CSR_SPMM_ROWSPLIT,
+                                                SBM_TUNE_CSR_SPMM_MERGE};
 
 /* The matrices whose SpMM and SpGEMM times are not dominated by launch latency: >= 1M
  * nonzeros (>= 100k at --size small). */
@@ -1268,12 +1292,11 @@ static void csr_spmm_one(sbm_ctx *ctx, cudaStream_t stream, const csr_mat *c, co
             csr_row r = row_init("spmm", spmm_kernels[v] ? spmm_kernels[v] : "auto");
             r.ncols = k;
             sbm_status st;
-            if (spmm_kernels[v]) setenv("SBM_CUDA_CSR_SPMM", spmm_kernels[v], 1);
-            else unsetenv("SBM_CUDA_CSR_SPMM");
+            tune_csr_spmm(ctx, spmm_tunes[v]);
             cudaMemsetAsync(C, 0, (size_t)(h.m * k) * sizeof(double), stream);
             TIME_SBM(st, &r.ms, &r.once, stream, o->reps,
                      sbm_csr_spmm(ctx, 1.0, D, k, SBM_LAYOUT_ROW_MAJOR, B, k, 0.0, C, k));
-            unsetenv("SBM_CUDA_CSR_SPMM");
+            CHECK(ctx, sbm_ctx_set_tuning(ctx, NULL));
             char cell[24];
             if (st != SBM_SUCCESS) {
                 snprintf(cell, sizeof cell, "%s", fail_note(ctx, st, 0, r.status, sizeof r.status));
@@ -1326,7 +1349,7 @@ static void csr_spmm(sbm_ctx *ctx, cudaStream_t stream, const csr_mat *ms, int n
     memset(gm, 0, sizeof gm);
     printf("\nCSR SpMM C = A*B, B and C dense row-major with 16 and 64 columns: GFLOP/s (2 nnz "
            "cols / time) and Nx = cuSPARSE time / sbm time; median of %d\n", o->reps);
-    printf("auto: sbm_csr_spmm's own choice; rowsplit / merge: forced with SBM_CUDA_CSR_SPMM; "
+    printf("auto: sbm_csr_spmm's own choice; rowsplit / merge: forced with the tuning's csr_spmm; "
            "cuSPARSE: cusparseSpMM CSR, default algorithm\n");
     printf("%-20s %9s %9s %7s | %7s %14s %14s %14s | %7s %14s %14s %14s %8s\n", "matrix", "nnz", "maxrow",
            "meanrow", "cus 16", "auto 16", "rowsplit 16", "merge 16", "cus 64", "auto 64", "rowsplit 64",

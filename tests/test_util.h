@@ -113,11 +113,6 @@ void sbm_test_assert_ok_(sbm_ctx *ctx, sbm_status got, const char *expr, const c
 /* Path of a file under ../shared/data (static buffer). */
 const char *sbm_test_data_path(const char *relative);
 
-/* Set an environment variable for the duration of a test (value NULL: unset it). Returns the old
- * value (malloc'd, or NULL when unset) for sbm_test_env_restore, which puts it back and frees it. */
-char *sbm_test_env_set(const char *name, const char *value);
-void sbm_test_env_restore(const char *name, char *saved);
-
 
 /* ---------------------------------------------------------------------------------------- */
 /* Shape lists, skips, temporary directories, vectors in the context's memory               */

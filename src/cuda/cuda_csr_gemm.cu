@@ -27,8 +27,8 @@
  *               the row's columns and the sorted pairs are placed at the row's offset. Rows are
  *               cut into slices whose sort workspace fits the memory budget; a row whose own
  *               workspace does not fit is SBM_ERR_OUT_OF_MEMORY.
- *   SBM_CUDA_CSR_GEMM=global sends every nonempty row through the global path (tests, tuning);
- *   =auto or unset bins by product count.
+ *   the tuning's csr_gemm = SBM_TUNE_CSR_GEMM_GLOBAL sends every nonempty row through the global
+ *   path (tests, measurements); AUTO bins by product count.
  * one-shot (sbm_csr_gemm)
  *   Where every row is short, the second pass of the row kernels writes C's values beside its
  *   columns (each run head's lane adds the run in sorted order) and no plan is stored: on 2D
@@ -87,11 +87,11 @@ typedef struct sbm__csr_gpu_plan {
     uint64_t *pairs;    /* (A entry << 32 | B entry), sorted by entry of C (size products) */
 } sbm__csr_gpu_plan;
 
-/* SBM_CUDA_CSR_GEMM=global forces the global path; "auto" (or unset) bins by product count. */
-static int sbm__cg_force_global(void)
+/* The tuning's csr_gemm = SBM_TUNE_CSR_GEMM_GLOBAL forces the global path; AUTO bins by product
+ * count. */
+static int sbm__cg_force_global(const sbm_ctx *ctx)
 {
-    const char *s = getenv("SBM_CUDA_CSR_GEMM");
-    return s && strcmp(s, "global") == 0;
+    return ctx->tuning.csr_gemm == SBM_TUNE_CSR_GEMM_GLOBAL;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -780,7 +780,7 @@ static sbm_status sbm__cg_plan(sbm_ctx *ctx, const sbm_csr *A, const sbm_csr *B,
                                sbm_csr_plan **plan, sbm_csr **Cout)
 {
     const int64_t m = A->m;
-    const int force = sbm__cg_force_global();
+    const int force = sbm__cg_force_global(ctx);
     cudaStream_t s = sbm__cuda_stream(ctx);
     sbm_status st = SBM_SUCCESS;
     sbm__csr_gpu_plan *P = NULL;

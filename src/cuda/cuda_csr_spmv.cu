@@ -30,8 +30,8 @@
  * row statistics computed once per pattern and cached in the context (sbm__cuda_scache): the
  * longest row and the "warp fill" (sum over groups of 32 rows of 32 x their longest row, over
  * nnz: how much a row-per-lane kernel pads). See sbm__choose_csr and sbm__choose_format.
- * SBM_CUDA_CSR_SPMV = scalar | vector | merge forces the kernel of sbm_csr_spmv; vector:W:R and
- * merge:NT:IPT also pick a compiled configuration, for sbm_csr_spmv and for plans of that CSR
+ * The context's tuning (sbm_tuning::csr_spmv) forces the kernel of sbm_csr_spmv; its vector and
+ * merge fields also pick a compiled configuration, for sbm_csr_spmv and for plans of that CSR
  * format made while it is set (measurements). */
 #include "cuda_internal.cuh"
 
@@ -644,18 +644,15 @@ __global__ void sbm__k_dia_fill(int64_t m, int64_t nd, int64_t ld, const int64_t
 
 enum { SBM__CSR_SCALAR = 0, SBM__CSR_VECTOR = 1, SBM__CSR_MERGE = 2 };
 
-/* Merge-path tile shapes compiled (threads, items per thread, streaming loads of A, persistent
+/* Merge-path tile shapes compiled (SBM__CSR_MERGE_CONFIGS) (threads, items per thread, streaming loads of A, persistent
  * grid loading ahead), and the default. H100, ms per SpMV (run of 2026-11-22 13:50): R-MAT
  * scale 21 128x7 0.1893, 256x7 0.1881, 256x5 0.1871, 128x7 streaming 0.1854, 256x7 streaming
  * 0.1835 (cuSPARSE 0.1956); random rows of 1..15 entries 0.1929 / 0.1919 / 0.1907 / 0.1842 /
  * 0.1834 (cuSPARSE 0.1695). Loading ahead on a persistent grid was slower (R-MAT 128x7 0.1909,
  * 256x7 0.1941, 128x5 0.1903; its 72-123 registers cost more resident CTAs than the overlap
  * gains); those stay selectable for measurements. */
-#define SBM__MERGE_CONFIGS(X)                                                                    \
-    X(0, 128, 7, 0, 0) X(1, 256, 7, 0, 0) X(2, 128, 11, 0, 0) X(3, 64, 5, 0, 0)                   \
-    X(4, 256, 5, 0, 0) X(5, 128, 7, 1, 0) X(6, 256, 7, 1, 0) X(7, 128, 7, 1, 1)                   \
-    X(8, 256, 7, 1, 1) X(9, 128, 5, 1, 1)
-#define SBM__MERGE_DEFAULT 6
+#define SBM__MERGE_CONFIGS SBM__CSR_MERGE_CONFIGS /* the list is in sbm_internal.h */
+#define SBM__MERGE_DEFAULT SBM__CSR_MERGE_DEFAULT
 #define SBM__COO_NT 128
 #define SBM__COO_IPT 7
 
@@ -716,39 +713,34 @@ static sbm__csr_kernel sbm__choose_csr(sbm_ctx *ctx, const sbm__cuda_scache *e)
     return k;
 }
 
-/* SBM_CUDA_CSR_SPMV: scalar, vector[:W:R], merge[:NT:IPT]. @return 1 if set and understood. */
-static int sbm__csr_env(int64_t m, int64_t nnz, sbm__csr_kernel *k)
+/* The kernel forced by the context's tuning (csr_spmv and its configuration fields, checked by
+ * sbm_ctx_set_tuning): a forced vector kernel without a width takes the width from the mean row
+ * length, a forced merge kernel without threads the default configuration.
+ * @return 1 if a kernel is forced. */
+static int sbm__csr_forced(const sbm_ctx *ctx, int64_t m, int64_t nnz, sbm__csr_kernel *k)
 {
-    const char *env = getenv("SBM_CUDA_CSR_SPMV");
-    if (!env || !*env) return 0;
-    int a = 0, b = 0;
-    if (strcmp(env, "scalar") == 0) {
+    const sbm_tuning *t = &ctx->tuning;
+    switch (t->csr_spmv) {
+    case SBM_TUNE_CSR_SPMV_SCALAR:
         k->kind = SBM__CSR_SCALAR;
         return 1;
-    }
-    if (strncmp(env, "vector", 6) == 0) {
+    case SBM_TUNE_CSR_SPMV_VECTOR:
         k->kind = SBM__CSR_VECTOR;
-        k->w = sbm__vector_width(m, nnz);
-        k->r = sbm__vector_rows(k->w);
-        if (sscanf(env, "vector:%d:%d", &a, &b) == 2 && (a == 2 || a == 4 || a == 8 || a == 16 || a == 32) &&
-            (b == 1 || b == 2 || b == 4)) {
-            k->w = a;
-            k->r = b;
-        }
+        k->w = t->csr_spmv_vector_width ? t->csr_spmv_vector_width : sbm__vector_width(m, nnz);
+        k->r = t->csr_spmv_vector_rows ? t->csr_spmv_vector_rows : sbm__vector_rows(k->w);
         return 1;
-    }
-    if (strncmp(env, "merge", 5) == 0) {
+    case SBM_TUNE_CSR_SPMV_MERGE:
         k->kind = SBM__CSR_MERGE;
         k->cfg = SBM__MERGE_DEFAULT;
-        int cs = 0, pf = 0;
-        if (sscanf(env, "merge:%d:%d:cs%d:pf%d", &a, &b, &cs, &pf) >= 2) {
-#define SBM_X_(I, NT, IPT, CS, PF) if (a == (NT) && b == (IPT) && cs == (CS) && pf == (PF)) k->cfg = (I);
-            SBM__MERGE_CONFIGS(SBM_X_)
+#define SBM_X_(I, NT, IPT, CS, PF)                                                              \
+    if (t->csr_spmv_merge_threads == (NT) && t->csr_spmv_merge_items == (IPT) &&                \
+        t->csr_spmv_merge_streaming == (CS) && t->csr_spmv_merge_prefetch == (PF))              \
+        k->cfg = (I);
+        SBM__MERGE_CONFIGS(SBM_X_)
 #undef SBM_X_
-        }
         return 1;
+    default: return 0;
     }
-    return 0;
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -968,7 +960,7 @@ sbm_status sbm__cuda_csr_spmv(sbm_ctx *ctx, double alpha, const sbm_csr *A, cons
     }
     SBM__CK(sbm__csr_stats(ctx, A, &e));
     k = sbm__choose_csr(ctx, e);
-    (void)sbm__csr_env(A->m, A->nnz, &k);
+    (void)sbm__csr_forced(ctx, A->m, A->nnz, &k);
     if (k.kind == SBM__CSR_MERGE && (!e->tiles || e->tile_items != sbm__merge_items(k.cfg))) {
         int64_t *coord = NULL, nt = 0;
         SBM__CK(sbm__merge_split(ctx, A->m, A->nnz, A->rowptr, sbm__merge_items(k.cfg), &coord, &nt));
@@ -1240,7 +1232,7 @@ sbm_status sbm__cuda_csr_spmv_plan(sbm_ctx *ctx, const sbm_csr *A, sbm_spmv_form
     sbm__cuda_scache empty, *e = NULL;
     sbm__cuda_spmv_plan *P = NULL;
     sbm__csr_kernel forced = {SBM__CSR_VECTOR, 2, 1, 0};
-    int has_env = 0;
+    int forced_set = 0;
     SBM__CK(sbm__cuda_enter(ctx));
     P = (sbm__cuda_spmv_plan *)calloc(1, sizeof *P);
     if (!P) {
@@ -1254,15 +1246,15 @@ sbm_status sbm__cuda_csr_spmv_plan(sbm_ctx *ctx, const sbm_csr *A, sbm_spmv_form
     e = &empty;
     if (A->m > 0) SBM__CK(sbm__csr_stats(ctx, A, &e));
     if (format == SBM_SPMV_AUTO) SBM__CK(sbm__choose_format(ctx, A, e, &format));
-    /* a CSR format runs its own kernel; SBM_CUDA_CSR_SPMV may pick that kernel's configuration */
-    has_env = sbm__csr_env(A->m, A->nnz, &forced);
+    /* a CSR format runs its own kernel; the tuning may pick that kernel's configuration */
+    forced_set = sbm__csr_forced(ctx, A->m, A->nnz, &forced);
     P->k.kind = format == SBM_SPMV_CSR_SCALAR ? SBM__CSR_SCALAR
                 : format == SBM_SPMV_CSR_MERGE ? SBM__CSR_MERGE
                                                : SBM__CSR_VECTOR;
     P->k.w = sbm__vector_width(A->m, A->nnz);
     P->k.r = sbm__vector_rows(P->k.w);
     P->k.cfg = SBM__MERGE_DEFAULT;
-    if (has_env && forced.kind == P->k.kind) P->k = forced;
+    if (forced_set && forced.kind == P->k.kind) P->k = forced;
     P->b.format = format;
     SBM__CK(sbm__plan_build(ctx, P, A, e));
     *plan = (sbm_spmv_plan *)P;

@@ -837,25 +837,22 @@ enum {
  * cores above; 1x1x1 stays one thread per element from global memory, and 7x7x7 on the
  * unstaged tensor-core kernel (staged not faster: 2D 1.7% faster, 3D 1.3% slower, both runs).
  * Small products (fewer tiles than resident CTAs) keep the unstaged kernels too: see
- * sbm__stage_setup. SBM_CUDA_GEMM_NUMERIC overrides, for measurements and tests: team, dmma,
- * stage, sdmma (persistent grid), stage-np, sdmma-np (one tile per CTA). *persist: 1 or 0 when
+ * sbm__stage_setup. The context's tuning (gemm_numeric) overrides, for measurements and tests:
+ * team, dmma, stage, sdmma (persistent grid), stage and sdmma one tile per CTA. *persist: 1 or 0 when
  * forced, else -1 (decided in sbm__stage_setup); *forced: the kernel was forced. */
 static int sbm__gemm_numeric_kind(sbm_ctx *ctx, int r, int k, int c, int *persist, int *forced)
 {
-    const char *env = getenv("SBM_CUDA_GEMM_NUMERIC");
     *persist = -1;
     *forced = 1;
     if (!sbm__select_dmma(r, k, c) || sbm__cuda_st(ctx)->prop.major < 8) return SBM__NUM_TEAM;
-    if (env) {
-        if (strcmp(env, "team") == 0) return SBM__NUM_TEAM;
-        if (strcmp(env, "dmma") == 0) return SBM__NUM_DMMA;
-        *persist = 1;
-        if (strcmp(env, "stage") == 0) return SBM__NUM_STAGE;
-        if (strcmp(env, "sdmma") == 0) return SBM__NUM_SDMMA;
-        *persist = 0;
-        if (strcmp(env, "stage-np") == 0) return SBM__NUM_STAGE;
-        if (strcmp(env, "sdmma-np") == 0) return SBM__NUM_SDMMA;
-        *persist = -1;
+    switch (ctx->tuning.gemm_numeric) {
+    case SBM_TUNE_GEMM_TEAM: return SBM__NUM_TEAM;
+    case SBM_TUNE_GEMM_DMMA: return SBM__NUM_DMMA;
+    case SBM_TUNE_GEMM_STAGE: *persist = 1; return SBM__NUM_STAGE;
+    case SBM_TUNE_GEMM_SDMMA: *persist = 1; return SBM__NUM_SDMMA;
+    case SBM_TUNE_GEMM_STAGE_ONE_TILE: *persist = 0; return SBM__NUM_STAGE;
+    case SBM_TUNE_GEMM_SDMMA_ONE_TILE: *persist = 0; return SBM__NUM_SDMMA;
+    default: break;
     }
     *forced = 0;
     if (r * k * c == 1) return SBM__NUM_TEAM;
@@ -892,14 +889,14 @@ static sbm__numeric_kernel sbm__select_numeric(int r, int k, int c, int *fast)
 /* Tile geometry of the staged kernels: as many output blocks per tile as the compute mode
  * holds (sbm__st_cfg::NBMAX), with room for 1.25 times their mean number of entries, unless the
  * operand blocks of that many entries exceed SBM__ST_VBYTES: then fewer blocks per tile. Tiles
- * with more entries are processed in chunks. Unless forced (SBM_CUDA_GEMM_NUMERIC), a product
+ * with more entries are processed in chunks. Unless forced (tuning gemm_numeric), a product
  * with fewer tiles than CTAs resident at once goes back to the unstaged kernel: the staged ones
  * need several tiles per CTA to overlap their phases, and the g2o products (4-8 k blocks of C,
  * 76-345 tiles) ran faster unstaged (run 2: parking-garage 6x6x6 0.016 ms unstaged, 0.021
  * staged). The grid: persistent (as many CTAs as are resident at once, occupancy API), unless
  * some output block has more entries than a chunk, then one CTA per tile (see below).
- * SBM_CUDA_GEMM_TILE="nb,ec,grid" overrides the geometry (for tests: tiny tiles, chunks and
- * grids reach every path of the kernels). */
+ * The tuning's gemm_tile_blocks, _entries and _grid override the geometry (for tests: tiny
+ * tiles, chunks and grids reach every path of the kernels). */
 static sbm_status sbm__stage_setup(sbm_ctx *ctx, sbm__gpu_plan *P, int persist, int forced)
 {
     sbm_status st = SBM_SUCCESS;
@@ -909,7 +906,7 @@ static sbm_status sbm__stage_setup(sbm_ctx *ctx, sbm__gpu_plan *P, int persist, 
     const int op_bytes = (P->r * P->k + P->k * P->c) * (int)sizeof(double);
     const double mean = (double)P->entries / (double)P->nnzb_c;
     const int sms = sbm__cuda_st(ctx)->prop.multiProcessorCount;
-    const char *env = getenv("SBM_CUDA_GEMM_TILE");
+    const sbm_tuning *tune = &ctx->tuning;
     sbm__staged_kernel kern = sbm__select_staged(P->r, P->k, P->c, dm);
     int ecmax = SBM__ST_VBYTES / op_bytes, nb = nbmax, ec, nblk = 0;
     long long grid = 0;
@@ -923,14 +920,11 @@ static sbm_status sbm__stage_setup(sbm_ctx *ctx, sbm__gpu_plan *P, int persist, 
         ec = (int)ceil(nb * mean * 1.25);
         if (ec < 2) ec = 2;
     }
-    if (env) {
-        int enb = 0, eec = 0, egrid = 0;
-        if (sscanf(env, "%d,%d,%d", &enb, &eec, &egrid) >= 2) {
-            nb = enb < 1 ? 1 : enb > nbmax ? nbmax : enb;
-            ec = eec < 1 ? 1 : eec > 4096 ? 4096 : eec;
-            grid = egrid;
-        }
+    if (tune->gemm_tile_blocks > 0) { /* with gemm_tile_entries, 1..4096 (sbm_ctx_set_tuning) */
+        nb = tune->gemm_tile_blocks > nbmax ? nbmax : tune->gemm_tile_blocks;
+        ec = tune->gemm_tile_entries;
     }
+    grid = tune->gemm_tile_grid;
     P->st_nb = nb;
     P->st_ec = ec;
     P->st_tiles = (P->nnzb_c + nb - 1) / nb;
@@ -984,13 +978,11 @@ void sbm__cuda_gemm_plan_destroy(sbm_gemm_plan *plan)
  * radix sort for long ones, where its few full passes beat the segmented sort's per-segment
  * work. Measured on an H100 (bench/RESULTS.md, plan ms segmented / radix): 2D Poisson (25
  * entries per column) 0.86-1.19 / 1.02-1.32; BA 1000 cameras (2100 per column) 1.07 / 0.92;
- * BA 5000 cameras (2900 per column) 4.80 / 4.52. SBM_CUDA_GEMM_SORT=radix or =segmented
- * overrides. */
-static int sbm__gemm_use_radix(int64_t entries, int64_t nbc)
+ * BA 5000 cameras (2900 per column) 4.80 / 4.52. The tuning's gemm_sort overrides. */
+static int sbm__gemm_use_radix(const sbm_ctx *ctx, int64_t entries, int64_t nbc)
 {
-    const char *s = getenv("SBM_CUDA_GEMM_SORT");
-    if (s && strcmp(s, "radix") == 0) return 1;
-    if (s && strcmp(s, "segmented") == 0) return 0;
+    if (ctx->tuning.gemm_sort == SBM_TUNE_GEMM_SORT_RADIX) return 1;
+    if (ctx->tuning.gemm_sort == SBM_TUNE_GEMM_SORT_SEGMENTED) return 0;
     return nbc > 0 && entries / nbc >= 256;
 }
 
@@ -1231,7 +1223,7 @@ sbm_status sbm__cuda_gemm_plan(sbm_ctx *ctx, sbm_op op_a, const sbm_cbc *A, sbm_
     }
 
     /* ---- slices: expansion and sort (Algorithm 2) ---- */
-    radix = sbm__gemm_use_radix(entries, nbc);
+    radix = sbm__gemm_use_radix(ctx, entries, nbc);
     /* packed radix keys need (column within the slice, row) bits: 32-bit keys when they fit */
     if (radix) key_bytes = rbits + sbm__bits_for(nbc + 1) <= 32 ? 4 : 8;
     SBM__CK(sbm__cuda_budget(ctx, &budget));

@@ -212,14 +212,16 @@ __global__ void __launch_bounds__(256)
  * 0.0120 / 0.0115, 3x3 0.0171 / 0.0208 / 0.0197, 4x4 0.0313 / 0.0318 / 0.0319, 5x5 0.0468 /
  * 0.0444 / 0.0439, 6x6 0.0590 / 0.0560 / 0.0564, 7x7 0.0784 / 0.0729 / 0.0767, 8x8 0.1015 /
  * 0.0888 / 0.0907. Batching pays from 5x5 (its larger register footprint costs resident
- * threads, which the small blocks need more); shapes not measured keep v1. SBM_CUDA_SPMV = v1,
- * v2 or v3 overrides. */
-static int sbm__spmv_version(int r, int c, sbm_op op)
+ * threads, which the small blocks need more); shapes not measured keep v1. The tuning's spmv
+ * (ONE_BY_ONE, BATCHED, BATCHED_SMALL) overrides. */
+static int sbm__spmv_version(const sbm_ctx *ctx, int r, int c, sbm_op op)
 {
-    const char *env = getenv("SBM_CUDA_SPMV");
-    if (env && strcmp(env, "v1") == 0) return 1;
-    if (env && strcmp(env, "v2") == 0) return 2;
-    if (env && strcmp(env, "v3") == 0) return 3;
+    switch (ctx->tuning.spmv) {
+    case SBM_TUNE_SPMV_ONE_BY_ONE: return 1;
+    case SBM_TUNE_SPMV_BATCHED: return 2;
+    case SBM_TUNE_SPMV_BATCHED_SMALL: return 3;
+    default: break;
+    }
     if (r == c && r >= 5 && r <= 8) return op == SBM_OP_N ? 3 : 2;
     return 1;
 }
@@ -233,7 +235,7 @@ sbm_status sbm__cuda_cbc_spmv(sbm_ctx *ctx, sbm_op op, double alpha, const sbm_c
     const int32_t *colind = NULL;
     const int64_t m = op == SBM_OP_N ? A->nbr * A->r : A->nbc * A->c;
     const unsigned g = sbm__grid(m, 256);
-    const int ver = sbm__spmv_version(A->r, A->c, op);
+    const int ver = sbm__spmv_version(ctx, A->r, A->c, op);
     SBM__CK(sbm__cuda_enter(ctx));
     if (m == 0) goto done;
     if (op == SBM_OP_N) {
