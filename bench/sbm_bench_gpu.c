@@ -324,32 +324,9 @@ typedef struct gemm_row {
     char note[160];
 } gemm_row;
 
-/* ctx's tuning with one field forced (the others the library's choice). */
-static void tune_sort(sbm_ctx *ctx, sbm_tune_gemm_sort sort)
+/* ctx's tuning (fields not named in the caller's compound literal: the library's choice). */
+static void tune(sbm_ctx *ctx, sbm_tuning t)
 {
-    sbm_tuning t = sbm_tuning_default();
-    t.gemm_sort = sort;
-    CHECK(ctx, sbm_ctx_set_tuning(ctx, &t));
-}
-
-static void tune_numeric(sbm_ctx *ctx, sbm_tune_gemm_numeric numeric)
-{
-    sbm_tuning t = sbm_tuning_default();
-    t.gemm_numeric = numeric;
-    CHECK(ctx, sbm_ctx_set_tuning(ctx, &t));
-}
-
-static void tune_spmv(sbm_ctx *ctx, sbm_tune_spmv version)
-{
-    sbm_tuning t = sbm_tuning_default();
-    t.spmv = version;
-    CHECK(ctx, sbm_ctx_set_tuning(ctx, &t));
-}
-
-static void tune_csr_spmm(sbm_ctx *ctx, sbm_tune_csr_spmm kernel)
-{
-    sbm_tuning t = sbm_tuning_default();
-    t.csr_spmm = kernel;
     CHECK(ctx, sbm_ctx_set_tuning(ctx, &t));
 }
 
@@ -374,9 +351,9 @@ static double time_plans(const bench_case *bc, const char *sort, int fresh, int 
     sbm_gemm_plan *p = NULL;
     double *t = calloc((size_t)reps + 1, sizeof *t), res = -1.0;
     CHECK(NULL, sbm_ctx_create(&ctx, SBM_BACKEND_CUDA, 0));
-    tune_sort(ctx, !sort ? SBM_TUNE_GEMM_SORT_AUTO
-                   : strcmp(sort, "radix") == 0 ? SBM_TUNE_GEMM_SORT_RADIX
-                                                 : SBM_TUNE_GEMM_SORT_SEGMENTED);
+    tune(ctx, (sbm_tuning){.gemm_sort = !sort                       ? SBM_TUNE_GEMM_SORT_AUTO
+                                        : strcmp(sort, "radix") == 0 ? SBM_TUNE_GEMM_SORT_RADIX
+                                                                     : SBM_TUNE_GEMM_SORT_SEGMENTED});
     CHECK(ctx, sbm_cbc_copy(ctx, bc->A, &A));
     CHECK(ctx, sbm_cbc_copy(ctx, bc->B, &B));
     for (int rep = 0; rep <= reps; rep++) {
@@ -417,7 +394,7 @@ static double time_exec_variant(sbm_ctx *ctx, const bench_case *bc, const sbm_cb
     sbm_gemm_plan *p = NULL;
     sbm_cbc *C = NULL;
     double *t = calloc((size_t)reps + 1, sizeof *t), res;
-    tune_numeric(ctx, numeric);
+    tune(ctx, (sbm_tuning){.gemm_numeric = numeric});
     CHECK(ctx, sbm_cbc_gemm_plan(ctx, bc->op_a, A, bc->op_b, B, NULL, bc->flags, &p, &C));
     CHECK(ctx, sbm_ctx_set_tuning(ctx, NULL));
     cudaEvent_t e0, e1;
@@ -634,7 +611,7 @@ static void run_spmv(sbm_ctx *host, int large, int reps, FILE *csv, double copy_
         double *t = calloc((size_t)reps + 1, sizeof *t);
         for (int op = 0; op < 2; op++) {
             for (int v = 0; v < 4; v++) {
-                tune_spmv(ctx, vers[v]);
+                tune(ctx, (sbm_tuning){.spmv = vers[v]});
                 for (int rep = 0; rep <= reps; rep++) {
                     cudaEventRecord(e0, 0);
                     CHECK(ctx, sbm_cbc_spmv(ctx, op ? SBM_OP_T : SBM_OP_N, 1.0, A, x, 0.0, y));
@@ -1292,7 +1269,7 @@ static void csr_spmm_one(sbm_ctx *ctx, cudaStream_t stream, const csr_mat *c, co
             csr_row r = row_init("spmm", spmm_kernels[v] ? spmm_kernels[v] : "auto");
             r.ncols = k;
             sbm_status st;
-            tune_csr_spmm(ctx, spmm_tunes[v]);
+            tune(ctx, (sbm_tuning){.csr_spmm = spmm_tunes[v]});
             cudaMemsetAsync(C, 0, (size_t)(h.m * k) * sizeof(double), stream);
             TIME_SBM(st, &r.ms, &r.once, stream, o->reps,
                      sbm_csr_spmm(ctx, 1.0, D, k, SBM_LAYOUT_ROW_MAJOR, B, k, 0.0, C, k));
