@@ -1,6 +1,8 @@
 /* The global ESC path of the scalar CSR SpGEMM plan for long rows: expansion, sort per slice under
- * the memory budget, row lengths, columns (Dalton et al. Algorithm 3). */
+ * the memory budget (the ESC layer shared with the block SpGEMM, cuda_esc.cuh), row lengths,
+ * columns (Dalton et al. Algorithm 3). */
 #include "cuda_csr_gemm.cuh"
+#include "cuda_esc.cuh"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -161,95 +163,6 @@ __global__ void __launch_bounds__(SBM__CG_NT)
     }
 }
 
-/* Workspace of sorting a slice of n products in ns rows: keys in and out, values in and out,
- * segment offsets, CUB's temporary storage. */
-static sbm_status sbm__cg_slice_bytes(sbm_ctx *ctx, int radix, int key_bytes, int64_t n,
-                                      int64_t ns, size_t *bytes)
-{
-    size_t temp = 0;
-    sbm__carve cv = {0};
-    sbm__carve_add(&cv, (size_t)n * key_bytes);
-    sbm__carve_add(&cv, (size_t)n * key_bytes);
-    sbm__carve_add(&cv, (size_t)n * sizeof(uint64_t));
-    sbm__carve_add(&cv, (size_t)n * sizeof(uint64_t));
-    sbm__carve_add(&cv, (size_t)(ns + 1) * sizeof(int64_t));
-    if (radix)
-        SBM__TRY(sbm__cuda_radix_pairs_temp(ctx, key_bytes, n, &temp));
-    else
-        SBM__TRY(sbm__cuda_segsort_pairs_temp(ctx, n, ns, NULL, &temp));
-    *bytes = cv.total + temp;
-    return SBM_SUCCESS;
-}
-
-/* Cut the global rows (products prefix h_gP[0..ng]) into slices whose workspace fits budget;
- * cuts[0..*nslices] (malloc'd). A row that does not fit alone is SBM_ERR_OUT_OF_MEMORY. */
-static sbm_status sbm__cg_plan_slices(sbm_ctx *ctx, int radix, int key_bytes, int64_t ng,
-                                      const int64_t *h_gP, const uint64_t *h_grows, size_t budget,
-                                      int64_t **cuts_out, int64_t *nslices)
-{
-    size_t need = 0;
-    int64_t ns = 0;
-    int64_t *cuts = (int64_t *)malloc((size_t)(ng + 2) * sizeof(int64_t));
-    *cuts_out = NULL;
-    *nslices = 0;
-    if (!cuts)
-        return sbm__error(ctx, SBM_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes of host memory "
-                          "for the slice table", (size_t)(ng + 2) * sizeof(int64_t));
-    cuts[0] = 0;
-    for (int64_t g = 0; g < ng;) {
-        /* the longest run of rows from g that fits: doubling, then bisection */
-        int64_t lo = g + 1, hi;
-        sbm_status st = sbm__cg_slice_bytes(ctx, radix, key_bytes, h_gP[g + 1] - h_gP[g], 1, &need);
-        if (st == SBM_SUCCESS && need > budget)
-            st = sbm__error(ctx, SBM_ERR_OUT_OF_MEMORY,
-                            "row %" PRIu64 " of C has %" PRId64 " products, whose expansion and "
-                            "sort need %zu bytes of workspace; the memory budget is %zu bytes",
-                            h_grows[g], h_gP[g + 1] - h_gP[g], need, budget);
-        if (st != SBM_SUCCESS) {
-            free(cuts);
-            return st;
-        }
-        for (int64_t step = 1;; step *= 2) {
-            hi = g + 1 + step;
-            if (hi > ng) hi = ng;
-            if (hi == lo) break;
-            st = sbm__cg_slice_bytes(ctx, radix, key_bytes, h_gP[hi] - h_gP[g], hi - g, &need);
-            if (st != SBM_SUCCESS) {
-                free(cuts);
-                return st;
-            }
-            if (need > budget) break; /* hi does not fit, lo does */
-            lo = hi;
-            if (hi == ng) break;
-        }
-        while (hi - lo > 1) {
-            const int64_t mid = lo + (hi - lo) / 2;
-            st = sbm__cg_slice_bytes(ctx, radix, key_bytes, h_gP[mid] - h_gP[g], mid - g, &need);
-            if (st != SBM_SUCCESS) {
-                free(cuts);
-                return st;
-            }
-            if (need <= budget)
-                lo = mid;
-            else
-                hi = mid;
-        }
-        cuts[++ns] = lo;
-        g = lo;
-    }
-    *cuts_out = cuts;
-    *nslices = ns;
-    return SBM_SUCCESS;
-}
-
-/* Sort variant, as in the block SpGEMM (cuda_esc.cu, sbm__esc_use_radix): the
- * segmented sort for short rows, the packed-key radix sort where rows are long (every global
- * row is, unless the global path is forced). */
-static int sbm__cg_use_radix(int64_t products, int64_t rows)
-{
-    return rows > 0 && products / rows >= 256;
-}
-
 /* The global path of the plan: expansion and sort per slice, the sorted pairs placed at poff
  * (row order) in P->pairs, row lengths into clen. grows (ng) are the global rows, gP (ng+1,
  * device) their offsets in a compact expansion of the global rows alone. */
@@ -260,13 +173,12 @@ sbm_status sbm__cg_global_symbolic(sbm_ctx *ctx, sbm__csr_gpu_plan *P, const sbm
     sbm_status st = SBM_SUCCESS;
     cudaStream_t s = sbm__cuda_stream(ctx);
     const int cbits = sbm__bits_for(B->n);
-    int64_t *cuts = NULL, *h_gP = NULL, nslices = 0, worst_n = 0, worst_ns = 0;
+    int64_t *cuts = NULL, *h_gP = NULL, nslices = 0, over = -1;
     uint64_t *h_grows = NULL;
-    int radix = 0, key_bytes = 4, kmode = SBM__CG_KEY_COL;
-    size_t budget = 0;
-    char *base = NULL;
-    sbm__carve sc = {0};
-    size_t o_kin, o_kout, o_vin, o_vout, o_off;
+    int kmode = SBM__CG_KEY_COL;
+    size_t budget = 0, need = 0;
+    sbm__esc_sort so;
+    sbm__esc_buffers buf;
 
     /* host copies of the offsets (to cut slices) and of the rows (for messages) */
     h_gP = (int64_t *)malloc((size_t)(ng + 1) * sizeof(int64_t));
@@ -278,29 +190,27 @@ sbm_status sbm__cg_global_symbolic(sbm_ctx *ctx, sbm__csr_gpu_plan *P, const sbm
     }
     SBM__CK(sbm__cuda_d2h(ctx, h_gP, gP, (size_t)(ng + 1) * sizeof(int64_t)));
     SBM__CK(sbm__cuda_d2h(ctx, h_grows, grows, (size_t)ng * sizeof(uint64_t)));
-    radix = sbm__cg_use_radix(h_gP[ng] - h_gP[0], ng);
-    key_bytes = !radix ? 4 : cbits + sbm__bits_for(ng) <= 32 ? 4 : 8;
-    kmode = !radix ? SBM__CG_KEY_COL : key_bytes == 4 ? SBM__CG_KEY_PACK32 : SBM__CG_KEY_PACK64;
+    /* every global row is long, so the radix sort unless the global path is forced on short
+     * rows (the rule of the block SpGEMM, sbm__esc_use_radix) */
+    so.radix = sbm__esc_use_radix(h_gP[ng] - h_gP[0], ng);
+    so.key_bytes = !so.radix ? 4 : cbits + sbm__bits_for(ng) <= 32 ? 4 : 8;
+    so.vals_out = 1; /* the sorted pairs are placed into the plan by rows afterwards */
+    kmode = !so.radix ? SBM__CG_KEY_COL : so.key_bytes == 4 ? SBM__CG_KEY_PACK32 : SBM__CG_KEY_PACK64;
     SBM__CK(sbm__cuda_budget(ctx, &budget));
-    SBM__CK(sbm__cg_plan_slices(ctx, radix, key_bytes, ng, h_gP, h_grows, budget, &cuts, &nslices));
+    st = sbm__esc_plan_slices(ctx, &so, ng, h_gP, budget, &over, &need, &cuts, &nslices);
+    if (st == SBM_ERR_OUT_OF_MEMORY && over >= 0)
+        st = sbm__error(ctx, SBM_ERR_OUT_OF_MEMORY,
+                        "row %" PRIu64 " of C has %" PRId64 " products, whose expansion and "
+                        "sort need %zu bytes of workspace; the memory budget is %zu bytes",
+                        h_grows[over], h_gP[over + 1] - h_gP[over], need, budget);
+    if (st != SBM_SUCCESS) goto done;
     P->h.info.slices = nslices;
-    for (int64_t t = 0; t < nslices; t++) {
-        const int64_t n = h_gP[cuts[t + 1]] - h_gP[cuts[t]];
-        if (n > worst_n) worst_n = n;
-        if (cuts[t + 1] - cuts[t] > worst_ns) worst_ns = cuts[t + 1] - cuts[t];
-    }
-    o_kin = sbm__carve_add(&sc, (size_t)worst_n * key_bytes);
-    o_kout = sbm__carve_add(&sc, (size_t)worst_n * key_bytes);
-    o_vin = sbm__carve_add(&sc, (size_t)worst_n * sizeof(uint64_t));
-    o_vout = sbm__carve_add(&sc, (size_t)worst_n * sizeof(uint64_t));
-    o_off = sbm__carve_add(&sc, (size_t)(worst_ns + 1) * sizeof(int64_t));
-    SBM__CK(sbm__cuda_workspace(ctx, SBM__WS_OP_B, sc.total, (void **)&base));
+    SBM__CK(sbm__esc_workspace(ctx, &so, h_gP, cuts, nslices, &buf));
     for (int64_t t = 0; t < nslices; t++) {
         const int64_t g0 = cuts[t], g1 = cuts[t + 1], ns = g1 - g0;
         const int64_t n = h_gP[g1] - h_gP[g0];
-        void *kin = base + o_kin, *kout = base + o_kout;
-        uint64_t *vin = (uint64_t *)(base + o_vin), *vout = (uint64_t *)(base + o_vout);
-        int64_t *off = (int64_t *)(base + o_off);
+        void *kin = buf.kin, *kout = buf.kout;
+        uint64_t *vin = buf.vin, *vout = buf.vout;
         const unsigned grid = ns < (1 << 20) ? (unsigned)ns : (1u << 20);
         const int sbits = cbits + sbm__bits_for(ns);
         if (kmode == SBM__CG_KEY_COL)
@@ -314,23 +224,19 @@ sbm_status sbm__cg_global_symbolic(sbm_ctx *ctx, sbm__csr_gpu_plan *P, const sbm
                 g0, g1, grows, gP, A->rowptr, A->colind, B->rowptr, B->colind, cbits, kin, vin);
         SBM__LAUNCHED(ctx, "CSR SpGEMM expansion");
         if (kmode == SBM__CG_KEY_COL) {
-            sbm__k_cg_seg_offsets<<<sbm__grid(ns + 1, 256), 256, 0, s>>>(ns, g0, gP, off);
+            sbm__k_cg_seg_offsets<<<sbm__grid(ns + 1, 256), 256, 0, s>>>(ns, g0, gP, buf.off);
             SBM__LAUNCHED(ctx, "CSR SpGEMM segment offsets");
-            SBM__CK(sbm__cuda_segsort_pairs(ctx, (const int32_t *)kin, (int32_t *)kout, vin, vout,
-                                            n, ns, off));
+        }
+        SBM__CK(sbm__esc_sort_slice(ctx, &so, kin, kout, vin, vout, n, ns, buf.off, sbits));
+        if (kmode == SBM__CG_KEY_COL)
             sbm__k_cg_heads<int32_t><<<grid, SBM__CG_NT, 0, s>>>(g0, g1, grows, gP,
                                                                  (const int32_t *)kout, clen);
-        } else if (kmode == SBM__CG_KEY_PACK32) {
-            SBM__CK(sbm__cuda_radix_pairs_u32(ctx, (const uint32_t *)kin, (uint32_t *)kout, vin,
-                                              vout, n, sbits));
+        else if (kmode == SBM__CG_KEY_PACK32)
             sbm__k_cg_heads<uint32_t><<<grid, SBM__CG_NT, 0, s>>>(g0, g1, grows, gP,
                                                                   (const uint32_t *)kout, clen);
-        } else {
-            SBM__CK(sbm__cuda_radix_pairs_u64(ctx, (const uint64_t *)kin, (uint64_t *)kout, vin,
-                                              vout, n, sbits));
+        else
             sbm__k_cg_heads<uint64_t><<<grid, SBM__CG_NT, 0, s>>>(g0, g1, grows, gP,
                                                                   (const uint64_t *)kout, clen);
-        }
         SBM__LAUNCHED(ctx, "CSR SpGEMM row lengths (global rows)");
         sbm__k_cg_place<<<grid, SBM__CG_NT, 0, s>>>(g0, g1, grows, gP, poff, vout, P->pairs);
         SBM__LAUNCHED(ctx, "CSR SpGEMM sorted pairs of the global rows");

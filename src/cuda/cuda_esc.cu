@@ -1,100 +1,134 @@
-/* The expand-sort-compress layer of the block SpGEMM plan (cuda_gemm_plan.cu): the sort variant
- * and the cut of the expansion into slices whose sort workspace fits the memory budget. */
+/* The ESC layer shared by the SpGEMM plans (cuda_esc.cuh): sort variant, slices under the memory
+ * budget, their workspace, the sort of a slice. */
 #include "cuda_esc.cuh"
 
 #include <stdlib.h>
 
-/* Sort variant (see the header): the segmented sort for short output columns, the packed-key
- * radix sort for long ones, where its few full passes beat the segmented sort's per-segment
- * work. Measured on an H100 (bench/RESULTS.md, plan ms segmented / radix): 2D Poisson (25
- * entries per column) 0.86-1.19 / 1.02-1.32; BA 1000 cameras (2100 per column) 1.07 / 0.92;
- * BA 5000 cameras (2900 per column) 4.80 / 4.52. The tuning's gemm_sort overrides. */
-int sbm__esc_use_radix(const sbm_ctx *ctx, int64_t entries, int64_t nbc)
+int sbm__esc_use_radix(int64_t entries, int64_t segments)
 {
-    if (ctx->tuning.gemm_sort == SBM_TUNE_GEMM_SORT_RADIX) return 1;
-    if (ctx->tuning.gemm_sort == SBM_TUNE_GEMM_SORT_SEGMENTED) return 0;
-    return nbc > 0 && entries / nbc >= 256;
+    return segments > 0 && entries / segments >= 256;
 }
 
-/* Workspace of sorting a slice of n entries in ns columns (keys in/out, values in, segment
- * offsets, CUB's temporary storage). */
-sbm_status sbm__esc_slice_bytes(sbm_ctx *ctx, int radix, int key_bytes, int64_t n, int64_t ns,
+sbm_status sbm__esc_slice_bytes(sbm_ctx *ctx, const sbm__esc_sort *so, int64_t n, int64_t ns,
                                 size_t *bytes)
 {
     size_t temp = 0;
     sbm__carve cv = {0};
-    sbm__carve_add(&cv, (size_t)n * key_bytes);
-    sbm__carve_add(&cv, (size_t)n * key_bytes);
+    sbm__carve_add(&cv, (size_t)n * so->key_bytes);
+    sbm__carve_add(&cv, (size_t)n * so->key_bytes);
     sbm__carve_add(&cv, (size_t)n * sizeof(uint64_t));
+    if (so->vals_out) sbm__carve_add(&cv, (size_t)n * sizeof(uint64_t));
     sbm__carve_add(&cv, (size_t)(ns + 1) * sizeof(int64_t));
-    if (radix)
-        SBM__TRY(sbm__cuda_radix_pairs_temp(ctx, key_bytes, n, &temp));
+    if (so->radix)
+        SBM__TRY(sbm__cuda_radix_pairs_temp(ctx, so->key_bytes, n, &temp));
     else
         SBM__TRY(sbm__cuda_segsort_pairs_temp(ctx, n, ns, NULL, &temp));
     *bytes = cv.total + temp;
     return SBM_SUCCESS;
 }
 
-/* Cut columns [0, nbc) into slices whose sort workspace fits the budget; cuts[0..ns] on the
- * host (malloc'd). A column is the smallest slice: one whose workspace alone exceeds the budget
- * is sorted on its own (the budget is then exceeded by that column's minimum, as the CPU
- * backend's scatter mode exceeds a budget smaller than its row map); if the device cannot
- * provide even that, the allocation fails with SBM_ERR_OUT_OF_MEMORY. */
-sbm_status sbm__esc_plan_slices(sbm_ctx *ctx, int radix, int key_bytes, int64_t nbc,
-                                const int64_t *coloff, size_t budget, int64_t **cuts_out,
-                                int64_t *nslices)
+/* The longest run of segments from g that fits budget (at least g + 1): doubling, then
+ * bisection, since the workspace grows with the run. */
+static sbm_status sbm__esc_longest_run(sbm_ctx *ctx, const sbm__esc_sort *so, int64_t nseg,
+                                       const int64_t *off, size_t budget, int64_t g, int64_t *end)
 {
-    const int64_t total = coloff[nbc];
     size_t need = 0;
-    int64_t *cuts = NULL;
+    int64_t lo = g + 1, hi;
+    for (int64_t step = 1;; step *= 2) {
+        hi = g + 1 + step;
+        if (hi > nseg) hi = nseg;
+        if (hi == lo) break;
+        SBM__TRY(sbm__esc_slice_bytes(ctx, so, off[hi] - off[g], hi - g, &need));
+        if (need > budget) break; /* hi does not fit, lo does */
+        lo = hi;
+        if (hi == nseg) break;
+    }
+    while (hi - lo > 1) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        SBM__TRY(sbm__esc_slice_bytes(ctx, so, off[mid] - off[g], mid - g, &need));
+        if (need <= budget)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    *end = lo;
+    return SBM_SUCCESS;
+}
+
+sbm_status sbm__esc_plan_slices(sbm_ctx *ctx, const sbm__esc_sort *so, int64_t nseg,
+                                const int64_t *off, size_t budget, int64_t *oversize, size_t *need,
+                                int64_t **cuts_out, int64_t *nslices)
+{
+    sbm_status st = SBM_SUCCESS;
+    int64_t ns = 0;
+    int64_t *cuts = (int64_t *)malloc((size_t)(nseg + 2) * sizeof(int64_t));
     *cuts_out = NULL;
     *nslices = 0;
-    SBM__TRY(sbm__esc_slice_bytes(ctx, radix, key_bytes, total, nbc, &need));
-    cuts = (int64_t *)malloc((size_t)(nbc + 2) * sizeof(int64_t));
     if (!cuts)
         return sbm__error(ctx, SBM_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes of host memory "
-                          "for the slice table", (size_t)(nbc + 2) * sizeof(int64_t));
+                          "for the slice table", (size_t)(nseg + 2) * sizeof(int64_t));
     cuts[0] = 0;
-    if (need <= budget || total == 0 || nbc <= 1) {
-        cuts[1] = nbc;
-        *cuts_out = cuts;
-        *nslices = 1;
-        return SBM_SUCCESS;
+    if (!oversize && (off[nseg] == off[0] || nseg <= 1)) {
+        cuts[++ns] = nseg;
+        goto done;
     }
-    /* entries per slice in proportion to the budget; shrink until every slice of more than one
-     * column fits */
-    double cap = (double)total * ((double)budget / (double)need) * 0.9;
-    for (int attempt = 0; attempt < 40; attempt++, cap *= 0.75) {
-        int64_t ns = 0, j = 0;
-        int ok = 1;
-        while (j < nbc) {
-            int64_t j1 = j + 1;
-            while (j1 < nbc && (double)(coloff[j1 + 1] - coloff[j]) <= cap) j1++;
-            if (j1 > j + 1) {
-                size_t b = 0;
-                sbm_status st = sbm__esc_slice_bytes(ctx, radix, key_bytes, coloff[j1] - coloff[j],
-                                                     j1 - j, &b);
-                if (st != SBM_SUCCESS) {
-                    free(cuts);
-                    return st;
-                }
-                if (b > budget) {
-                    ok = 0;
-                    break;
-                }
-            }
-            cuts[++ns] = j1;
-            j = j1;
+    for (int64_t g = 0; g < nseg;) {
+        size_t alone = 0;
+        SBM__CK(sbm__esc_slice_bytes(ctx, so, off[g + 1] - off[g], 1, &alone));
+        if (alone > budget && oversize) {
+            *oversize = g;
+            *need = alone;
+            st = SBM_ERR_OUT_OF_MEMORY;
+            goto done;
         }
-        if (ok) {
-            *cuts_out = cuts;
-            *nslices = ns;
-            return SBM_SUCCESS;
-        }
+        SBM__CK(sbm__esc_longest_run(ctx, so, nseg, off, budget, g, &g));
+        cuts[++ns] = g;
     }
-    /* one column per slice always qualifies */
-    for (int64_t j = 0; j <= nbc; j++) cuts[j] = j;
+done:
+    if (st != SBM_SUCCESS) {
+        free(cuts);
+        return st;
+    }
     *cuts_out = cuts;
-    *nslices = nbc;
+    *nslices = ns;
     return SBM_SUCCESS;
+}
+
+sbm_status sbm__esc_workspace(sbm_ctx *ctx, const sbm__esc_sort *so, const int64_t *off,
+                              const int64_t *cuts, int64_t nslices, sbm__esc_buffers *buf)
+{
+    sbm__carve sc = {0};
+    int64_t worst_n = 0, worst_ns = 0;
+    char *base = NULL;
+    for (int64_t t = 0; t < nslices; t++) {
+        const int64_t n = off[cuts[t + 1]] - off[cuts[t]];
+        if (n > worst_n) worst_n = n;
+        if (cuts[t + 1] - cuts[t] > worst_ns) worst_ns = cuts[t + 1] - cuts[t];
+    }
+    const size_t o_kin = sbm__carve_add(&sc, (size_t)worst_n * so->key_bytes);
+    const size_t o_kout = sbm__carve_add(&sc, (size_t)worst_n * so->key_bytes);
+    const size_t o_vin = sbm__carve_add(&sc, (size_t)worst_n * sizeof(uint64_t));
+    const size_t o_vout = so->vals_out ? sbm__carve_add(&sc, (size_t)worst_n * sizeof(uint64_t)) : 0;
+    const size_t o_off = sbm__carve_add(&sc, (size_t)(worst_ns + 1) * sizeof(int64_t));
+    SBM__TRY(sbm__cuda_workspace(ctx, SBM__WS_OP_B, sc.total, (void **)&base));
+    buf->kin = base + o_kin;
+    buf->kout = base + o_kout;
+    buf->vin = (uint64_t *)(base + o_vin);
+    buf->vout = so->vals_out ? (uint64_t *)(base + o_vout) : NULL;
+    buf->off = (int64_t *)(base + o_off);
+    return SBM_SUCCESS;
+}
+
+sbm_status sbm__esc_sort_slice(sbm_ctx *ctx, const sbm__esc_sort *so, const void *kin, void *kout,
+                               const uint64_t *vin, uint64_t *vout, int64_t n, int64_t ns,
+                               const int64_t *off, int sbits)
+{
+    if (!so->radix)
+        return sbm__cuda_segsort_pairs(ctx, (const int32_t *)kin, (int32_t *)kout, vin, vout, n,
+                                       ns, off);
+    if (so->key_bytes == 4)
+        return sbm__cuda_radix_pairs_u32(ctx, (const uint32_t *)kin, (uint32_t *)kout, vin, vout,
+                                         n, sbits);
+    return sbm__cuda_radix_pairs_u64(ctx, (const uint64_t *)kin, (uint64_t *)kout, vin, vout, n,
+                                     sbits);
 }

@@ -226,7 +226,8 @@ typedef struct sbm__gemm_build {
     int64_t *h_off;            /* host: coloff, then pcol, U's and op(B)'s column pointers */
     int64_t *h_up, *h_pb;      /* host: U's, op(B)'s column pointers (inside h_off) */
     int64_t entries, products; /* expansion size, of which products */
-    int radix, key_bytes, rbits; /* sort variant, key size, bits of a row */
+    sbm__esc_sort so;          /* how the slices are sorted */
+    int rbits;                 /* bits of a row of C */
 } sbm__gemm_build;
 
 /* The setup workspace (alive for the whole plan), op(A) and op(B) as block-CSC patterns (a
@@ -356,25 +357,19 @@ static sbm_status sbm__gemm_plan_new(sbm_ctx *ctx, const sbm__gemm_build *b, sbm
 }
 
 /* Slice [j0, j1) of the columns: expansion of its products and U entries into keys and values
- * at sbase, then the sort into its range of the plan's entries. */
+ * in the slice workspace buf, then the sort into its range of the plan's entries. */
 static sbm_status sbm__gemm_slice(sbm_ctx *ctx, const sbm__gemm_build *b, sbm__gpu_plan *P,
-                                  char *sbase, int64_t j0, int64_t j1)
+                                  const sbm__esc_buffers *buf, int64_t j0, int64_t j1)
 {
     sbm_status st = SBM_SUCCESS;
     cudaStream_t s = sbm__cuda_stream(ctx);
     const int64_t nbc = b->nbc, *h_off = b->h_off, ns = j1 - j0;
     const int64_t E0 = h_off[j0], E1 = h_off[j1], n = E1 - E0;
     const int64_t P0 = h_off[(nbc + 1) + j0], P1 = h_off[(nbc + 1) + j1];
-    const int radix = b->radix, key_bytes = b->key_bytes, rbits = b->rbits;
+    const int radix = b->so.radix, key_bytes = b->so.key_bytes, rbits = b->rbits;
     int64_t eb_lo = 0, eb_hi = 0, per;
-    sbm__carve sc = {0};
-    const size_t o_kin = sbm__carve_add(&sc, (size_t)n * key_bytes);
-    const size_t o_kout = sbm__carve_add(&sc, (size_t)n * key_bytes);
-    const size_t o_vin = sbm__carve_add(&sc, (size_t)n * sizeof(uint64_t));
-    const size_t o_off = sbm__carve_add(&sc, (size_t)(ns + 1) * sizeof(int64_t));
-    void *kin = sbase + o_kin, *kout = sbase + o_kout;
-    uint64_t *vin = (uint64_t *)(sbase + o_vin);
-    int64_t *off = (int64_t *)(sbase + o_off);
+    void *kin = buf->kin;
+    uint64_t *vin = buf->vin;
     const int sbits = radix ? rbits + sbm__bits_for(ns + 1) : 0;
     const int kmode = !radix ? SBM__KEY_ROW32 : key_bytes == 4 ? SBM__KEY_PACK32 : SBM__KEY_PACK64;
     if (n == 0) goto done;
@@ -422,19 +417,25 @@ static sbm_status sbm__gemm_slice(sbm_ctx *ctx, const sbm__gemm_build *b, sbm__g
         SBM__LAUNCHED(ctx, "expansion of U");
     }
     if (!radix) {
-        sbm__k_gemm_seg_offsets<<<sbm__grid(ns + 1, 256), 256, 0, s>>>(ns, j0, E0, b->coloff, off);
+        sbm__k_gemm_seg_offsets<<<sbm__grid(ns + 1, 256), 256, 0, s>>>(ns, j0, E0, b->coloff, buf->off);
         SBM__LAUNCHED(ctx, "segment offsets");
-        SBM__CK(sbm__cuda_segsort_pairs(ctx, (const int32_t *)kin, (int32_t *)kout, vin,
-                                        P->pairs + E0, n, ns, off));
-    } else if (key_bytes == 4) {
-        SBM__CK(sbm__cuda_radix_pairs_u32(ctx, (const uint32_t *)kin, (uint32_t *)kout, vin,
-                                          P->pairs + E0, n, sbits));
-    } else {
-        SBM__CK(sbm__cuda_radix_pairs_u64(ctx, (const uint64_t *)kin, (uint64_t *)kout, vin,
-                                          P->pairs + E0, n, sbits));
     }
+    SBM__CK(sbm__esc_sort_slice(ctx, &b->so, kin, buf->kout, vin, P->pairs + E0, n, ns, buf->off,
+                                sbits));
 done:
     return st;
+}
+
+/* Sort variant (see cuda_gemm.cu): the segmented sort for short output columns, the packed-key
+ * radix sort for long ones, where its few full passes beat the segmented sort's per-segment
+ * work. Measured on an H100 (bench/RESULTS.md, plan ms segmented / radix): 2D Poisson (25
+ * entries per column) 0.86-1.19 / 1.02-1.32; BA 1000 cameras (2100 per column) 1.07 / 0.92;
+ * BA 5000 cameras (2900 per column) 4.80 / 4.52. The tuning's gemm_sort overrides. */
+static int sbm__gemm_use_radix(const sbm_ctx *ctx, int64_t entries, int64_t nbc)
+{
+    if (ctx->tuning.gemm_sort == SBM_TUNE_GEMM_SORT_RADIX) return 1;
+    if (ctx->tuning.gemm_sort == SBM_TUNE_GEMM_SORT_SEGMENTED) return 0;
+    return sbm__esc_use_radix(entries, nbc);
 }
 
 /* Algorithm 2 in slices: the sort variant, the slices under the memory budget, one workspace
@@ -446,27 +447,15 @@ static sbm_status sbm__gemm_expand_sort(sbm_ctx *ctx, sbm__gemm_build *b, sbm__g
     const int64_t nbc = b->nbc, *h_off = b->h_off;
     int64_t *cuts = NULL;
     size_t budget = 0;
-    char *sbase = NULL;
-    b->radix = sbm__esc_use_radix(ctx, b->entries, nbc);
+    sbm__esc_buffers buf;
+    b->so.radix = sbm__gemm_use_radix(ctx, b->entries, nbc);
     /* packed radix keys need (column within the slice, row) bits: 32-bit keys when they fit */
-    if (b->radix) b->key_bytes = b->rbits + sbm__bits_for(nbc + 1) <= 32 ? 4 : 8;
+    b->so.key_bytes = b->so.radix && b->rbits + sbm__bits_for(nbc + 1) > 32 ? 8 : 4;
+    b->so.vals_out = 0; /* sorted straight into the plan */
     SBM__CK(sbm__cuda_budget(ctx, &budget));
-    SBM__CK(sbm__esc_plan_slices(ctx, b->radix, b->key_bytes, nbc, h_off, budget, &cuts, nslices));
-    {
-        sbm__carve sc = {0};
-        int64_t worst_n = 0, worst_ns = 0;
-        for (int64_t t = 0; t < *nslices; t++) {
-            const int64_t n = h_off[cuts[t + 1]] - h_off[cuts[t]];
-            if (n > worst_n) worst_n = n;
-            if (cuts[t + 1] - cuts[t] > worst_ns) worst_ns = cuts[t + 1] - cuts[t];
-        }
-        sbm__carve_add(&sc, (size_t)worst_n * b->key_bytes);
-        sbm__carve_add(&sc, (size_t)worst_n * b->key_bytes);
-        sbm__carve_add(&sc, (size_t)worst_n * sizeof(uint64_t));
-        sbm__carve_add(&sc, (size_t)(worst_ns + 1) * sizeof(int64_t));
-        SBM__CK(sbm__cuda_workspace(ctx, SBM__WS_OP_B, sc.total, (void **)&sbase));
-    }
-    for (int64_t t = 0; t < *nslices; t++) SBM__CK(sbm__gemm_slice(ctx, b, P, sbase, cuts[t], cuts[t + 1]));
+    SBM__CK(sbm__esc_plan_slices(ctx, &b->so, nbc, h_off, budget, NULL, NULL, &cuts, nslices));
+    SBM__CK(sbm__esc_workspace(ctx, &b->so, h_off, cuts, *nslices, &buf));
+    for (int64_t t = 0; t < *nslices; t++) SBM__CK(sbm__gemm_slice(ctx, b, P, &buf, cuts[t], cuts[t + 1]));
 done:
     free(cuts);
     return st;
@@ -541,7 +530,6 @@ sbm_status sbm__cuda_gemm_plan(sbm_ctx *ctx, sbm_op op_a, const sbm_cbc *A, sbm_
     b.indA = A->rowind;
     b.indB = B->rowind;
     b.arow = A->rowind;
-    b.key_bytes = 4;
     b.rbits = sbm__bits_for(b.nbr + 1);
     *plan = NULL;
     *Cout = NULL;
