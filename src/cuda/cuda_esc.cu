@@ -68,9 +68,14 @@ sbm_status sbm__esc_plan_slices(sbm_ctx *ctx, const sbm__esc_sort *so, int64_t n
         return sbm__error(ctx, SBM_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes of host memory "
                           "for the slice table", (size_t)(nseg + 2) * sizeof(int64_t));
     cuts[0] = 0;
-    if (!oversize && (off[nseg] == off[0] || nseg <= 1)) {
-        cuts[++ns] = nseg;
-        goto done;
+    if (nseg > 0) {
+        /* one query where everything fits (the common case: the default budget) */
+        size_t all = 0;
+        SBM__CK(sbm__esc_slice_bytes(ctx, so, off[nseg] - off[0], nseg, &all));
+        if (all <= budget || (!oversize && (off[nseg] == off[0] || nseg <= 1))) {
+            cuts[++ns] = nseg;
+            goto done;
+        }
     }
     for (int64_t g = 0; g < nseg;) {
         size_t alone = 0;

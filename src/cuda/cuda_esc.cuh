@@ -38,7 +38,7 @@ sbm_status sbm__esc_slice_bytes(sbm_ctx *ctx, const sbm__esc_sort *so, int64_t n
  * whose workspace fits budget, each the longest run of segments from its first that fits:
  * slice t is segments cuts[t] .. cuts[t+1]-1, *cuts_out malloc'd. A segment that does not fit
  * alone: with oversize NULL it is a slice of its own (the budget is then exceeded by that
- * segment's minimum), and every slice is one when nothing is to be sorted or nseg <= 1;
+ * segment's minimum), and there is one slice when nothing is to be sorted or nseg <= 1;
  * otherwise the call returns SBM_ERR_OUT_OF_MEMORY with *oversize = the segment and *need = its
  * workspace, and the caller writes the message (it knows what a segment is). */
 sbm_status sbm__esc_plan_slices(sbm_ctx *ctx, const sbm__esc_sort *so, int64_t nseg,
