@@ -68,7 +68,7 @@
  *    50 MB L2 cache can exceed 100%). Targets: >= 80% of copy on the regular (Poisson, BA) matrices of
  *    >= 10M nonzeros, >= 1.2x cuSPARSE on the R-MAT ones.
  *  - SpMM C = A*B, B and C row-major with 16 and 64 columns: sbm_csr_spmm (auto; rowsplit and
- *    merge forced through SBM_CUDA_CSR_SPMM) against cusparseSpMM (every CSR algorithm);
+ *    merge forced through the context's tuning) against cusparseSpMM (every CSR algorithm);
  *    GFLOP/s = 2 nnz cols / time. Target: geomean >= 1.2x cuSPARSE at 16 and at 64 columns.
  *  - SpGEMM C = A*A (A^T*A or A*A^T, whichever has fewer products, for rectangular A; skipped
  *    above 1e9 [1e8] intermediate products): sbm_csr_gemm (one-shot: plan + execute) and
@@ -337,12 +337,10 @@ typedef struct gemm_row {
  * cuSPARSE (its C and sbm's, expanded to CSR, would need tens of GB of host memory). */
 #define KEEP_C_MAX 300000000LL
 
-static void set_sort(const char *v)
+/* ctx's tuning (fields not named in the caller's compound literal: the library's choice). */
+static void tune(sbm_ctx *ctx, sbm_tuning t)
 {
-    if (v)
-        setenv("SBM_CUDA_GEMM_SORT", v, 1);
-    else
-        unsetenv("SBM_CUDA_GEMM_SORT");
+    CHECK(ctx, sbm_ctx_set_tuning(ctx, &t));
 }
 
 /* New device objects with bc's patterns (new pattern ids: nothing about them is cached). */
@@ -366,8 +364,10 @@ static bench_stat time_plans(const bench_case *bc, unsigned flags, const char *s
     sbm_gemm_plan *p = NULL;
     double *t = calloc((size_t)reps + 1, sizeof *t);
     bench_stat res = bench_stat_none();
-    set_sort(sort);
     CHECK(NULL, sbm_ctx_create(&ctx, SBM_BACKEND_CUDA, 0));
+    tune(ctx, (sbm_tuning){.gemm_sort = !sort                       ? SBM_TUNE_GEMM_SORT_AUTO
+                                        : strcmp(sort, "radix") == 0 ? SBM_TUNE_GEMM_SORT_RADIX
+                                                                     : SBM_TUNE_GEMM_SORT_SEGMENTED});
     CHECK(ctx, sbm_cbc_copy(ctx, bc->A, &A));
     CHECK(ctx, sbm_cbc_copy(ctx, bc->B, &B));
     for (int rep = 0; rep <= reps; rep++) {
@@ -393,7 +393,6 @@ static bench_stat time_plans(const bench_case *bc, unsigned flags, const char *s
     }
     res = bench_stat_of(t, reps);
 out:
-    set_sort(NULL);
     sbm_cbc_destroy(B);
     sbm_cbc_destroy(A);
     sbm_ctx_destroy(ctx);
@@ -402,19 +401,19 @@ out:
 }
 
 /* Execute times (CUDA events; one untimed warm-up) of a plan made with the numeric kernel
- * `numeric` (team, dmma, stage, sdmma, stage-np, sdmma-np: see src/cuda/cuda_gemm.cu; NULL:
+ * `numeric` forced (sbm_tune_gemm_numeric; src/cuda/cuda_gemm_numeric.cuh; SBM_TUNE_GEMM_AUTO:
  * the default) and product flags. keep: a host copy of C after the last execute (may be NULL). */
 static bench_stat time_exec_variant(sbm_ctx *ctx, sbm_ctx *host, const bench_case *bc,
-                                    const sbm_cbc *A, const sbm_cbc *B, const char *numeric,
+                                    const sbm_cbc *A, const sbm_cbc *B, sbm_tune_gemm_numeric numeric,
                                     unsigned flags, int reps, sbm_cbc **keep)
 {
     sbm_gemm_plan *p = NULL;
     sbm_cbc *C = NULL;
     double *t = calloc((size_t)reps + 1, sizeof *t);
     bench_stat res;
-    if (numeric) setenv("SBM_CUDA_GEMM_NUMERIC", numeric, 1);
+    tune(ctx, (sbm_tuning){.gemm_numeric = numeric});
     CHECK(ctx, sbm_cbc_gemm_plan(ctx, bc->op_a, A, bc->op_b, B, NULL, flags, &p, &C));
-    unsetenv("SBM_CUDA_GEMM_NUMERIC");
+    CHECK(ctx, sbm_ctx_set_tuning(ctx, NULL));
     cudaEvent_t e0, e1;
     CHECK_CU(cudaEventCreate(&e0));
     CHECK_CU(cudaEventCreate(&e1));
@@ -478,24 +477,24 @@ static void run_sbm_gpu(sbm_ctx *host, const bench_case *bc, int reps, gemm_row 
     p = NULL;
     C = NULL;
     /* the default kernel (its C kept for the checks), then each numeric kernel forced */
-    row->exec = time_exec_variant(ctx, host, bc, A, B, NULL, bc->flags, reps, &row->c_gpu);
+    row->exec = time_exec_variant(ctx, host, bc, A, B, SBM_TUNE_GEMM_AUTO, bc->flags, reps, &row->c_gpu);
     row->gflops = 2.0 * row->r * row->k * row->c * (double)row->products / (row->exec.med * 1e6);
     if (bc->flags & SBM_GEMM_UPPER) {
         /* the full product: ~1.7x the work of the upper one; kept for the check against
          * cuSPARSE where its C is small enough to download */
         const int keep = 2.0 * (double)row->nnzb_c * row->r * row->c <= (double)KEEP_C_MAX;
-        row->exec_full = time_exec_variant(ctx, host, bc, A, B, NULL, bc->flags & ~(unsigned)SBM_GEMM_UPPER,
+        row->exec_full = time_exec_variant(ctx, host, bc, A, B, SBM_TUNE_GEMM_AUTO, bc->flags & ~(unsigned)SBM_GEMM_UPPER,
                                            reps, keep ? &row->c_gpu_full : NULL);
     }
-    row->exec_team = time_exec_variant(ctx, host, bc, A, B, "team", bc->flags, reps, NULL);
+    row->exec_team = time_exec_variant(ctx, host, bc, A, B, SBM_TUNE_GEMM_TEAM, bc->flags, reps, NULL);
     row->exec_dmma = bench_stat_none();
     row->exec_stage = row->exec_sdmma = row->exec_stage_np = row->exec_sdmma_np = row->exec_dmma;
     if (row->fast) {
-        row->exec_dmma = time_exec_variant(ctx, host, bc, A, B, "dmma", bc->flags, reps, NULL);
-        row->exec_stage = time_exec_variant(ctx, host, bc, A, B, "stage", bc->flags, reps, NULL);
-        row->exec_sdmma = time_exec_variant(ctx, host, bc, A, B, "sdmma", bc->flags, reps, NULL);
-        row->exec_stage_np = time_exec_variant(ctx, host, bc, A, B, "stage-np", bc->flags, reps, NULL);
-        row->exec_sdmma_np = time_exec_variant(ctx, host, bc, A, B, "sdmma-np", bc->flags, reps, NULL);
+        row->exec_dmma = time_exec_variant(ctx, host, bc, A, B, SBM_TUNE_GEMM_DMMA, bc->flags, reps, NULL);
+        row->exec_stage = time_exec_variant(ctx, host, bc, A, B, SBM_TUNE_GEMM_STAGE, bc->flags, reps, NULL);
+        row->exec_sdmma = time_exec_variant(ctx, host, bc, A, B, SBM_TUNE_GEMM_SDMMA, bc->flags, reps, NULL);
+        row->exec_stage_np = time_exec_variant(ctx, host, bc, A, B, SBM_TUNE_GEMM_STAGE_ONE_TILE, bc->flags, reps, NULL);
+        row->exec_sdmma_np = time_exec_variant(ctx, host, bc, A, B, SBM_TUNE_GEMM_SDMMA_ONE_TILE, bc->flags, reps, NULL);
     }
 out:
     sbm_gemm_plan_destroy(p);
@@ -707,15 +706,15 @@ static void run_spmv(sbm_ctx *host, int large, int reps, FILE *csv, bench_csv_ro
                               (double)n * 8 + (double)m * 8;
         /* ms[op][0]: the default kernel; ms[op][v]: version v forced (src/cuda/cuda_spmv.cu) */
         bench_stat ms[2][4];
-        static const char *const vers[4] = {NULL, "v1", "v2", "v3"};
+        static const sbm_tune_spmv vers[4] = {SBM_TUNE_SPMV_AUTO, SBM_TUNE_SPMV_ONE_BY_ONE,
+                                              SBM_TUNE_SPMV_BATCHED, SBM_TUNE_SPMV_BATCHED_SMALL};
         cudaEvent_t e0, e1;
         CHECK_CU(cudaEventCreate(&e0));
         CHECK_CU(cudaEventCreate(&e1));
         double *t = calloc((size_t)reps + 1, sizeof *t);
         for (int op = 0; op < 2; op++) {
             for (int v = 0; v < 4; v++) {
-                if (vers[v]) setenv("SBM_CUDA_SPMV", vers[v], 1);
-                else unsetenv("SBM_CUDA_SPMV");
+                tune(ctx, (sbm_tuning){.spmv = vers[v]});
                 for (int rep = 0; rep <= reps; rep++) {
                     CHECK_CU(cudaEventRecord(e0, 0));
                     CHECK(ctx, sbm_cbc_spmv(ctx, op ? SBM_OP_T : SBM_OP_N, 1.0, A, x, 0.0, y));
@@ -728,7 +727,7 @@ static void run_spmv(sbm_ctx *host, int large, int reps, FILE *csv, bench_csv_ro
                 ms[op][v] = bench_stat_of(t, reps);
             }
         }
-        unsetenv("SBM_CUDA_SPMV");
+        CHECK(ctx, sbm_ctx_set_tuning(ctx, NULL));
         /* cuSPARSE BSR SpMV on the same matrix (BSR arrays from sbm_cbc_to_bsr, column-major blocks) */
         peer_spmv_result pr;
         memset(&pr, 0, sizeof pr);
@@ -1477,6 +1476,8 @@ static void csr_spmv(sbm_ctx *ctx, cudaStream_t stream, const csr_mat *ms, int n
 /* ---- SpMM ---- */
 
 static const char *const spmm_kernels[3] = {NULL, "rowsplit", "merge"};
+static const sbm_tune_csr_spmm spmm_tunes[3] = {SBM_TUNE_CSR_SPMM_AUTO, SBM_TUNE_CSR_SPMM_ROWSPLIT,
+                                                SBM_TUNE_CSR_SPMM_MERGE};
 
 
 static void csr_spmm_one(sbm_ctx *ctx, cudaStream_t stream, const csr_mat *c, const csr_opts *o,
@@ -1509,12 +1510,11 @@ static void csr_spmm_one(sbm_ctx *ctx, cudaStream_t stream, const csr_mat *c, co
             csr_row r = row_init("spmm", spmm_kernels[v] ? spmm_kernels[v] : "auto");
             r.ncols = k;
             sbm_status st;
-            if (spmm_kernels[v]) setenv("SBM_CUDA_CSR_SPMM", spmm_kernels[v], 1);
-            else unsetenv("SBM_CUDA_CSR_SPMM");
+            tune(ctx, (sbm_tuning){.csr_spmm = spmm_tunes[v]});
             CHECK_CU(cudaMemsetAsync(C, 0, (size_t)(h.m * k) * sizeof(double), stream));
             TIME_SBM(st, &r, stream, o->reps,
                      sbm_csr_spmm(ctx, 1.0, D, k, SBM_LAYOUT_ROW_MAJOR, B, k, 0.0, C, k));
-            unsetenv("SBM_CUDA_CSR_SPMM");
+            CHECK(ctx, sbm_ctx_set_tuning(ctx, NULL));
             char cell[24];
             if (st != SBM_SUCCESS) {
                 snprintf(cell, sizeof cell, "%s", fail_note(ctx, st, 0, r.status, sizeof r.status));
@@ -1569,7 +1569,7 @@ static void csr_spmm(sbm_ctx *ctx, cudaStream_t stream, const csr_mat *ms, int n
     memset(gm, 0, sizeof gm);
     printf("\nCSR SpMM C = A*B, B and C dense row-major with 16 and 64 columns: GFLOP/s (2 nnz "
            "cols / time) and Nx = best cuSPARSE time / sbm time; median of %d\n", o->reps);
-    printf("auto: sbm_csr_spmm's own choice; rowsplit / merge: forced with SBM_CUDA_CSR_SPMM; "
+    printf("auto: sbm_csr_spmm's own choice; rowsplit / merge: forced with the tuning's csr_spmm; "
            "cuSPARSE: cusparseSpMM with each CSR algorithm (default, CSR_ALG1, CSR_ALG2, CSR_ALG3), buffer "
            "allocated and cusparseSpMM_preprocess run before timing; the column shows the best one\n");
     printf("%-20s %9s %9s %7s | %16s %14s %14s %14s | %16s %14s %14s %14s %8s\n", "matrix", "nnz", "maxrow",

@@ -130,6 +130,107 @@ void sbm_ctx_clear_error(sbm_ctx *ctx);
 /* Wait for all work queued on the context's stream (no-op on CPU). */
 sbm_status sbm_ctx_synchronize(sbm_ctx *ctx);
 
+/* ---------------------------------------------------------------------------------------- */
+/* Tuning: kernel choices of the CUDA backend                                               */
+/* ---------------------------------------------------------------------------------------- */
+
+/* The CUDA backend picks a kernel per call from the operands' shape and statistics (the rules
+ * and the measurements behind them are in the kernel sources and bench/NOTES-gpu.md). A tuning
+ * struct overrides those picks, for measurements and tests; results agree within rounding
+ * whatever the choice. In every field zero lets the library decide, so a zeroed struct (and
+ * sbm_tuning_default()) is the library's own choice. The CPU backend stores the struct and
+ * ignores it. A kernel forced on operands or a device it cannot serve is handled as the field
+ * says: the forced GEMM kernels fall back to the thread-per-element one for block triples
+ * without a fast kernel or on devices before compute capability 8.0, and tile sizes are clamped
+ * to what the block shape holds. */
+
+/* Kernel of sbm_csr_spmv. A CSR SpMV plan runs its format's kernel whatever this says; when
+ * this names that same kernel, the plan takes the configuration given below. */
+typedef enum sbm_tune_csr_spmv {
+    SBM_TUNE_CSR_SPMV_AUTO = 0,   /* from the row statistics */
+    SBM_TUNE_CSR_SPMV_SCALAR = 1, /* one thread per row */
+    SBM_TUNE_CSR_SPMV_VECTOR = 2, /* a group of lanes per row */
+    SBM_TUNE_CSR_SPMV_MERGE = 3   /* merge path: equal shares of rows and entries per thread */
+} sbm_tune_csr_spmv;
+
+/* Kernel of sbm_cbc_spmv. */
+typedef enum sbm_tune_spmv {
+    SBM_TUNE_SPMV_AUTO = 0,          /* batched for square blocks of 5 to 8, else one by one */
+    SBM_TUNE_SPMV_ONE_BY_ONE = 1,    /* one block after the other per thread (version 1) */
+    SBM_TUNE_SPMV_BATCHED = 2,       /* blocks batched per thread, large batches (version 2) */
+    SBM_TUNE_SPMV_BATCHED_SMALL = 3  /* blocks batched per thread, small batches (version 3) */
+} sbm_tune_spmv;
+
+/* Kernel of sbm_csr_spmm. */
+typedef enum sbm_tune_csr_spmm {
+    SBM_TUNE_CSR_SPMM_AUTO = 0,     /* from the row statistics */
+    SBM_TUNE_CSR_SPMM_ROWSPLIT = 1, /* rows split over lanes */
+    SBM_TUNE_CSR_SPMM_MERGE = 2     /* merge path over rows and entries */
+} sbm_tune_csr_spmm;
+
+/* Path of sbm_csr_gemm_plan (scalar SpGEMM). */
+typedef enum sbm_tune_csr_gemm {
+    SBM_TUNE_CSR_GEMM_AUTO = 0,  /* rows binned by product count */
+    SBM_TUNE_CSR_GEMM_GLOBAL = 1 /* every row through the global-memory (expand-sort) path */
+} sbm_tune_csr_gemm;
+
+/* Numeric kernel of sbm_cbc_gemm_plan (block SpGEMM), for block triples with a fast kernel. */
+typedef enum sbm_tune_gemm_numeric {
+    SBM_TUNE_GEMM_AUTO = 0,           /* from the block shape and the number of tiles */
+    SBM_TUNE_GEMM_TEAM = 1,           /* one thread per output element, operands from global */
+    SBM_TUNE_GEMM_DMMA = 2,           /* FP64 tensor cores, operands from global */
+    SBM_TUNE_GEMM_STAGE = 3,          /* team on tiles staged in shared memory, persistent grid */
+    SBM_TUNE_GEMM_SDMMA = 4,          /* tensor cores on staged tiles, persistent grid */
+    SBM_TUNE_GEMM_STAGE_ONE_TILE = 5, /* staged team, one tile per CTA */
+    SBM_TUNE_GEMM_SDMMA_ONE_TILE = 6  /* staged tensor cores, one tile per CTA */
+} sbm_tune_gemm_numeric;
+
+/* Sort of the block SpGEMM plan's expanded products. */
+typedef enum sbm_tune_gemm_sort {
+    SBM_TUNE_GEMM_SORT_AUTO = 0,      /* from the mean products per output column */
+    SBM_TUNE_GEMM_SORT_SEGMENTED = 1, /* segmented sort, one segment per output column */
+    SBM_TUNE_GEMM_SORT_RADIX = 2      /* radix sort of packed (column, row) keys */
+} sbm_tune_gemm_sort;
+
+typedef struct sbm_tuning {
+    sbm_tune_spmv spmv;               /* kernel of sbm_cbc_spmv */
+    sbm_tune_csr_spmv csr_spmv;       /* kernel of sbm_csr_spmv */
+    int csr_spmv_vector_width;        /* VECTOR: lanes per row, 2, 4, 8, 16 or 32 (0: from the
+                                         mean row length); set with csr_spmv_vector_rows */
+    int csr_spmv_vector_rows;         /* VECTOR: rows per lane group, 1, 2 or 4 (0: with width 0) */
+    int csr_spmv_merge_threads;       /* MERGE: threads per CTA (0: the library's configuration);
+                                         set with csr_spmv_merge_items */
+    int csr_spmv_merge_items;         /* MERGE: items per thread (0: with threads 0) */
+    int csr_spmv_merge_streaming;     /* MERGE, threads set: 1 streams the loads of A, 0 not */
+    int csr_spmv_merge_prefetch;      /* MERGE, threads set: 1 persistent grid loading ahead (with
+                                         streaming), 0 not. Compiled (threads, items, streaming,
+                                         prefetch): (128,7,0,0) (256,7,0,0) (128,11,0,0)
+                                         (64,5,0,0) (256,5,0,0) (128,7,1,0) (256,7,1,0)
+                                         (128,7,1,1) (256,7,1,1) (128,5,1,1); default (256,7,1,0) */
+    sbm_tune_csr_spmm csr_spmm;       /* kernel of sbm_csr_spmm */
+    sbm_tune_csr_gemm csr_gemm;       /* path of sbm_csr_gemm_plan */
+    sbm_tune_gemm_numeric gemm_numeric; /* numeric kernel of sbm_cbc_gemm_plan */
+    int gemm_tile_blocks;             /* staged kernels: output blocks per tile (0: the library's
+                                         tile; else clamped to what the shape holds); set with
+                                         gemm_tile_entries */
+    int gemm_tile_entries;            /* staged kernels: entries per chunk, 1 to 4096 (0: with
+                                         blocks 0) */
+    int gemm_tile_grid;               /* staged kernels: CTAs (0: persistent or one per tile as
+                                         chosen; at most one per tile) */
+    sbm_tune_gemm_sort gemm_sort;     /* sort of sbm_cbc_gemm_plan */
+} sbm_tuning;
+
+/* @return the library's own choice everywhere (every field zero). */
+sbm_tuning sbm_tuning_default(void);
+/* Set the context's tuning (NULL restores sbm_tuning_default()); calls made afterwards use it.
+ * @return SBM_ERR_INVALID_ARGUMENT naming the field and its value for a value outside its enum
+ *         or list, a configuration not compiled, a pair given half (vector width and rows,
+ *         merge threads and items, tile blocks and entries), or a configuration field set for
+ *         another kernel than the one forced; the context's tuning is then unchanged. */
+sbm_status sbm_ctx_set_tuning(sbm_ctx *ctx, const sbm_tuning *tuning);
+/* *tuning = the context's tuning. @return SBM_ERR_NULL_ARGUMENT if tuning is NULL. */
+sbm_status sbm_ctx_get_tuning(sbm_ctx *ctx, sbm_tuning *tuning);
+
 /* Dense arrays of doubles in the context's memory space (device memory on CUDA), for the x, y,
  * B and C operands of SpMV and SpMM, so that programs need no CUDA headers. Allocated through
  * the context's allocator: destroy an array before changing the allocator. count == 0 gives a

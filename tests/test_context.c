@@ -190,6 +190,127 @@ static void test_arrays(void **state)
     }
 }
 
+/* Tuning: the default is all zeros (the library's choice), a context starts with it, a set
+ * struct reads back unchanged and NULL resets; every field's invalid values are refused by code
+ * and message naming the field and the value, and leave the tuning as it was. */
+static void test_tuning(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    sbm_tuning zero, got, t = sbm_tuning_default();
+    memset(&zero, 0, sizeof zero);
+    assert_memory_equal(&t, &zero, sizeof t);
+    memset(&got, 0x5a, sizeof got);
+    SBM_ASSERT_OK(e->ctx, sbm_ctx_get_tuning(e->ctx, &got));
+    assert_memory_equal(&got, &zero, sizeof got);
+
+    /* round trips: every enum at its last value, a configuration of every kind */
+    t.spmv = SBM_TUNE_SPMV_BATCHED_SMALL;
+    t.csr_spmv = SBM_TUNE_CSR_SPMV_MERGE;
+    t.csr_spmv_merge_threads = 128;
+    t.csr_spmv_merge_items = 5;
+    t.csr_spmv_merge_streaming = 1;
+    t.csr_spmv_merge_prefetch = 1;
+    t.csr_spmm = SBM_TUNE_CSR_SPMM_MERGE;
+    t.csr_gemm = SBM_TUNE_CSR_GEMM_GLOBAL;
+    t.gemm_numeric = SBM_TUNE_GEMM_SDMMA_ONE_TILE;
+    t.gemm_tile_blocks = 5;
+    t.gemm_tile_entries = 4096;
+    t.gemm_tile_grid = 2;
+    t.gemm_sort = SBM_TUNE_GEMM_SORT_RADIX;
+    SBM_ASSERT_OK(e->ctx, sbm_ctx_set_tuning(e->ctx, &t));
+    SBM_ASSERT_OK(e->ctx, sbm_ctx_get_tuning(e->ctx, &got));
+    assert_memory_equal(&got, &t, sizeof t);
+    const sbm_tuning merge = t;
+    sbm_tuning v = sbm_tuning_default();
+    v.csr_spmv = SBM_TUNE_CSR_SPMV_VECTOR;
+    v.csr_spmv_vector_width = 32;
+    v.csr_spmv_vector_rows = 4;
+    SBM_ASSERT_OK(e->ctx, sbm_ctx_set_tuning(e->ctx, &v));
+    SBM_ASSERT_OK(e->ctx, sbm_ctx_get_tuning(e->ctx, &got));
+    assert_memory_equal(&got, &v, sizeof v);
+    v.csr_spmv_vector_width = 0; /* a forced kernel without configuration */
+    v.csr_spmv_vector_rows = 0;
+    SBM_ASSERT_OK(e->ctx, sbm_ctx_set_tuning(e->ctx, &v));
+    SBM_ASSERT_OK(e->ctx, sbm_ctx_set_tuning(e->ctx, &merge));
+
+    /* each invalid value: refused, named, the tuning unchanged */
+    static const struct {
+        int field;  /* which field to break (see the switch) */
+        int value;  /* its bad value */
+        const char *msg;
+    } bad[] = {
+        {0, 4, "argument tuning: spmv is 4, not an sbm_tune_spmv (0 to 3)"},
+        {0, -1, "argument tuning: spmv is -1, not an sbm_tune_spmv (0 to 3)"},
+        {1, 4, "argument tuning: csr_spmv is 4, not an sbm_tune_csr_spmv (0 to 3)"},
+        {2, 3, "argument tuning: csr_spmv_vector_width is 3, not 2, 4, 8, 16 or 32"},
+        {2, 64, "argument tuning: csr_spmv_vector_width is 64, not 2, 4, 8, 16 or 32"},
+        {3, 3, "argument tuning: csr_spmv_vector_rows is 3, not 1, 2 or 4"},
+        {4, 0, "argument tuning: csr_spmv_vector_width is 8 but csr_spmv_vector_rows is 0: set both or neither"},
+        {5, 8, "argument tuning: csr_spmv_vector_width is 8 but csr_spmv is 3, not SBM_TUNE_CSR_SPMV_VECTOR (2)"},
+        {6, 129, "csr_spmv_merge_threads, _items, _streaming, _prefetch are 129, 5, 1, 1: not a compiled merge configuration"},
+        {7, 11, "csr_spmv_merge_threads, _items, _streaming, _prefetch are 128, 11, 1, 1: not a compiled merge configuration"},
+        {8, 2, "csr_spmv_merge_threads, _items, _streaming, _prefetch are 128, 5, 2, 1: not a compiled merge configuration"},
+        {9, 0, "csr_spmv_merge_threads, _items, _streaming, _prefetch are 128, 5, 1, 0: not a compiled merge configuration"},
+        {10, 0, "argument tuning: csr_spmv_merge_threads is 128 but csr_spmv_merge_items is 0: set both or neither"},
+        {11, 1, "argument tuning: csr_spmv_merge_streaming is 1 and csr_spmv_merge_prefetch 1 without csr_spmv_merge_threads"},
+        {12, 1, "argument tuning: csr_spmv_merge_threads is 128 but csr_spmv is 1, not SBM_TUNE_CSR_SPMV_MERGE (3)"},
+        {13, 3, "argument tuning: csr_spmm is 3, not an sbm_tune_csr_spmm (0 to 2)"},
+        {14, 2, "argument tuning: csr_gemm is 2, not an sbm_tune_csr_gemm (0 to 1)"},
+        {15, 7, "argument tuning: gemm_numeric is 7, not an sbm_tune_gemm_numeric (0 to 6)"},
+        {16, -1, "argument tuning: gemm_tile_blocks is -1, negative"},
+        {17, 4097, "argument tuning: gemm_tile_entries is 4097, not 0 or 1 to 4096"},
+        {17, -2, "argument tuning: gemm_tile_entries is -2, not 0 or 1 to 4096"},
+        {18, 0, "argument tuning: gemm_tile_blocks is 5 but gemm_tile_entries is 0: set both or neither"},
+        {19, -3, "argument tuning: gemm_tile_grid is -3, negative"},
+        {20, 3, "argument tuning: gemm_sort is 3, not an sbm_tune_gemm_sort (0 to 2)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        sbm_tuning b = merge;
+        const int x = bad[i].value;
+        switch (bad[i].field) {
+        case 0: b.spmv = (sbm_tune_spmv)x; break;
+        case 1: b.csr_spmv = (sbm_tune_csr_spmv)x; break;
+        case 2: b = v; b.csr_spmv_vector_width = x; b.csr_spmv_vector_rows = 1; break;
+        case 3: b = v; b.csr_spmv_vector_width = 2; b.csr_spmv_vector_rows = x; break;
+        case 4: b = v; b.csr_spmv_vector_width = 8; b.csr_spmv_vector_rows = x; break;
+        case 5: b.csr_spmv_merge_threads = b.csr_spmv_merge_items = 0;
+                b.csr_spmv_merge_streaming = b.csr_spmv_merge_prefetch = 0;
+                b.csr_spmv_vector_width = x; b.csr_spmv_vector_rows = 1; break;
+        case 6: b.csr_spmv_merge_threads = x; break;
+        case 7: b.csr_spmv_merge_items = x; break;
+        case 8: b.csr_spmv_merge_streaming = x; break;
+        case 9: b.csr_spmv_merge_prefetch = x; break;
+        case 10: b.csr_spmv_merge_items = x; break;
+        case 11: b.csr_spmv_merge_threads = b.csr_spmv_merge_items = 0;
+                 b.csr_spmv_merge_streaming = x; break;
+        case 12: b.csr_spmv = (sbm_tune_csr_spmv)x; break;
+        case 13: b.csr_spmm = (sbm_tune_csr_spmm)x; break;
+        case 14: b.csr_gemm = (sbm_tune_csr_gemm)x; break;
+        case 15: b.gemm_numeric = (sbm_tune_gemm_numeric)x; break;
+        case 16: b.gemm_tile_blocks = x; break;
+        case 17: b.gemm_tile_entries = x; break;
+        case 18: b.gemm_tile_entries = x; break;
+        case 19: b.gemm_tile_grid = x; break;
+        default: b.gemm_sort = (sbm_tune_gemm_sort)x; break;
+        }
+        SBM_ASSERT_FAILS(e->ctx, sbm_ctx_set_tuning(e->ctx, &b), SBM_ERR_INVALID_ARGUMENT, bad[i].msg);
+        assert_non_null(strstr(sbm_ctx_last_error(e->ctx), "sbm_ctx_set_tuning: "));
+        SBM_ASSERT_OK(e->ctx, sbm_ctx_get_tuning(e->ctx, &got));
+        assert_memory_equal(&got, &merge, sizeof merge);
+    }
+
+    /* NULL resets; NULL arguments */
+    SBM_ASSERT_OK(e->ctx, sbm_ctx_set_tuning(e->ctx, NULL));
+    SBM_ASSERT_OK(e->ctx, sbm_ctx_get_tuning(e->ctx, &got));
+    assert_memory_equal(&got, &zero, sizeof got);
+    SBM_ASSERT_FAILS(e->ctx, sbm_ctx_get_tuning(e->ctx, NULL), SBM_ERR_NULL_ARGUMENT,
+                     "sbm_ctx_get_tuning: argument tuning is NULL");
+    assert_int_equal(sbm_ctx_set_tuning(NULL, &t), SBM_ERR_NULL_ARGUMENT);
+    assert_non_null(strstr(sbm_ctx_last_error(NULL), "sbm_ctx_set_tuning: argument ctx is NULL"));
+    assert_int_equal(sbm_ctx_get_tuning(NULL, &got), SBM_ERR_NULL_ARGUMENT);
+    assert_non_null(strstr(sbm_ctx_last_error(NULL), "sbm_ctx_get_tuning: argument ctx is NULL"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -198,6 +319,7 @@ int main(void)
         SBM_TEST_BOTH(test_settings),
         SBM_TEST_BOTH(test_allocator_hook),
         SBM_TEST_BOTH(test_arrays),
+        SBM_TEST_BOTH(test_tuning),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,10 +1,9 @@
 /* Scalar CSR SpGEMM C = A*B (plan / execute): seeded random operands of several row-length
  * distributions (one very long row, rows in every product bin of the GPU kernels) against dense
  * references and an exact symbolic pattern; plan reuse; pattern mismatches; every error path;
- * A*A on the square Matrix Market files. On the GPU also: both paths (SBM_CUDA_CSR_GEMM=auto and
- * =global) bitwise equal, row slices under a tiny memory budget equal to one pass, a row too
+ * A*A on the square Matrix Market files. On the GPU also: both paths (the tuning's csr_gemm AUTO
+ * and GLOBAL) bitwise equal, row slices under a tiny memory budget equal to one pass, a row too
  * large for the budget, determinism of independent plans. */
-#define _POSIX_C_SOURCE 200809L /* setenv, unsetenv, strdup */
 #include "csr_test_common.h"
 
 #include <stdio.h>
@@ -221,7 +220,7 @@ static void test_csr_gemm_random(void **state)
     }
 }
 
-/* C = A*B through plan + execute in the current SBM_CUDA_CSR_GEMM mode; the plan's statistics
+/* C = A*B through plan + execute in the context's current csr_gemm path; the plan's statistics
  * (GPU: slices of the global path) into *info when given. */
 static sbm_csr *plan_execute(sbm_ctx *ctx, const sbm_csr *A, const sbm_csr *B,
                              sbm_gemm_plan_info *info)
@@ -235,6 +234,14 @@ static sbm_csr *plan_execute(sbm_ctx *ctx, const sbm_csr *A, const sbm_csr *B,
     return C;
 }
 
+/* The GPU path through the context's tuning: auto (bins) or global (every row through ESC). */
+static void set_path(sbm_ctx *ctx, sbm_tune_csr_gemm path)
+{
+    sbm_tuning t = sbm_tuning_default();
+    t.csr_gemm = path;
+    SBM_ASSERT_OK(ctx, sbm_ctx_set_tuning(ctx, &t));
+}
+
 /* Both GPU paths on every case: the shared-memory bins with the global path for long rows
  * (auto), and every row through the global ESC path (global). Each is checked against the
  * dense reference, and the two are bitwise equal: both sum every entry's products one at a
@@ -243,14 +250,13 @@ static void test_csr_gemm_paths(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
     require_gemm(e);
-    char *saved = sbm_test_env_set("SBM_CUDA_CSR_GEMM", "auto");
     for (int c = 0; c <= ncases; c++) {
         hcsr a, b;
         case_operands(c, &a, &b);
         sbm_csr *A = hcsr_upload(e->ctx, &a), *B = hcsr_upload(e->ctx, &b);
-        setenv("SBM_CUDA_CSR_GEMM", "auto", 1);
+        set_path(e->ctx, SBM_TUNE_CSR_GEMM_AUTO);
         sbm_csr *C1 = plan_execute(e->ctx, A, B, NULL);
-        setenv("SBM_CUDA_CSR_GEMM", "global", 1);
+        set_path(e->ctx, SBM_TUNE_CSR_GEMM_GLOBAL);
         sbm_csr *C2 = plan_execute(e->ctx, A, B, NULL);
         sbm_csr *C3 = NULL;
         SBM_ASSERT_OK(e->ctx, sbm_csr_gemm(e->ctx, A, B, &C3));
@@ -266,7 +272,7 @@ static void test_csr_gemm_paths(void **state)
         hcsr_free(&a);
         hcsr_free(&b);
     }
-    sbm_test_env_restore("SBM_CUDA_CSR_GEMM", saved);
+    SBM_ASSERT_OK(e->ctx, sbm_ctx_set_tuning(e->ctx, NULL));
 }
 
 /* A tiny memory budget cuts the global path into row slices (at least 3); the result is
@@ -281,9 +287,9 @@ static void test_csr_gemm_slices(void **state)
     hcsr b = hcsr_random(62, 2000, 400, CSR_UNIFORM, 0.02);
     sbm_csr *A = hcsr_upload(e->ctx, &a), *B = hcsr_upload(e->ctx, &b);
     static const char *modes[] = {"auto", "global"};
-    char *saved = sbm_test_env_set("SBM_CUDA_CSR_GEMM", "auto");
+    static const sbm_tune_csr_gemm paths[] = {SBM_TUNE_CSR_GEMM_AUTO, SBM_TUNE_CSR_GEMM_GLOBAL};
     for (int mode = 0; mode < 2; mode++) {
-        setenv("SBM_CUDA_CSR_GEMM", modes[mode], 1);
+        set_path(e->ctx, paths[mode]);
         sbm_gemm_plan_info i1, i2 = {0};
         SBM_ASSERT_OK(e->ctx, sbm_ctx_set_memory_budget(e->ctx, 0));
         sbm_csr *C1 = plan_execute(e->ctx, A, B, &i1);
@@ -327,7 +333,7 @@ static void test_csr_gemm_slices(void **state)
         sbm_csr_destroy(C2);
         sbm_csr_destroy(C1);
     }
-    sbm_test_env_restore("SBM_CUDA_CSR_GEMM", saved);
+    SBM_ASSERT_OK(e->ctx, sbm_ctx_set_tuning(e->ctx, NULL));
     sbm_csr_destroy(A);
     sbm_csr_destroy(B);
     hcsr_free(&a);
@@ -786,9 +792,9 @@ static void test_csr_gemm_mtx_global(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
     require_gemm(e);
-    char *saved = sbm_test_env_set("SBM_CUDA_CSR_GEMM", "global");
+    set_path(e->ctx, SBM_TUNE_CSR_GEMM_GLOBAL);
     mtx_squares(e);
-    sbm_test_env_restore("SBM_CUDA_CSR_GEMM", saved);
+    SBM_ASSERT_OK(e->ctx, sbm_ctx_set_tuning(e->ctx, NULL));
 }
 
 int main(void)

@@ -1,5 +1,5 @@
 /* Scalar CSR SpMM C = alpha*A*B + beta*C with dense B and C. On the CUDA backend every check runs
- * once per kernel (SBM_CUDA_CSR_SPMM = rowsplit, merge, and unset for the automatic choice);
+ * once per kernel (the tuning's csr_spmm = ROWSPLIT, MERGE, and AUTO for the automatic choice);
  * the CPU backend runs them once. Checked against a host reference summed from A's stored
  * entries, element by element, with a tolerance scaled by the sum of the magnitudes of the
  * element's terms:
@@ -12,7 +12,6 @@
  *   - determinism: two GPU runs bitwise equal;
  *   - the merge kernel under a memory budget too small for its carry-outs;
  *   - ncols = 0 and empty shapes, and every error path. */
-#define _POSIX_C_SOURCE 200809L /* setenv, unsetenv, strdup */
 #include "csr_test_common.h"
 
 #include <dirent.h>
@@ -35,16 +34,26 @@ static void require_spmm(sbm_test_env *e)
 /* Helpers                                                                                  */
 /* ---------------------------------------------------------------------------------------- */
 
-/* Kernels to force through SBM_CUDA_CSR_SPMM (NULL: the automatic choice); the CPU backend has
- * one. */
-static const char *const kernels[] = {"rowsplit", "merge", NULL};
+/* Kernels to force through the context's tuning (AUTO: the automatic choice); the CPU backend
+ * has one. */
+static const sbm_tune_csr_spmm kernels[] = {SBM_TUNE_CSR_SPMM_ROWSPLIT, SBM_TUNE_CSR_SPMM_MERGE,
+                                            SBM_TUNE_CSR_SPMM_AUTO};
+static const char *const kernel_names[] = {"rowsplit", "merge", "auto"};
 
 static int nkernels(const sbm_test_env *e) { return e->backend == SBM_BACKEND_CUDA ? 3 : 1; }
 
 static const char *kernel_name(const sbm_test_env *e, int k)
 {
     if (e->backend != SBM_BACKEND_CUDA) return "cpu";
-    return kernels[k] ? kernels[k] : "auto";
+    return kernel_names[k];
+}
+
+/* Force kernel k (the CPU context stores the tuning and ignores it). */
+static void force_kernel(sbm_test_env *e, int k)
+{
+    sbm_tuning t = sbm_tuning_default();
+    t.csr_spmm = kernels[k];
+    SBM_ASSERT_OK(e->ctx, sbm_ctx_set_tuning(e->ctx, &t));
 }
 
 /* Offset of element (i, j) in a dense array of layout with leading dimension ld. */
@@ -176,9 +185,9 @@ static void problem_check_kernels(sbm_test_env *e, const problem *p, const sbm_c
     double *got = malloc(((size_t)p->nc + 1) * sizeof *got);
     assert_non_null(got);
     for (int k = 0; k < nkernels(e); k++) {
-        char *saved = sbm_test_env_set("SBM_CUDA_CSR_SPMM", kernels[k]);
+        force_kernel(e, k);
         problem_run(e, p, A, got);
-        sbm_test_env_restore("SBM_CUDA_CSR_SPMM", saved);
+        SBM_ASSERT_OK(e->ctx, sbm_ctx_set_tuning(e->ctx, NULL));
         char label[256];
         snprintf(label, sizeof label, "%s [%s]", what, kernel_name(e, k));
         problem_check(p, got, label);
@@ -339,10 +348,10 @@ static void test_csr_spmm_deterministic(void **state)
             double *g2 = malloc(((size_t)p.nc + 1) * sizeof *g2);
             assert_true(g1 && g2);
             for (int kk = 0; kk < nkernels(e); kk++) {
-                char *saved = sbm_test_env_set("SBM_CUDA_CSR_SPMM", kernels[kk]);
+                force_kernel(e, kk);
                 problem_run(e, &p, A, g1);
                 problem_run(e, &p, A, g2);
-                sbm_test_env_restore("SBM_CUDA_CSR_SPMM", saved);
+                SBM_ASSERT_OK(e->ctx, sbm_ctx_set_tuning(e->ctx, NULL));
                 char what[96];
                 snprintf(what, sizeof what, "second run [%s], ncols %lld, %s", kernel_name(e, kk),
                          (long long)p.ncols, lay ? "column-major" : "row-major");
@@ -392,7 +401,7 @@ static void test_csr_spmm_degenerate(void **state)
     for (int t = 0; t < 15; t++) c0[t] = t + 0.5;
     double *dC = sbm_test_vec_upload(e->ctx, c0, 15);
     for (int k = 0; k < nkernels(e); k++) {
-        char *saved = sbm_test_env_set("SBM_CUDA_CSR_SPMM", kernels[k]);
+        force_kernel(e, k);
         SBM_ASSERT_OK(e->ctx,
                       sbm_csr_spmm(e->ctx, 1.0, A, 0, SBM_LAYOUT_ROW_MAJOR, NULL, 0, 0.0, dC, 0));
         SBM_ASSERT_OK(e->ctx,
@@ -414,7 +423,7 @@ static void test_csr_spmm_degenerate(void **state)
         for (int t = 0; t < 15; t++) assert_true(got[t] == 0.0);
         dev_free(e->ctx, dN);
         sbm_test_vec_download_into(e->ctx, c0, dC, 15); /* the next kernel starts from here */
-        sbm_test_env_restore("SBM_CUDA_CSR_SPMM", saved);
+        SBM_ASSERT_OK(e->ctx, sbm_ctx_set_tuning(e->ctx, NULL));
     }
     dev_free(e->ctx, dC);
     sbm_csr_destroy(A);

@@ -1,10 +1,9 @@
 /* Scalar CSR SpMV y = alpha*A*x + beta*y: seeded random matrices of several row-length
  * distributions and shapes against a dense reference (a sparse one where the dense form would
  * be large), alpha/beta combinations (beta = 0 with NaN in y), through sbm_csr_spmv with every
- * CUDA kernel forced (SBM_CUDA_CSR_SPMV) and through a plan of every format (with value
+ * CUDA kernel forced (the context's tuning) and through a plan of every format (with value
  * updates); every Matrix Market file of the data directory; determinism (every product is
  * computed twice and compared bitwise); every error path. */
-#define _POSIX_C_SOURCE 200809L /* setenv, unsetenv, strdup */
 #include "csr_test_common.h"
 
 #include <dirent.h>
@@ -22,7 +21,32 @@ static void require_spmv(sbm_test_env *e)
     SBM_ASSERT_OK(e->ctx, st);
 }
 
-#define KERNEL_ENV "SBM_CUDA_CSR_SPMV"
+/* Force the CSR kernel named like "scalar", "vector:W:R" or "merge:NT:IPT:csS:pfP" (the names
+ * the messages print) through the context's tuning; NULL: the library's choice. */
+static void force_kernel(sbm_ctx *ctx, const char *name)
+{
+    sbm_tuning t = sbm_tuning_default();
+    int a = 0, b = 0, cs = 0, pf = 0;
+    if (name && strncmp(name, "scalar", 6) == 0) {
+        t.csr_spmv = SBM_TUNE_CSR_SPMV_SCALAR;
+    } else if (name && strncmp(name, "vector", 6) == 0) {
+        t.csr_spmv = SBM_TUNE_CSR_SPMV_VECTOR;
+        if (sscanf(name, "vector:%d:%d", &a, &b) == 2) {
+            t.csr_spmv_vector_width = a;
+            t.csr_spmv_vector_rows = b;
+        }
+    } else if (name) {
+        assert_int_equal(strncmp(name, "merge", 5), 0);
+        t.csr_spmv = SBM_TUNE_CSR_SPMV_MERGE;
+        if (sscanf(name, "merge:%d:%d:cs%d:pf%d", &a, &b, &cs, &pf) >= 2) {
+            t.csr_spmv_merge_threads = a;
+            t.csr_spmv_merge_items = b;
+            t.csr_spmv_merge_streaming = cs;
+            t.csr_spmv_merge_prefetch = pf;
+        }
+    }
+    SBM_ASSERT_OK(ctx, sbm_ctx_set_tuning(ctx, name ? &t : NULL));
+}
 
 typedef struct spmv_case {
     int64_t m, n;
@@ -45,7 +69,7 @@ static const spmv_case cases[] = {
 static const double alphas[] = {1.0, -2.5, 0.0, 0.75};
 static const double betas[] = {0.0, 1.0, -0.5, 2.0};
 
-/* Kernels of sbm_csr_spmv forced on the GPU (the CPU ignores the variable): the three kinds,
+/* Kernels of sbm_csr_spmv forced on the GPU (the CPU ignores the tuning): the three kinds,
  * then other compiled configurations. */
 static const char *const kernels[] = {"scalar",          "vector",         "merge",
                                       "vector:2:1",      "vector:32:4",    "vector:8:2",
@@ -193,7 +217,7 @@ static void test_csr_spmv_random(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
     require_spmv(e);
-    char *saved = sbm_test_env_set(KERNEL_ENV, NULL);
+    force_kernel(e->ctx, NULL);
     for (size_t c = 0; c < NCASES; c++) {
         spmv_input in = input_make(e->ctx, c);
         char what[64];
@@ -204,7 +228,7 @@ static void test_csr_spmv_random(void **state)
         free(x_after);
         input_free(e->ctx, &in);
     }
-    sbm_test_env_restore(KERNEL_ENV, saved);
+    force_kernel(e->ctx, NULL);
 }
 
 /* Every kernel forced in turn, on every case. */
@@ -215,11 +239,11 @@ static void test_csr_spmv_kernels(void **state)
     for (size_t c = 0; c < NCASES; c++) {
         spmv_input in = input_make(e->ctx, c);
         for (size_t k = 0; k < NKERNELS; k++) {
-            char *saved = sbm_test_env_set(KERNEL_ENV, kernels[k]);
+            force_kernel(e->ctx, kernels[k]);
             char what[64];
             snprintf(what, sizeof what, "case %zu, kernel %s", c, kernels[k]);
             check_products(e, in.A, NULL, &in.a, in.ad, in.x, in.dx, 3000 + 16 * c, what);
-            sbm_test_env_restore(KERNEL_ENV, saved);
+            force_kernel(e->ctx, NULL);
         }
         input_free(e->ctx, &in);
     }
@@ -295,7 +319,7 @@ static void test_csr_spmv_plan_formats(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
     require_spmv(e);
-    char *saved = sbm_test_env_set(KERNEL_ENV, NULL);
+    force_kernel(e->ctx, NULL);
     for (size_t c = 0; c < NCASES; c++) {
         for (int f = SBM_SPMV_AUTO; f <= SBM_SPMV_DIA; f++) {
             spmv_input in = input_make(e->ctx, c);
@@ -343,18 +367,18 @@ static void test_csr_spmv_plan_formats(void **state)
             input_free(e->ctx, &in);
         }
     }
-    sbm_test_env_restore(KERNEL_ENV, saved);
+    force_kernel(e->ctx, NULL);
 }
 
-/* A plan's CSR kernel follows the format, whatever SBM_CUDA_CSR_SPMV says; a configuration in
- * the variable applies to a plan of that kernel's format. */
-static void test_csr_spmv_plan_env(void **state)
+/* A plan's CSR kernel follows the format, whatever the tuning's csr_spmv says; a configuration in
+ * the tuning applies to a plan of that kernel's format. */
+static void test_csr_spmv_plan_tuning(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
     require_spmv(e);
     static const char *const settings[] = {"scalar", "merge:64:5", "vector:4:1"};
     for (size_t s = 0; s < sizeof settings / sizeof settings[0]; s++) {
-        char *saved = sbm_test_env_set(KERNEL_ENV, settings[s]);
+        force_kernel(e->ctx, settings[s]);
         for (size_t c = 12; c < 14; c++) {
             spmv_input in = input_make(e->ctx, c);
             for (int f = SBM_SPMV_CSR_SCALAR; f <= SBM_SPMV_CSR_MERGE; f++) {
@@ -362,14 +386,14 @@ static void test_csr_spmv_plan_env(void **state)
                 SBM_ASSERT_OK(e->ctx, sbm_csr_spmv_plan(e->ctx, in.A, (sbm_spmv_format)f, &plan));
                 check_plan_format(e, plan, (sbm_spmv_format)f);
                 char what[96];
-                snprintf(what, sizeof what, "case %zu, format %s, %s=%s", c,
-                         sbm_spmv_format_name((sbm_spmv_format)f), KERNEL_ENV, settings[s]);
+                snprintf(what, sizeof what, "case %zu, format %s, tuning %s", c,
+                         sbm_spmv_format_name((sbm_spmv_format)f), settings[s]);
                 check_products(e, in.A, plan, &in.a, in.ad, in.x, in.dx, 8000 + 16 * c, what);
                 sbm_spmv_plan_destroy(plan);
             }
             input_free(e->ctx, &in);
         }
-        sbm_test_env_restore(KERNEL_ENV, saved);
+        force_kernel(e->ctx, NULL);
     }
 }
 
@@ -404,7 +428,7 @@ static void test_csr_spmv_many_tiles(void **state)
     static const char *const modes[] = {"merge", "merge:128:7:cs1:pf1", "merge:128:5:cs1:pf1",
                                         "merge:256:7:cs1:pf1"};
     for (size_t k = 0; k < sizeof modes / sizeof modes[0]; k++) {
-        char *saved = sbm_test_env_set(KERNEL_ENV, modes[k]);
+        force_kernel(e->ctx, modes[k]);
         char what[96];
         snprintf(what, sizeof what, "many tiles, kernel %s", modes[k]);
         check_products(e, A, NULL, &a, NULL, x, dx, 900 + 8 * k, what);
@@ -413,7 +437,7 @@ static void test_csr_spmv_many_tiles(void **state)
         snprintf(what, sizeof what, "many tiles, merge plan under %s", modes[k]);
         check_products(e, A, plan, &a, NULL, x, dx, 950 + 8 * k, what);
         sbm_spmv_plan_destroy(plan);
-        sbm_test_env_restore(KERNEL_ENV, saved);
+        force_kernel(e->ctx, NULL);
     }
     static const sbm_spmv_format formats[] = {SBM_SPMV_COO, SBM_SPMV_HYB};
     for (size_t f = 0; f < 2; f++) {
@@ -465,7 +489,7 @@ static void test_csr_spmv_mtx(void **state)
     closedir(h);
     assert_true(count > 0);
     qsort(names, (size_t)count, sizeof names[0], (int (*)(const void *, const void *))strcmp);
-    char *saved = sbm_test_env_set(KERNEL_ENV, NULL);
+    force_kernel(e->ctx, NULL);
     for (int fi = 0; fi < count; fi++) {
         char rel[300];
         snprintf(rel, sizeof rel, "mtx/%.255s", names[fi]);
@@ -477,11 +501,11 @@ static void test_csr_spmv_mtx(void **state)
         double *x = sbm_test_random_vector(91 + (uint64_t)fi, a.n);
         double *dx = sbm_test_vec_upload(e->ctx, x, a.n);
         for (size_t k = 0; k < 3; k++) { /* scalar, vector, merge */
-            char *s2 = sbm_test_env_set(KERNEL_ENV, kernels[k]);
+            force_kernel(e->ctx, kernels[k]);
             char what[400];
             snprintf(what, sizeof what, "%.255s, kernel %s", names[fi], kernels[k]);
             check_products(e, A, NULL, &a, NULL, x, dx, 400 + (uint64_t)fi, what);
-            sbm_test_env_restore(KERNEL_ENV, s2);
+            force_kernel(e->ctx, NULL);
         }
         for (int f = SBM_SPMV_AUTO; f <= SBM_SPMV_DIA; f++) {
             sbm_spmv_plan *plan = NULL;
@@ -503,7 +527,7 @@ static void test_csr_spmv_mtx(void **state)
         sbm_csr_destroy(H);
         sbm_csr_destroy(A);
     }
-    sbm_test_env_restore(KERNEL_ENV, saved);
+    force_kernel(e->ctx, NULL);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -731,7 +755,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         SBM_TEST_BOTH(test_csr_spmv_random),      SBM_TEST_BOTH(test_csr_spmv_kernels),
         SBM_TEST_BOTH(test_csr_spmv_empty_null),  SBM_TEST_BOTH(test_csr_spmv_plan_formats),
-        SBM_TEST_BOTH(test_csr_spmv_plan_env),    SBM_TEST_BOTH(test_csr_spmv_many_tiles),
+        SBM_TEST_BOTH(test_csr_spmv_plan_tuning),    SBM_TEST_BOTH(test_csr_spmv_many_tiles),
         SBM_TEST_BOTH(test_csr_spmv_mtx),
         SBM_TEST_BOTH(test_csr_spmv_errors),      SBM_TEST_BOTH(test_csr_spmv_plan_errors),
     };

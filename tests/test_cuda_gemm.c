@@ -4,7 +4,6 @@
  * variants; both numeric kernels (thread per element, FP64 tensor cores); determinism (bitwise
  * equal executes and plans); plan reuse; larger products; bad input on device objects. Every test is registered for the CUDA backend only and skips
  * visibly without a GPU. */
-#define _POSIX_C_SOURCE 200809L /* setenv, unsetenv, strdup */
 #include "test_util.h"
 #include "sbm_blocks.h"
 
@@ -115,11 +114,15 @@ static void test_cuda_gemm_vs_cpu(void **state)
 static void test_cuda_gemm_numeric_variants(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
-    char *saved = sbm_test_env_set("SBM_CUDA_GEMM_NUMERIC", "team");
     /* the staged kernels with tiny tiles (5 blocks per tile, 3 entries per chunk, 2 CTAs), so
      * that these small products cross tile and chunk boundaries */
-    const char *variants[6] = {"team", "dmma", "stage", "sdmma", "stage-np", "sdmma-np"};
-    char *saved_tile = sbm_test_env_set("SBM_CUDA_GEMM_TILE", "5,3,2");
+    static const sbm_tune_gemm_numeric variants[6] = {
+        SBM_TUNE_GEMM_TEAM,  SBM_TUNE_GEMM_DMMA,           SBM_TUNE_GEMM_STAGE,
+        SBM_TUNE_GEMM_SDMMA, SBM_TUNE_GEMM_STAGE_ONE_TILE, SBM_TUNE_GEMM_SDMMA_ONE_TILE};
+    sbm_tuning tune = sbm_tuning_default();
+    tune.gemm_tile_blocks = 5;
+    tune.gemm_tile_entries = 3;
+    tune.gemm_tile_grid = 2;
     uint64_t seed = 900;
     for (int t = 0; t < ntriples; t++) {
         const triple tr = triples[t];
@@ -133,7 +136,8 @@ static void test_cuda_gemm_numeric_variants(void **state)
             sbm_cbc *hA = sbm_test_cbc_to_host(A), *hB = sbm_test_cbc_to_host(B), *hU = sbm_test_cbc_to_host(U);
             sbm_cbc *R = gemm(e->host, -0.5, oa, hA, ob, hB, hU, 0, NULL);
             for (int n = 0; n < 6; n++) {
-                setenv("SBM_CUDA_GEMM_NUMERIC", variants[n], 1);
+                tune.gemm_numeric = variants[n];
+                SBM_ASSERT_OK(e->ctx, sbm_ctx_set_tuning(e->ctx, &tune));
                 sbm_gemm_plan *p = NULL;
                 sbm_cbc *C = NULL;
                 SBM_ASSERT_OK(e->ctx, sbm_cbc_gemm_plan(e->ctx, oa, A, ob, B, U, 0, &p, &C));
@@ -155,8 +159,7 @@ static void test_cuda_gemm_numeric_variants(void **state)
             sbm_cbc_destroy(A);
         }
     }
-    sbm_test_env_restore("SBM_CUDA_GEMM_NUMERIC", saved);
-    sbm_test_env_restore("SBM_CUDA_GEMM_TILE", saved_tile);
+    SBM_ASSERT_OK(e->ctx, sbm_ctx_set_tuning(e->ctx, NULL));
 }
 
 /* alpha == 0 gives U exactly (products not computed); alpha == 1 skips the scaling. */
@@ -271,14 +274,17 @@ static void test_cuda_gemm_sort_variants(void **state)
     sbm_cbc *B = sbm_test_random_cbc_upper(e->ctx, 42, 70, 50, 6, 3, 0.08, 0);
     sbm_cbc *U = sbm_test_random_cbc_upper(e->ctx, 43, 70, 70, 6, 6, 0.05, 1);
     sbm_gemm_plan_info i1, i2;
-    char *saved = sbm_test_env_set("SBM_CUDA_GEMM_SORT", "segmented");
+    sbm_tuning tune = sbm_tuning_default();
+    tune.gemm_sort = SBM_TUNE_GEMM_SORT_SEGMENTED;
+    SBM_ASSERT_OK(e->ctx, sbm_ctx_set_tuning(e->ctx, &tune));
     sbm_cbc *C1 = gemm(e->ctx, -1.0, SBM_OP_N, A, SBM_OP_T, B, U, SBM_GEMM_UPPER, &i1);
-    setenv("SBM_CUDA_GEMM_SORT", "radix", 1);
+    tune.gemm_sort = SBM_TUNE_GEMM_SORT_RADIX;
+    SBM_ASSERT_OK(e->ctx, sbm_ctx_set_tuning(e->ctx, &tune));
     sbm_cbc *C2 = gemm(e->ctx, -1.0, SBM_OP_N, A, SBM_OP_T, B, U, SBM_GEMM_UPPER, &i2);
     SBM_ASSERT_OK(e->ctx, sbm_ctx_set_memory_budget(e->ctx, 4096));
     sbm_cbc *C3 = gemm(e->ctx, -1.0, SBM_OP_N, A, SBM_OP_T, B, U, SBM_GEMM_UPPER, NULL);
     SBM_ASSERT_OK(e->ctx, sbm_ctx_set_memory_budget(e->ctx, 0));
-    sbm_test_env_restore("SBM_CUDA_GEMM_SORT", saved);
+    SBM_ASSERT_OK(e->ctx, sbm_ctx_set_tuning(e->ctx, NULL));
     assert_int_equal(i1.products, i2.products);
     sbm_test_assert_same_cbc(C1, C2, -1.0);
     sbm_test_assert_same_cbc(C1, C3, -1.0);

@@ -205,25 +205,6 @@ static sbm_ctx *sbm_test_host_ctx(void)
     return host;
 }
 
-char *sbm_test_env_set(const char *name, const char *value)
-{
-    const char *old = getenv(name);
-    char *saved = old ? strdup(old) : NULL;
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
-    return saved;
-}
-
-void sbm_test_env_restore(const char *name, char *saved)
-{
-    if (saved) {
-        setenv(name, saved, 1);
-        free(saved);
-    } else {
-        unsetenv(name);
-    }
-}
-
 sbm_cbc *sbm_test_cbc_to_host(const sbm_cbc *A)
 {
     sbm_ctx *host = sbm_test_host_ctx();

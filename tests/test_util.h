@@ -139,11 +139,6 @@ const char *sbm_test_tmp_path(const char *name);
  * the suite as skipped instead of passed. */
 void sbm_test_require_gpu(const char *suite);
 
-/* Set an environment variable for the duration of a test (value NULL: unset it). Returns the old
- * value (malloc'd, or NULL when unset) for sbm_test_env_restore, which puts it back and frees it. */
-char *sbm_test_env_set(const char *name, const char *value);
-void sbm_test_env_restore(const char *name, char *saved);
-
 
 /* ---------------------------------------------------------------------------------------- */
 /* Shape lists, skips, temporary directories, vectors in the context's memory               */

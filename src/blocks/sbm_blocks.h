@@ -57,6 +57,70 @@ SBM_BLK_INLINE int sbm_blk_is_fast_shape(int r, int c)
     return 0;
 }
 
+#if defined(__cplusplus)
+/* The one selector over the lists above, for the C++ (CUDA) kernels, after CUB's dispatch layer
+ * and Ginkgo's instantiation lists: sbm_blk_select_shape(r, c, f) calls f(sbm_blk_shape<R, C>())
+ * for the listed shape (R, C) equal to (r, c), and f(sbm_blk_shape<0, 0>()) -- the runtime-size
+ * instantiation -- for any other; sbm_blk_select_triple(r, k, c, f) the same over the triples.
+ * f is a generic lambda that launches (or returns) the template instantiated for its argument's
+ * sizes, so every kernel template is instantiated exactly for the listed sizes and the generic
+ * one, from this one list. @return what f returns (the same type for every entry). */
+template <int R, int C>
+struct sbm_blk_shape {
+    static constexpr int r = R, c = C;
+};
+template <int R, int K, int C>
+struct sbm_blk_triple {
+    static constexpr int r = R, k = K, c = C;
+};
+template <class... L>
+struct sbm_blk_list {
+};
+
+#define SBM_BLK_SHAPE_T_(R, C) sbm_blk_shape<R, C>,
+#define SBM_BLK_TRIPLE_T_(R, K, C) sbm_blk_triple<R, K, C>,
+/* each list ends with its generic entry, which matches whatever no listed entry matched */
+typedef sbm_blk_list<SBM_BLOCK_SHAPES(SBM_BLK_SHAPE_T_) sbm_blk_shape<0, 0>> sbm_blk_shapes;
+typedef sbm_blk_list<SBM_GEMM_TRIPLES(SBM_BLK_TRIPLE_T_) sbm_blk_triple<0, 0, 0>> sbm_blk_triples;
+#undef SBM_BLK_SHAPE_T_
+#undef SBM_BLK_TRIPLE_T_
+
+template <int R, int C>
+constexpr bool sbm_blk_match_(sbm_blk_shape<R, C>, int r, int c, int)
+{
+    return r == R && c == C;
+}
+template <int R, int K, int C>
+constexpr bool sbm_blk_match_(sbm_blk_triple<R, K, C>, int r, int k, int c)
+{
+    return r == R && k == K && c == C;
+}
+
+template <class F, class S>
+inline auto sbm_blk_select_(int, int, int, F &f, sbm_blk_list<S>) -> decltype(f(S()))
+{
+    return f(S()); /* the generic entry */
+}
+template <class F, class S, class S2, class... Rest>
+inline auto sbm_blk_select_(int a, int b, int c, F &f, sbm_blk_list<S, S2, Rest...>)
+    -> decltype(f(S()))
+{
+    if (sbm_blk_match_(S(), a, b, c)) return f(S());
+    return sbm_blk_select_(a, b, c, f, sbm_blk_list<S2, Rest...>());
+}
+
+template <class F>
+inline auto sbm_blk_select_shape(int r, int c, F f) -> decltype(f(sbm_blk_shape<0, 0>()))
+{
+    return sbm_blk_select_(r, c, 0, f, sbm_blk_shapes());
+}
+template <class F>
+inline auto sbm_blk_select_triple(int r, int k, int c, F f) -> decltype(f(sbm_blk_triple<0, 0, 0>()))
+{
+    return sbm_blk_select_(r, k, c, f, sbm_blk_triples());
+}
+#endif /* __cplusplus */
+
 /* acc (r x c) += alpha * a (r x k) * b (k x c); acc does not overlap a or b. */
 SBM_BLK_INLINE void sbm_blk_gemm_acc(int r, int k, int c, double alpha,
                                      const double *SBM_BLK_RESTRICT a,

@@ -108,3 +108,120 @@ sbm_status sbm_ctx_synchronize(sbm_ctx *ctx)
     SBM__ENTER(ctx, "sbm_ctx_synchronize");
     return ctx->ops->synchronize ? ctx->ops->synchronize(ctx) : SBM_SUCCESS;
 }
+
+/* ---------------------------------------------------------------------------------------- */
+/* Tuning                                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+sbm_tuning sbm_tuning_default(void)
+{
+    sbm_tuning t;
+    memset(&t, 0, sizeof t);
+    return t;
+}
+
+/* An enum field holds 0..last. */
+static sbm_status sbm__tuning_enum(sbm_ctx *ctx, const char *field, int v, const char *type, int last)
+{
+    if (v >= 0 && v <= last) return SBM_SUCCESS;
+    return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT, "argument tuning: %s is %d, not an %s (0 to %d)",
+                      field, v, type, last);
+}
+
+/* Two fields that only mean something together are both zero or both set. */
+static sbm_status sbm__tuning_pair(sbm_ctx *ctx, const char *a, int va, const char *b, int vb)
+{
+    if ((va == 0) == (vb == 0)) return SBM_SUCCESS;
+    return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                      "argument tuning: %s is %d but %s is %d: set both or neither", a, va, b, vb);
+}
+
+/* A configuration field is set only for the kernel it configures. */
+static sbm_status sbm__tuning_scope(sbm_ctx *ctx, const char *field, int v, int kernel, int want,
+                                    const char *want_name)
+{
+    if (v == 0 || kernel == want) return SBM_SUCCESS;
+    return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                      "argument tuning: %s is %d but csr_spmv is %d, not %s (%d)", field, v, kernel,
+                      want_name, want);
+}
+
+static sbm_status sbm__tuning_csr_spmv(sbm_ctx *ctx, const sbm_tuning *t)
+{
+    const int k = (int)t->csr_spmv, w = t->csr_spmv_vector_width, r = t->csr_spmv_vector_rows;
+    const int nt = t->csr_spmv_merge_threads, ipt = t->csr_spmv_merge_items;
+    const int cs = t->csr_spmv_merge_streaming, pf = t->csr_spmv_merge_prefetch;
+    SBM__TRY(sbm__tuning_enum(ctx, "csr_spmv", k, "sbm_tune_csr_spmv", SBM_TUNE_CSR_SPMV_MERGE));
+    if (w != 0 && w != 2 && w != 4 && w != 8 && w != 16 && w != 32)
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument tuning: csr_spmv_vector_width is %d, not 2, 4, 8, 16 or 32", w);
+    if (r != 0 && r != 1 && r != 2 && r != 4)
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument tuning: csr_spmv_vector_rows is %d, not 1, 2 or 4", r);
+    SBM__TRY(sbm__tuning_pair(ctx, "csr_spmv_vector_width", w, "csr_spmv_vector_rows", r));
+    SBM__TRY(sbm__tuning_pair(ctx, "csr_spmv_merge_threads", nt, "csr_spmv_merge_items", ipt));
+    if (nt == 0 && (cs != 0 || pf != 0))
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument tuning: csr_spmv_merge_streaming is %d and csr_spmv_merge_prefetch "
+                          "%d without csr_spmv_merge_threads and csr_spmv_merge_items", cs, pf);
+    if (nt != 0) {
+        int known = 0;
+#define SBM_X_(I, NT, IPT, CS, PF) known |= nt == (NT) && ipt == (IPT) && cs == (CS) && pf == (PF);
+        SBM__CSR_MERGE_CONFIGS(SBM_X_)
+#undef SBM_X_
+        if (!known)
+            return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                              "argument tuning: csr_spmv_merge_threads, _items, _streaming, _prefetch "
+                              "are %d, %d, %d, %d: not a compiled merge configuration (sbm.h lists them)",
+                              nt, ipt, cs, pf);
+    }
+    SBM__TRY(sbm__tuning_scope(ctx, "csr_spmv_vector_width", w, k, SBM_TUNE_CSR_SPMV_VECTOR,
+                               "SBM_TUNE_CSR_SPMV_VECTOR"));
+    return sbm__tuning_scope(ctx, "csr_spmv_merge_threads", nt, k, SBM_TUNE_CSR_SPMV_MERGE,
+                             "SBM_TUNE_CSR_SPMV_MERGE");
+}
+
+static sbm_status sbm__tuning_gemm(sbm_ctx *ctx, const sbm_tuning *t)
+{
+    const int nb = t->gemm_tile_blocks, ec = t->gemm_tile_entries, grid = t->gemm_tile_grid;
+    SBM__TRY(sbm__tuning_enum(ctx, "gemm_numeric", (int)t->gemm_numeric, "sbm_tune_gemm_numeric",
+                              SBM_TUNE_GEMM_SDMMA_ONE_TILE));
+    SBM__TRY(sbm__tuning_enum(ctx, "gemm_sort", (int)t->gemm_sort, "sbm_tune_gemm_sort",
+                              SBM_TUNE_GEMM_SORT_RADIX));
+    if (nb < 0)
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT, "argument tuning: gemm_tile_blocks is %d, negative",
+                          nb);
+    if (ec < 0 || ec > 4096)
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument tuning: gemm_tile_entries is %d, not 0 or 1 to 4096", ec);
+    if (grid < 0)
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT, "argument tuning: gemm_tile_grid is %d, negative",
+                          grid);
+    return sbm__tuning_pair(ctx, "gemm_tile_blocks", nb, "gemm_tile_entries", ec);
+}
+
+sbm_status sbm_ctx_set_tuning(sbm_ctx *ctx, const sbm_tuning *tuning)
+{
+    SBM__ENTER(ctx, "sbm_ctx_set_tuning");
+    if (!tuning) {
+        ctx->tuning = sbm_tuning_default();
+        return SBM_SUCCESS;
+    }
+    SBM__TRY(sbm__tuning_enum(ctx, "spmv", (int)tuning->spmv, "sbm_tune_spmv", SBM_TUNE_SPMV_BATCHED_SMALL));
+    SBM__TRY(sbm__tuning_csr_spmv(ctx, tuning));
+    SBM__TRY(sbm__tuning_enum(ctx, "csr_spmm", (int)tuning->csr_spmm, "sbm_tune_csr_spmm",
+                              SBM_TUNE_CSR_SPMM_MERGE));
+    SBM__TRY(sbm__tuning_enum(ctx, "csr_gemm", (int)tuning->csr_gemm, "sbm_tune_csr_gemm",
+                              SBM_TUNE_CSR_GEMM_GLOBAL));
+    SBM__TRY(sbm__tuning_gemm(ctx, tuning));
+    ctx->tuning = *tuning;
+    return SBM_SUCCESS;
+}
+
+sbm_status sbm_ctx_get_tuning(sbm_ctx *ctx, sbm_tuning *tuning)
+{
+    SBM__ENTER(ctx, "sbm_ctx_get_tuning");
+    if (!tuning) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument tuning is NULL");
+    *tuning = ctx->tuning;
+    return SBM_SUCCESS;
+}

@@ -78,7 +78,17 @@ struct sbm_ctx {
     sbm__stats stats;                    /* transfers and allocations (sbm__stats_*) */
     int depth;                           /* public calls nested inside fn (SBM__NESTED) */
     const char *nest_fn[SBM__NEST_MAX];  /* their names, outermost first (NULL: internal) */
+    sbm_tuning tuning;                   /* kernel overrides (sbm_ctx_set_tuning), checked */
 };
+
+/* Merge-path CSR SpMV configurations the CUDA backend compiles, X(index, threads, items per
+ * thread, streaming loads of A, persistent grid loading ahead), and the default index: one list
+ * for the kernels (src/cuda) and the check of sbm_ctx_set_tuning (src/core/context.c). */
+#define SBM__CSR_MERGE_CONFIGS(X)                                                                \
+    X(0, 128, 7, 0, 0) X(1, 256, 7, 0, 0) X(2, 128, 11, 0, 0) X(3, 64, 5, 0, 0)                   \
+    X(4, 256, 5, 0, 0) X(5, 128, 7, 1, 0) X(6, 256, 7, 1, 0) X(7, 128, 7, 1, 1)                   \
+    X(8, 256, 7, 1, 1) X(9, 128, 5, 1, 1)
+#define SBM__CSR_MERGE_DEFAULT 6
 
 struct sbm_cbc {
     int64_t nbr;           /* block rows */

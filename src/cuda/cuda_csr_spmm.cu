@@ -35,7 +35,7 @@
  * (warp fill > 2, the SpMV kernel's rule) and either a row is longer than 64 entries or the
  * matrix has at least one merge tile per SM, or when one row is longer than 16384 entries;
  * row-split otherwise (a small matrix of short rows, however irregular, is a few CTAs of
- * row-split, while merge adds a second kernel and the carry-outs). SBM_CUDA_CSR_SPMM=rowsplit|merge forces one.
+ * row-split, while merge adds a second kernel and the carry-outs). The tuning's csr_spmm forces one.
  *
  * Column-major B and C (accepted by the API, not the fast path): a dedicated kernel rather than
  * transposes through workspace, so that no temporary of the size of B or C is needed. One thread
@@ -530,16 +530,15 @@ static void spmm_launch_vec(const spmm_args &a, spmm_kernel kind, spmm_shape sh,
     }
 }
 
-/* SBM_CUDA_CSR_SPMM = rowsplit or merge forces a kernel; otherwise the row statistics decide
+/* The tuning's csr_spmm (ROWSPLIT or MERGE) forces a kernel; otherwise the row statistics decide
  * (see the file comment). */
 static sbm_status spmm_choose(sbm_ctx *ctx, const sbm_csr *A, spmm_kernel *kind)
 {
-    const char *env = getenv("SBM_CUDA_CSR_SPMM");
-    if (env && strcmp(env, "rowsplit") == 0) {
+    if (ctx->tuning.csr_spmm == SBM_TUNE_CSR_SPMM_ROWSPLIT) {
         *kind = SPMM_ROWSPLIT;
         return SBM_SUCCESS;
     }
-    if (env && strcmp(env, "merge") == 0) {
+    if (ctx->tuning.csr_spmm == SBM_TUNE_CSR_SPMM_MERGE) {
         *kind = SPMM_MERGE;
         return SBM_SUCCESS;
     }

@@ -215,7 +215,7 @@ sbm_status sbm__cuda_pattern_transpose(sbm_ctx *ctx, int slot, int64_t nmajor, i
 /* Operations (one file per group)                                                          */
 /* ---------------------------------------------------------------------------------------- */
 
-/* cuda_matrix.cu */
+/* cuda_matrix.cu (validation, fingerprints, transposes, BSR, row views), cuda_convert.cu */
 sbm_status sbm__cuda_cbc_validate(sbm_ctx *ctx, const char *arg, const sbm_cbc *A, int check_finite);
 sbm_status sbm__cuda_csr_validate(sbm_ctx *ctx, const char *arg, const sbm_csr *A, int check_finite);
 sbm_status sbm__cuda_cbc_pattern_hash(sbm_ctx *ctx, const sbm_cbc *A, uint64_t *hash);
@@ -233,7 +233,7 @@ sbm_status sbm__cuda_cbc_rows(sbm_ctx *ctx, const sbm_cbc *A, const int64_t **ro
                               const int32_t **colind, const int64_t **perm);
 void sbm__cuda_tcache_clear(sbm_ctx *ctx);
 
-/* cuda_gemm.cu */
+/* cuda_gemm.cu, cuda_gemm_plan.cu (declarations of the parts: cuda_gemm.cuh) */
 sbm_status sbm__cuda_gemm_plan(sbm_ctx *ctx, sbm_op op_a, const sbm_cbc *A, sbm_op op_b,
                                const sbm_cbc *B, const sbm_cbc *U, unsigned flags,
                                sbm_gemm_plan **plan, sbm_cbc **C);
@@ -241,7 +241,7 @@ sbm_status sbm__cuda_gemm_execute(sbm_ctx *ctx, const sbm_gemm_plan *plan, doubl
                                   const sbm_cbc *A, const sbm_cbc *B, const sbm_cbc *U, sbm_cbc *C);
 void sbm__cuda_gemm_plan_destroy(sbm_gemm_plan *plan);
 
-/* cuda_csr_gemm.cu */
+/* cuda_csr_gemm.cu, cuda_csr_gemm_plan.cu (declarations of the parts: cuda_csr_gemm.cuh) */
 sbm_status sbm__cuda_csr_gemm_plan(sbm_ctx *ctx, const sbm_csr *A, const sbm_csr *B,
                                    sbm_csr_plan **plan, sbm_csr **C);
 sbm_status sbm__cuda_csr_gemm_execute(sbm_ctx *ctx, const sbm_csr_plan *plan, const sbm_csr *A,
@@ -263,7 +263,7 @@ sbm_status sbm__cuda_csr_spmm(sbm_ctx *ctx, double alpha, const sbm_csr *A, int6
 sbm_status sbm__cuda_cbc_spmv(sbm_ctx *ctx, sbm_op op, double alpha, const sbm_cbc *A,
                               const double *x, double beta, double *y);
 
-/* cuda_csr_spmv.cu */
+/* cuda_csr_spmv.cu, cuda_csr_spmv_plan.cu (declarations of the parts: cuda_csr_spmv.cuh) */
 sbm_status sbm__cuda_csr_spmv(sbm_ctx *ctx, double alpha, const sbm_csr *A, const double *x,
                               double beta, double *y);
 sbm_status sbm__cuda_csr_spmv_plan(sbm_ctx *ctx, const sbm_csr *A, sbm_spmv_format format,
