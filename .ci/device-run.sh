@@ -23,6 +23,13 @@ elapsed() { echo $(( $(date +%s) - t0 ))s; }
 # cmocka (not installed on the device image) from the carried Debian packages
 mkdir -p /opt/deps
 for f in .deps/*.deb; do dpkg -x "$f" /opt/deps; done
+# The dev packages' lib*.so links name Debian's exact runtime files (libz.so.1.2.13); point a
+# dangling one at the device's runtime library of the same name.
+for l in /opt/deps/usr/lib/x86_64-linux-gnu/*.so; do
+  [ -e "$l" ] && continue
+  real=$(ls /lib/x86_64-linux-gnu/"$(basename "$l")".[0-9]* 2>/dev/null | head -1)
+  [ -n "$real" ] && ln -sf "$real" "$l"
+done
 export LD_LIBRARY_PATH=/opt/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 export SBM_DATA_DIR=$PWD/.data
 
