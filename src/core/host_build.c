@@ -13,13 +13,9 @@ sbm_status sbm__cbc_upload(sbm_ctx *ctx, int64_t nbr, int64_t nbc, int r, int c,
     int64_t nnzb = h_colptr[nbc];
     sbm_cbc *M;
     SBM__TRY(sbm__cbc_alloc(ctx, nbr, nbc, r, c, nnzb, &M));
-    size_t nval = (size_t)nnzb * r * c;
-    sbm_status st = ctx->ops->copy(ctx, M->colptr, h_colptr, (size_t)(nbc + 1) * sizeof(int64_t), 0);
-    if (st == SBM_SUCCESS && nnzb > 0)
-        st = ctx->ops->copy(ctx, M->rowind, h_rowind, (size_t)nnzb * sizeof(int32_t), 0);
-    if (st == SBM_SUCCESS && nval > 0)
-        st = h_values ? ctx->ops->copy(ctx, M->values, h_values, nval * sizeof(double), 0)
-                      : ctx->ops->memset0(ctx, M->values, nval * sizeof(double));
+    sbm_status st = sbm__matrix_fill(ctx, ctx->ops, SBM_BACKEND_CPU, M->colptr, M->rowind,
+                                     M->values, h_colptr, h_rowind, h_values, nbc + 1, nnzb,
+                                     (size_t)nnzb * r * c);
     if (st != SBM_SUCCESS) {
         sbm_cbc_destroy(M);
         return st;
@@ -35,12 +31,9 @@ sbm_status sbm__csr_upload(sbm_ctx *ctx, int64_t m, int64_t n, const int64_t *h_
     int64_t nnz = h_rowptr[m];
     sbm_csr *M;
     SBM__TRY(sbm__csr_alloc(ctx, m, n, nnz, &M));
-    sbm_status st = ctx->ops->copy(ctx, M->rowptr, h_rowptr, (size_t)(m + 1) * sizeof(int64_t), 0);
-    if (st == SBM_SUCCESS && nnz > 0)
-        st = ctx->ops->copy(ctx, M->colind, h_colind, (size_t)nnz * sizeof(int32_t), 0);
-    if (st == SBM_SUCCESS && nnz > 0)
-        st = h_values ? ctx->ops->copy(ctx, M->values, h_values, (size_t)nnz * sizeof(double), 0)
-                      : ctx->ops->memset0(ctx, M->values, (size_t)nnz * sizeof(double));
+    sbm_status st = sbm__matrix_fill(ctx, ctx->ops, SBM_BACKEND_CPU, M->rowptr, M->colind,
+                                     M->values, h_rowptr, h_colind, h_values, m + 1, nnz,
+                                     (size_t)nnz);
     if (st != SBM_SUCCESS) {
         sbm_csr_destroy(M);
         return st;
