@@ -161,6 +161,29 @@ SBM__ALWAYS_INLINE void product_pairs(const int R, const int K, const int C, con
     }
 }
 
+/* Rows i..i+N*W-1 of column j of acc (c) held in N vectors of W doubles across the K terms
+ * (N compile-time: the vectors stay in registers). */
+#define SBM__ROW_CHUNK(NAME, VT, W)                                                           \
+    SBM__ALWAYS_INLINE void NAME(const int R, const int K, const int C, const int BT,         \
+                                 const int N, int j, int i, const double *SBM_BLK_RESTRICT a, \
+                                 const double *SBM_BLK_RESTRICT bb, double *SBM_BLK_RESTRICT c) \
+    {                                                                                         \
+        VT t[2];                                                                              \
+        for (int v = 0; v < N; v++) memcpy(&t[v], c + i + v * W, sizeof t[v]);               \
+        for (int p = 0; p < K; p++) {                                                         \
+            const double s = SBM__B_AT(bb, p, j);                                             \
+            for (int v = 0; v < N; v++) {                                                     \
+                VT x;                                                                         \
+                memcpy(&x, a + i + v * W + p * R, sizeof x);                                  \
+                t[v] += x * s;                                                                \
+            }                                                                                 \
+        }                                                                                     \
+        for (int v = 0; v < N; v++) memcpy(c + i + v * W, &t[v], sizeof t[v]);               \
+    }
+SBM__ROW_CHUNK(rows_quads, sbm__v4d, 4)
+SBM__ROW_CHUNK(rows_pairs, sbm__v2d, 2)
+#undef SBM__ROW_CHUNK
+
 /* Run-time sizes, one column c of acc: rows in chunks held in registers across the K terms,
  * 8 rows as two quadruples and then 4 (VEC = 3, AVX2), 4 rows as two pairs, the rest singly. */
 SBM__ALWAYS_INLINE void product_column(const int R, const int K, const int C, const int BT,
@@ -170,51 +193,10 @@ SBM__ALWAYS_INLINE void product_column(const int R, const int K, const int C, co
 {
     int i = 0;
     if (VEC == 3) {
-        for (; i + 8 <= R; i += 8) {
-            sbm__v4d t0, t1;
-            memcpy(&t0, c + i, sizeof t0);
-            memcpy(&t1, c + i + 4, sizeof t1);
-            for (int p = 0; p < K; p++) {
-                const double s = SBM__B_AT(bb, p, j);
-                const sbm__v4d sv = {s, s, s, s};
-                sbm__v4d x0, x1;
-                memcpy(&x0, a + i + p * R, sizeof x0);
-                memcpy(&x1, a + i + 4 + p * R, sizeof x1);
-                t0 += x0 * sv;
-                t1 += x1 * sv;
-            }
-            memcpy(c + i, &t0, sizeof t0);
-            memcpy(c + i + 4, &t1, sizeof t1);
-        }
-        for (; i + 4 <= R; i += 4) {
-            sbm__v4d t0;
-            memcpy(&t0, c + i, sizeof t0);
-            for (int p = 0; p < K; p++) {
-                const double s = SBM__B_AT(bb, p, j);
-                const sbm__v4d sv = {s, s, s, s};
-                sbm__v4d x0;
-                memcpy(&x0, a + i + p * R, sizeof x0);
-                t0 += x0 * sv;
-            }
-            memcpy(c + i, &t0, sizeof t0);
-        }
+        for (; i + 8 <= R; i += 8) rows_quads(R, K, C, BT, 2, j, i, a, bb, c);
+        for (; i + 4 <= R; i += 4) rows_quads(R, K, C, BT, 1, j, i, a, bb, c);
     }
-    for (; i + 4 <= R; i += 4) {
-        sbm__v2d t0, t1;
-        memcpy(&t0, c + i, sizeof t0);
-        memcpy(&t1, c + i + 2, sizeof t1);
-        for (int p = 0; p < K; p++) {
-            const double s = SBM__B_AT(bb, p, j);
-            const sbm__v2d sv = {s, s};
-            sbm__v2d x0, x1;
-            memcpy(&x0, a + i + p * R, sizeof x0);
-            memcpy(&x1, a + i + 2 + p * R, sizeof x1);
-            t0 += x0 * sv;
-            t1 += x1 * sv;
-        }
-        memcpy(c + i, &t0, sizeof t0);
-        memcpy(c + i + 2, &t1, sizeof t1);
-    }
+    for (; i + 4 <= R; i += 4) rows_pairs(R, K, C, BT, 2, j, i, a, bb, c);
     for (; i < R; i++) {
         double t = c[i];
         for (int p = 0; p < K; p++) t += a[i + p * R] * SBM__B_AT(bb, p, j);
@@ -404,26 +386,15 @@ sbm_status sbm__cpu_gemm_execute(sbm_ctx *ctx, const sbm_gemm_plan *plan, double
         gemm_copy_u(&g);
         return SBM_SUCCESS;
     }
-    if (P->op_a == SBM_OP_T) {
-        transpose_values(A, P->at_perm, P->at_val);
-        g.ap = P->at_ptr;
-        g.ai = P->at_ind;
-        g.av = P->at_val;
-    } else {
-        g.ap = A->colptr;
-        g.ai = A->rowind;
-        g.av = A->values;
-    }
-    if (P->op_b == SBM_OP_T) {
-        g.bp = P->bt_ptr;
-        g.bi = P->bt_ind;
-        g.bv = B->values;
-        g.bperm = P->bt_perm;
-    } else {
-        g.bp = B->colptr;
-        g.bi = B->rowind;
-        g.bv = B->values;
-    }
+    const int at = P->op_a == SBM_OP_T, bt = P->op_b == SBM_OP_T;
+    if (at) transpose_values(A, P->at_perm, P->at_val);
+    g.ap = at ? P->at_ptr : A->colptr;
+    g.ai = at ? P->at_ind : A->rowind;
+    g.av = at ? P->at_val : A->values;
+    g.bp = bt ? P->bt_ptr : B->colptr;
+    g.bi = bt ? P->bt_ind : B->rowind;
+    g.bv = B->values;
+    g.bperm = bt ? P->bt_perm : NULL; /* B's blocks read in place, transposed */
     g.a_end = P->a_end;
     g.pos = P->pos;
     g.slot = P->slot;
