@@ -190,6 +190,15 @@ sbm_status sbm__cbc_upload(sbm_ctx *ctx, int64_t nbr, int64_t nbc, int r, int c,
                            const double *h_values, sbm_cbc **A);
 sbm_status sbm__csr_upload(sbm_ctx *ctx, int64_t m, int64_t n, const int64_t *h_rowptr,
                            const int32_t *h_colind, const double *h_values, sbm_csr **A);
+/* Compress host triplets (segment seg[t], index ind[t], bs values each) into sorted,
+ * duplicate-free segments: ptr (nseg+1), indices and values, host arrays to free with
+ * sbm__host_free. Duplicates are summed in input order, so the result is deterministic. Serves
+ * the CBC (segment = block column) and CSR (segment = row) triplet builders and the Matrix
+ * Market reader. */
+sbm_status sbm__compress_triplets(sbm_ctx *ctx, int64_t nseg, int64_t nind, int64_t nt,
+                                  const int32_t *seg, const int32_t *ind, const double *val,
+                                  size_t bs, int64_t **ptr_out, int32_t **ind_out,
+                                  double **val_out);
 /* A (nbr x nbc blocks of r x c) in ctx from the host CBC arrays of A^T (c x r blocks). */
 sbm_status sbm__cbc_from_host_transposed(sbm_ctx *ctx, int64_t nbr, int64_t nbc, int r, int c,
                                          const int64_t *tptr, const int32_t *tind,
