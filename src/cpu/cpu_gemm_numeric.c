@@ -227,42 +227,45 @@ SBM__ALWAYS_INLINE void block_product(const int R, const int K, const int C, con
 }
 #undef SBM__B_AT
 
+/* The products of column j of C into cj: for each op(B) block, each op(A) block it meets, its
+ * output block found through the plan's positions (POS: *pos, advanced past the column's) or
+ * the row -> position map g->slot (filled for this column). */
+SBM__ALWAYS_INLINE void column_products(const gemm_args *g, const int R, const int K,
+                                        const int C, const int BT, const int VEC, const int POS,
+                                        int64_t j, double *cj, const int32_t **pos)
+{
+    const int64_t RK = (int64_t)R * K, KC = (int64_t)K * C, RC = (int64_t)R * C;
+    const int64_t *ap = g->ap, *bp = g->bp, *a_end = g->a_end, *bperm = g->bperm;
+    const int32_t *ai = g->ai, *bi = g->bi, *slot = g->slot;
+    const double *av = g->av, *bv = g->bv;
+    for (int64_t b = bp[j]; b < bp[j + 1]; b++) {
+        const int64_t kk = bi[b], a0 = ap[kk], a1 = a_end ? a_end[b] : ap[kk + 1];
+        const double *bb = bv + (BT ? bperm[b] : b) * KC;
+        prefetch_column(g, b + SBM__GEMM_PREFETCH, bp[j + 1], RK, KC, BT);
+        for (int64_t a = a0; a < a1; a++) {
+            const int64_t at = POS ? (*pos)[a - a0] : slot[ai[a]];
+            block_product(R, K, C, BT, VEC, av + a * RK, bb, cj + at * RC);
+        }
+        if (POS) *pos += a1 - a0;
+    }
+}
+
 /* One pass over C; R, K, C (and BT: op(B) read through bperm) are compile-time constants in the
  * fast paths, so the block kernel is unrolled and vectorised for each triple. */
 SBM__ALWAYS_INLINE void gemm_numeric(const gemm_args *g, const int R, const int K, const int C,
-                                const int BT, const int VEC)
+                                     const int BT, const int VEC)
 {
-    const int64_t RK = (int64_t)R * K, KC = (int64_t)K * C, RC = (int64_t)R * C;
-    const int64_t *ap = g->ap, *bp = g->bp, *cp = g->cp, *a_end = g->a_end, *bperm = g->bperm;
-    const int32_t *bi = g->bi;
-    const double *av = g->av, *bv = g->bv;
+    const int64_t RC = (int64_t)R * C;
     const int32_t *pos = g->pos;
     for (int64_t j = 0; j < g->nbc; j++) {
-        const int64_t c0 = cp[j], c1 = cp[j + 1];
+        const int64_t c0 = g->cp[j], c1 = g->cp[j + 1];
         double *cj = g->cv + c0 * RC;
         memset(cj, 0, (size_t)((c1 - c0) * RC) * sizeof(double));
         if (pos) {
-            for (int64_t b = bp[j]; b < bp[j + 1]; b++) {
-                const int64_t kk = bi[b], a0 = ap[kk], a1 = a_end ? a_end[b] : ap[kk + 1];
-                const double *bb = bv + (BT ? bperm[b] : b) * KC;
-                prefetch_column(g, b + SBM__GEMM_PREFETCH, bp[j + 1], RK, KC, BT);
-                for (int64_t a = a0; a < a1; a++)
-                    block_product(R, K, C, BT, VEC, av + a * RK, bb,
-                                  cj + (int64_t)pos[a - a0] * RC);
-                pos += a1 - a0;
-            }
+            column_products(g, R, K, C, BT, VEC, 1, j, cj, &pos);
         } else {
-            const int32_t *ai = g->ai;
-            int32_t *slot = g->slot;
-            for (int64_t p = c0; p < c1; p++) slot[g->ci[p]] = (int32_t)(p - c0);
-            for (int64_t b = bp[j]; b < bp[j + 1]; b++) {
-                const int64_t kk = bi[b], a0 = ap[kk], a1 = a_end ? a_end[b] : ap[kk + 1];
-                const double *bb = bv + (BT ? bperm[b] : b) * KC;
-                prefetch_column(g, b + SBM__GEMM_PREFETCH, bp[j + 1], RK, KC, BT);
-                for (int64_t a = a0; a < a1; a++)
-                    block_product(R, K, C, BT, VEC, av + a * RK, bb,
-                                  cj + (int64_t)slot[ai[a]] * RC);
-            }
+            for (int64_t p = c0; p < c1; p++) g->slot[g->ci[p]] = (int32_t)(p - c0);
+            column_products(g, R, K, C, BT, VEC, 0, j, cj, NULL);
         }
         if (g->alpha != 1.0)
             for (int64_t e = 0; e < (c1 - c0) * RC; e++) cj[e] *= g->alpha;
