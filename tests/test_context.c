@@ -1,5 +1,5 @@
 /* Contexts and status codes: creation, settings, allocator hook, messages. */
-#include "test_util.h"
+#include "fault_catalogue.h" /* the counting allocator */
 
 #include <stdlib.h>
 #include <string.h>
@@ -72,32 +72,6 @@ static void test_settings(void **state)
     assert_int_equal(sbm_ctx_last_status(e->ctx), SBM_SUCCESS);
 }
 
-/* An allocator that counts and fails the k-th allocation (k = 0: never). */
-typedef struct counting {
-    const sbm_allocator *inner; /* the backend's default, captured before installation */
-    int calls;
-    int fail_at;
-    int live;
-} counting;
-
-static void *counting_alloc(void *user, size_t bytes)
-{
-    counting *c = user;
-    if (++c->calls == c->fail_at) return NULL;
-    void *p = malloc(bytes);
-    if (p) c->live++;
-    return p;
-}
-
-static void counting_free(void *user, void *ptr)
-{
-    counting *c = user;
-    if (ptr) {
-        c->live--;
-        free(ptr);
-    }
-}
-
 static void test_allocator_hook(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
@@ -106,8 +80,8 @@ static void test_allocator_hook(void **state)
     int32_t rowind[2] = {0, 1};
     double values[8] = {1, 2, 3, 4, 5, 6, 7, 8};
     for (int k = 1; k <= 5; k++) {
-        counting cnt = {NULL, 0, k, 0};
-        sbm_allocator a = {counting_alloc, counting_free, &cnt};
+        fault_counting cnt = {0, k, 0};
+        sbm_allocator a = {fault_counting_alloc, fault_counting_free, &cnt};
         SBM_ASSERT_OK(e->ctx, sbm_ctx_set_allocator(e->ctx, &a));
         sbm_cbc *A = (sbm_cbc *)0x1;
         sbm_status st = sbm_cbc_create(e->ctx, &A, 2, 2, 2, 1, colptr, rowind, values);
@@ -179,8 +153,8 @@ static void test_arrays(void **state)
 
     /* failures go through the allocator hook (CPU: the hook serves host memory) */
     if (e->backend == SBM_BACKEND_CPU) {
-        counting cnt = {NULL, 0, 1, 0};
-        sbm_allocator a = {counting_alloc, counting_free, &cnt};
+        fault_counting cnt = {0, 1, 0};
+        sbm_allocator a = {fault_counting_alloc, fault_counting_free, &cnt};
         SBM_ASSERT_OK(e->ctx, sbm_ctx_set_allocator(e->ctx, &a));
         SBM_ASSERT_FAILS(e->ctx, sbm_array_create(e->ctx, 10, &p), SBM_ERR_OUT_OF_MEMORY,
                          "cannot allocate 80 bytes for a dense array");

@@ -1,8 +1,7 @@
-#define _POSIX_C_SOURCE 200809L /* mkdtemp */
 /* Fault injection on the GPU (CUDA only; skips visibly without a GPU).
  *
  * (a) An allocator hook that serves device memory (cudaMalloc) fails the k-th allocation, for
- *     every k, of every CUDA operation. Each call runs in a fresh context with the hook, so that
+ *     every k, of every CUDA operation (the CUDA entries of the catalogue in fault_catalogue.c). Each call runs in a fresh context with the hook, so that
  *     the pool and caches start empty and every allocation the operation can make is reached.
  *     Each failure must give SBM_ERR_OUT_OF_MEMORY with a "cannot allocate" message and NULL
  *     output handles, or, where the library recovers (the workspace pool retries a failed
@@ -19,7 +18,7 @@
  *     refuses allocations beyond a cap): with a small budget the product fits by slicing; with
  *     the default budget (no slicing) it fails cleanly with SBM_ERR_OUT_OF_MEMORY; and below the
  *     one-column-per-slice minimum it fails cleanly whatever the budget. */
-#include "test_util.h"
+#include "fault_catalogue.h"
 #include "sbm_internal.h" /* white-box: device vectors, copies */
 
 #include <stdio.h>
@@ -115,524 +114,6 @@ static sbm_ctx *hooked_ctx(devmem *m)
     return ctx;
 }
 
-/* ---------------------------------------------------------------------------------------- */
-/* Hashes of device data (downloaded through a CPU context, which the hook does not serve)   */
-/* ---------------------------------------------------------------------------------------- */
-
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
-    return h;
-}
-
-static uint64_t hash_cbc(sbm_ctx *host, uint64_t h, const sbm_cbc *A)
-{
-    sbm_cbc *H = NULL;
-    SBM_ASSERT_OK(host, sbm_cbc_copy(host, A, &H));
-    sbm_cbc_info i = sbm_cbc_get_info(H);
-    h = fnv(h, &i.nbr, sizeof i.nbr);
-    h = fnv(h, &i.nbc, sizeof i.nbc);
-    h = fnv(h, &i.r, sizeof i.r);
-    h = fnv(h, &i.c, sizeof i.c);
-    h = fnv(h, i.colptr, (size_t)(i.nbc + 1) * sizeof(int64_t));
-    h = fnv(h, i.rowind, (size_t)i.nnzb * sizeof(int32_t));
-    h = fnv(h, i.values, (size_t)(i.nnzb * i.r * i.c) * sizeof(double));
-    sbm_cbc_destroy(H);
-    return h;
-}
-
-static uint64_t hash_csr(sbm_ctx *host, uint64_t h, const sbm_csr *A)
-{
-    sbm_csr *H = NULL;
-    SBM_ASSERT_OK(host, sbm_csr_copy(host, A, &H));
-    sbm_csr_info i = sbm_csr_get_info(H);
-    h = fnv(h, &i.m, sizeof i.m);
-    h = fnv(h, &i.n, sizeof i.n);
-    h = fnv(h, i.rowptr, (size_t)(i.m + 1) * sizeof(int64_t));
-    h = fnv(h, i.colind, (size_t)i.nnz * sizeof(int32_t));
-    h = fnv(h, i.values, (size_t)i.nnz * sizeof(double));
-    sbm_csr_destroy(H);
-    return h;
-}
-
-/* n bytes of device memory d (any context of the device can copy them). */
-static uint64_t hash_dev(sbm_ctx *dev, uint64_t h, const void *d, size_t n)
-{
-    unsigned char *buf = malloc(n + 1);
-    assert_non_null(buf);
-    if (n > 0) SBM_ASSERT_OK(dev, dev->ops->copy(dev, buf, d, n, 1));
-    h = fnv(h, buf, n);
-    free(buf);
-    return h;
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* Inputs: made in the fixture's context with the default allocator                         */
-/* ---------------------------------------------------------------------------------------- */
-
-#define NX 64 /* length of the host vectors (covers every operand size below) */
-
-typedef struct fixture {
-    sbm_ctx *ctx;  /* context the operation runs in (fresh per call, with the hook) */
-    sbm_ctx *base; /* the fixture's CUDA context: owner of the inputs */
-    sbm_ctx *host; /* CPU context for downloads */
-    char dir[512];
-    char g2o_in[600];
-    sbm_cbc *A, *B, *Bsq, *U, *D, *Dinv, *Y, *A2, *C, *S1, *S2;
-    sbm_csr *P, *Q, *Pc;
-    sbm_gemm_plan *plan;  /* A2 * Bsq */
-    sbm_csr_plan *cplan;  /* P * Q (NULL where the backend has no CSR SpGEMM) */
-    double *x, *y, *Bd, *Cd;          /* device vectors */
-    double *h_x, *h_y, *h_Bd, *h_Cd;  /* their host values (y, Cd: reset before each call) */
-    int64_t *h_colptr;                /* host copy of A's arrays */
-    int32_t *h_rowind;
-    double *h_values;
-    int64_t *bsr_rowptr;              /* device BSR arrays of A */
-    int32_t *bsr_colind;
-    double *bsr_values;
-    sbm_bal_problem *bal;
-    sbm_ba_system *ba;
-    sbm_g2o_graph *g2o;
-    sbm_slam_system *slam;
-    uint64_t out_hash;                /* hash of the last successful call's output */
-} fixture;
-
-static void write_text(const char *path, const char *text)
-{
-    FILE *fp = fopen(path, "wb");
-    assert_non_null(fp);
-    fputs(text, fp);
-    fclose(fp);
-}
-
-static void *dev_array(sbm_ctx *ctx, size_t bytes)
-{
-    void *p = sbm__alloc(ctx, bytes ? bytes : 1, "a test array");
-    assert_non_null(p);
-    return p;
-}
-
-static void fixture_make(fixture *f, sbm_test_env *e)
-{
-    memset(f, 0, sizeof *f);
-    sbm_ctx *ctx = e->ctx;
-    f->base = ctx;
-    f->host = e->host;
-    const char *base = getenv("TMPDIR");
-    snprintf(f->dir, sizeof f->dir, "%s/sbm_test_cuda_faults_XXXXXX", base && *base ? base : "/tmp");
-    assert_non_null(mkdtemp(f->dir));
-    snprintf(f->g2o_in, sizeof f->g2o_in, "%s/in.g2o", f->dir);
-    write_text(f->g2o_in, "VERTEX_SE2 0 0 0 0\nVERTEX_SE2 1 1 0 0.1\nVERTEX_SE2 2 2 0.1 0.2\n"
-                          "EDGE_SE2 0 1 1 0 0 1 0 0 1 0 1\nEDGE_SE2 1 2 1 0 0.1 1 0 0 1 0 1\n"
-                          "EDGE_SE2 0 2 2 0 0.2 1 0 0 1 0 1\nFIX 0\n");
-    f->A = sbm_test_random_cbc(ctx, 11, 5, 4, 3, 2, 0.5);    /* 15 x 8 */
-    f->B = sbm_test_random_cbc(ctx, 12, 5, 4, 3, 2, 0.5);    /* A's shape, for add */
-    f->Bsq = sbm_test_random_cbc(ctx, 13, 4, 6, 2, 3, 0.5);  /* 8 x 18: A*Bsq */
-    f->U = sbm_test_random_cbc(ctx, 14, 5, 5, 3, 3, 0.4);    /* hashed only */
-    f->A2 = sbm_test_random_cbc(ctx, 15, 6, 4, 3, 2, 0.6);   /* 18 x 8 */
-    f->D = sbm_test_random_bdiag_spd(ctx, 16, 4, 2);         /* 8 x 8, right of A */
-    /* the sliced products: 60 x 80 times 80 x 120 blocks of 3x3 */
-    f->S1 = sbm_test_random_cbc(ctx, 17, 60, 80, 3, 3, 0.06);
-    f->S2 = sbm_test_random_cbc(ctx, 18, 80, 120, 3, 3, 0.06);
-    assert_true(f->A && f->B && f->Bsq && f->U && f->A2 && f->D && f->S1 && f->S2);
-    SBM_ASSERT_OK(ctx, sbm_cbc_copy(ctx, f->D, &f->Dinv));
-    SBM_ASSERT_OK(ctx, sbm_cbc_copy(ctx, f->A, &f->Y));
-    SBM_ASSERT_OK(ctx, sbm_cbc_gemm_plan(ctx, SBM_OP_N, f->A2, SBM_OP_N, f->Bsq, NULL, 0, &f->plan,
-                                         &f->C));
-    f->P = sbm_test_random_csr(ctx, 21, 9, 7, 0.3);
-    f->Q = sbm_test_random_csr(ctx, 22, 7, 8, 0.3);
-    assert_true(f->P && f->Q);
-    sbm_status st = sbm_csr_gemm_plan(ctx, f->P, f->Q, &f->cplan, &f->Pc);
-    if (st != SBM_ERR_NOT_SUPPORTED) SBM_ASSERT_OK(ctx, st);
-    f->h_x = sbm_test_random_vector(31, NX);
-    f->h_y = sbm_test_random_vector(32, NX);
-    f->h_Bd = sbm_test_random_vector(33, NX * 3);
-    f->h_Cd = sbm_test_random_vector(34, NX * 3);
-    f->x = sbm_test_vec_upload(ctx, f->h_x, NX);
-    f->y = sbm_test_vec_upload(ctx, f->h_y, NX);
-    f->Bd = sbm_test_vec_upload(ctx, f->h_Bd, NX * 3);
-    f->Cd = sbm_test_vec_upload(ctx, f->h_Cd, NX * 3);
-    sbm_cbc *hA = sbm_test_cbc_to_host(f->A);
-    sbm_cbc_info ai = sbm_cbc_get_info(hA);
-    f->h_colptr = malloc((size_t)(ai.nbc + 1) * sizeof(int64_t));
-    f->h_rowind = malloc((size_t)(ai.nnzb + 1) * sizeof(int32_t));
-    f->h_values = malloc((size_t)(ai.nnzb * 6 + 1) * sizeof(double));
-    assert_true(f->h_colptr && f->h_rowind && f->h_values);
-    memcpy(f->h_colptr, ai.colptr, (size_t)(ai.nbc + 1) * sizeof(int64_t));
-    memcpy(f->h_rowind, ai.rowind, (size_t)ai.nnzb * sizeof(int32_t));
-    memcpy(f->h_values, ai.values, (size_t)ai.nnzb * 6 * sizeof(double));
-    f->bsr_rowptr = dev_array(ctx, (size_t)(ai.nbr + 1) * sizeof(int64_t));
-    f->bsr_colind = dev_array(ctx, (size_t)ai.nnzb * sizeof(int32_t));
-    f->bsr_values = dev_array(ctx, (size_t)ai.nnzb * 6 * sizeof(double));
-    SBM_ASSERT_OK(ctx, sbm_cbc_to_bsr(ctx, f->A, SBM_LAYOUT_ROW_MAJOR, f->bsr_rowptr,
-                                      f->bsr_colind, f->bsr_values));
-    sbm_cbc_destroy(hA);
-    sbm_bal_generate_options o = sbm_bal_generate_defaults(3, 6, 2, 41);
-    SBM_ASSERT_OK(ctx, sbm_bal_generate(ctx, &o, &f->bal));
-    SBM_ASSERT_OK(ctx, sbm_ba_system_create(ctx, f->bal, &f->ba));
-    SBM_ASSERT_OK(ctx, sbm_ba_linearize(ctx, f->ba, f->bal));
-    SBM_ASSERT_OK(ctx, sbm_g2o_read(ctx, f->g2o_in, &f->g2o));
-    SBM_ASSERT_OK(ctx, sbm_slam_system_create(ctx, f->g2o, &f->slam));
-}
-
-static void fixture_free(fixture *f)
-{
-    sbm_cbc *cbcs[] = {f->A, f->B, f->Bsq, f->U, f->D, f->Dinv, f->Y, f->A2, f->C, f->S1, f->S2};
-    for (size_t t = 0; t < sizeof cbcs / sizeof cbcs[0]; t++) sbm_cbc_destroy(cbcs[t]);
-    sbm_csr_destroy(f->P);
-    sbm_csr_destroy(f->Q);
-    sbm_csr_destroy(f->Pc);
-    sbm_gemm_plan_destroy(f->plan);
-    sbm_csr_gemm_plan_destroy(f->cplan);
-    void *dev[] = {f->x, f->y, f->Bd, f->Cd, f->bsr_rowptr, f->bsr_colind, f->bsr_values};
-    for (size_t t = 0; t < sizeof dev / sizeof dev[0]; t++) sbm__free(f->base, dev[t]);
-    free(f->h_x);
-    free(f->h_y);
-    free(f->h_Bd);
-    free(f->h_Cd);
-    free(f->h_colptr);
-    free(f->h_rowind);
-    free(f->h_values);
-    sbm_slam_system_destroy(f->slam);
-    sbm_g2o_destroy(f->g2o);
-    sbm_ba_system_destroy(f->ba);
-    sbm_bal_destroy(f->bal);
-    char path[700];
-    snprintf(path, sizeof path, "%s", f->g2o_in);
-    remove(path);
-    remove(f->dir);
-}
-
-/* Hash of everything an operation may read (not the outputs it writes in place: C, Dinv, Y, y,
- * Cd, the BSR arrays, the BA and SLAM systems). */
-static uint64_t hash_inputs(fixture *f)
-{
-    uint64_t h = 1469598103934665603ull;
-    const sbm_cbc *cbcs[] = {f->A, f->B, f->Bsq, f->U, f->D, f->A2, f->S1, f->S2};
-    for (size_t t = 0; t < sizeof cbcs / sizeof cbcs[0]; t++) h = hash_cbc(f->host, h, cbcs[t]);
-    h = hash_csr(f->host, h, f->P);
-    h = hash_csr(f->host, h, f->Q);
-    h = hash_dev(f->base, h, f->x, NX * sizeof(double));
-    h = hash_dev(f->base, h, f->Bd, NX * 3 * sizeof(double));
-    sbm_bal_info b = sbm_bal_get_info(f->bal);
-    h = fnv(h, b.camera_params, (size_t)b.cameras * 9 * sizeof(double));
-    h = fnv(h, b.point_params, (size_t)b.points * 3 * sizeof(double));
-    h = fnv(h, b.obs_xy, (size_t)b.observations * 2 * sizeof(double));
-    sbm_g2o_info g = sbm_g2o_get_info(f->g2o);
-    h = fnv(h, g.poses, (size_t)(g.vertices * g.pose_size) * sizeof(double));
-    return h;
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* Operations: each makes the call in f->ctx, checks its output handles (NULL on failure),    */
-/* hashes its output on success (f->out_hash) and frees it                                   */
-/* ---------------------------------------------------------------------------------------- */
-
-#define OUT_CBC(call_with_out)                                     \
-    sbm_cbc *out = (sbm_cbc *)0x1;                                 \
-    sbm_status st = (call_with_out);                               \
-    if (st != SBM_SUCCESS)                                         \
-        assert_null(out);                                          \
-    else                                                           \
-        f->out_hash = hash_cbc(f->host, 7, out);                   \
-    sbm_cbc_destroy(out);                                          \
-    return st
-#define OUT_CSR(call_with_out)                                     \
-    sbm_csr *out = (sbm_csr *)0x1;                                 \
-    sbm_status st = (call_with_out);                               \
-    if (st != SBM_SUCCESS)                                         \
-        assert_null(out);                                          \
-    else                                                           \
-        f->out_hash = hash_csr(f->host, 7, out);                   \
-    sbm_csr_destroy(out);                                          \
-    return st
-/* An operation that writes an existing output: hash it after a success. */
-#define IN_PLACE(call, hash_expr)                                  \
-    sbm_status st = (call);                                        \
-    if (st == SBM_SUCCESS) f->out_hash = (hash_expr);              \
-    return st
-
-static sbm_status op_cbc_create(fixture *f)
-{
-    OUT_CBC(sbm_cbc_create(f->ctx, &out, 5, 4, 3, 2, f->h_colptr, f->h_rowind, f->h_values));
-}
-static sbm_status op_cbc_wrap(fixture *f)
-{
-    sbm_cbc_info i = sbm_cbc_get_info(f->A);
-    sbm_cbc *out = (sbm_cbc *)0x1;
-    sbm_status st = sbm_cbc_wrap(f->ctx, &out, i.nbr, i.nbc, i.r, i.c, (int64_t *)i.colptr,
-                                 (int32_t *)i.rowind, i.values);
-    if (st != SBM_SUCCESS) assert_null(out);
-    else f->out_hash = hash_cbc(f->host, 7, out);
-    sbm_cbc_destroy(out);
-    return st;
-}
-static sbm_status op_cbc_from_triplets(fixture *f)
-{
-    int32_t br[5] = {0, 3, 0, 4, 3}, bc[5] = {1, 0, 1, 3, 0};
-    OUT_CBC(sbm_cbc_from_triplets(f->ctx, &out, 5, 4, 3, 2, 5, br, bc, f->h_Bd));
-}
-static sbm_status op_cbc_check(fixture *f) { IN_PLACE(sbm_cbc_check(f->ctx, f->A, 1), 1); }
-static sbm_status op_cbc_copy(fixture *f) { OUT_CBC(sbm_cbc_copy(f->ctx, f->A, &out)); }
-static sbm_status op_cbc_transpose(fixture *f) { OUT_CBC(sbm_cbc_transpose(f->ctx, f->A, &out)); }
-static sbm_status op_cbc_reblock(fixture *f) { OUT_CBC(sbm_cbc_reblock(f->ctx, f->A, 5, 4, &out)); }
-static sbm_status op_cbc_add(fixture *f) { OUT_CBC(sbm_cbc_add(f->ctx, 2.0, f->A, -1.0, f->B, &out)); }
-static sbm_status op_cbc_to_csr(fixture *f) { OUT_CSR(sbm_cbc_to_csr(f->ctx, f->A, &out)); }
-static sbm_status op_csr_to_cbc(fixture *f) { OUT_CBC(sbm_csr_to_cbc(f->ctx, f->P, 3, 7, &out)); }
-static sbm_status op_cbc_to_bsr(fixture *f)
-{
-    IN_PLACE(sbm_cbc_to_bsr(f->ctx, f->A, SBM_LAYOUT_COL_MAJOR, f->bsr_rowptr, f->bsr_colind,
-                            f->bsr_values),
-             hash_dev(f->base, 0, f->bsr_values, 15 * sizeof(double)));
-}
-static sbm_status op_cbc_from_bsr(fixture *f)
-{
-    sbm_cbc_info i = sbm_cbc_get_info(f->A);
-    OUT_CBC(sbm_cbc_from_bsr(f->ctx, &out, i.nbr, i.nbc, 3, 2, SBM_LAYOUT_COL_MAJOR, f->bsr_rowptr,
-                             f->bsr_colind, f->bsr_values));
-}
-static sbm_status op_csr_create(fixture *f)
-{
-    const int64_t rp[4] = {0, 2, 2, 3};
-    const int32_t ci[3] = {0, 4, 1};
-    OUT_CSR(sbm_csr_create(f->ctx, &out, 3, 5, rp, ci, f->h_x));
-}
-static sbm_status op_csr_wrap(fixture *f)
-{
-    sbm_csr_info i = sbm_csr_get_info(f->P);
-    OUT_CSR(sbm_csr_wrap(f->ctx, &out, i.m, i.n, (int64_t *)i.rowptr, (int32_t *)i.colind,
-                         i.values));
-}
-static sbm_status op_csr_from_triplets(fixture *f)
-{
-    int32_t r[6] = {0, 8, 0, 4, 4, 2}, c[6] = {6, 0, 6, 3, 3, 1};
-    OUT_CSR(sbm_csr_from_triplets(f->ctx, &out, 9, 7, 6, r, c, f->h_x));
-}
-static sbm_status op_csr_check(fixture *f) { IN_PLACE(sbm_csr_check(f->ctx, f->P, 1), 1); }
-static sbm_status op_csr_copy(fixture *f) { OUT_CSR(sbm_csr_copy(f->ctx, f->P, &out)); }
-static sbm_status op_csr_transpose(fixture *f) { OUT_CSR(sbm_csr_transpose(f->ctx, f->P, &out)); }
-
-/* Plan (and execute, so that the plan's content is checked through C) of a block product. */
-static sbm_status gemm_plan_out(fixture *f, sbm_op oa, const sbm_cbc *A, sbm_op ob,
-                                const sbm_cbc *B, const sbm_cbc *U, unsigned flags, int64_t min_slices)
-{
-    sbm_gemm_plan *plan = (sbm_gemm_plan *)0x1;
-    sbm_cbc *C = (sbm_cbc *)0x1;
-    sbm_status st = sbm_cbc_gemm_plan(f->ctx, oa, A, ob, B, U, flags, &plan, &C);
-    if (st != SBM_SUCCESS) {
-        assert_null(plan);
-        assert_null(C);
-        return st;
-    }
-    sbm_gemm_plan_info pi = sbm_gemm_plan_get_info(plan);
-    if (pi.slices < min_slices)
-        fail_msg("the budget was meant to cut the product into >= %lld slices, got %lld",
-                 (long long)min_slices, (long long)pi.slices);
-    st = sbm_cbc_gemm_execute(f->ctx, plan, -0.5, A, B, U, C);
-    if (st == SBM_SUCCESS) f->out_hash = hash_cbc(f->host, 7, C);
-    sbm_gemm_plan_destroy(plan);
-    sbm_cbc_destroy(C);
-    return st;
-}
-static sbm_status op_gemm_plan_nn(fixture *f)
-{
-    return gemm_plan_out(f, SBM_OP_N, f->A2, SBM_OP_N, f->Bsq, NULL, 0, 1);
-}
-static sbm_status op_gemm_plan_tn_upper(fixture *f)
-{
-    return gemm_plan_out(f, SBM_OP_T, f->A, SBM_OP_N, f->A, f->D, SBM_GEMM_UPPER, 1);
-}
-/* A budget of 4 KiB cuts the plan's sort into many column slices. */
-static sbm_status op_gemm_plan_sliced(fixture *f)
-{
-    SBM_ASSERT_OK(f->ctx, sbm_ctx_set_memory_budget(f->ctx, 4096));
-    sbm_status st = gemm_plan_out(f, SBM_OP_N, f->S1, SBM_OP_N, f->S2, NULL, 0, 3);
-    SBM_ASSERT_OK(f->ctx, sbm_ctx_set_memory_budget(f->ctx, 0));
-    return st;
-}
-static sbm_status op_gemm_plan_sliced_upper(fixture *f)
-{
-    SBM_ASSERT_OK(f->ctx, sbm_ctx_set_memory_budget(f->ctx, 4096));
-    sbm_status st = gemm_plan_out(f, SBM_OP_N, f->S1, SBM_OP_T, f->S1, NULL, SBM_GEMM_UPPER, 3);
-    SBM_ASSERT_OK(f->ctx, sbm_ctx_set_memory_budget(f->ctx, 0));
-    return st;
-}
-static sbm_status op_gemm_execute(fixture *f)
-{
-    IN_PLACE(sbm_cbc_gemm_execute(f->ctx, f->plan, 1.5, f->A2, f->Bsq, NULL, f->C),
-             hash_cbc(f->host, 7, f->C));
-}
-static sbm_status op_gemm_oneshot_t_upper_u(fixture *f)
-{
-    OUT_CBC(sbm_cbc_gemm(f->ctx, -1.0, SBM_OP_T, f->A, SBM_OP_N, f->A, f->D, SBM_GEMM_UPPER, &out));
-}
-static sbm_status op_gemm_oneshot_nt(fixture *f)
-{
-    OUT_CBC(sbm_cbc_gemm(f->ctx, 1.0, SBM_OP_N, f->A, SBM_OP_T, f->B, NULL, 0, &out));
-}
-static sbm_status op_bdiag_inverse(fixture *f)
-{
-    IN_PLACE(sbm_bdiag_inverse(f->ctx, f->D, f->Dinv), hash_cbc(f->host, 7, f->Dinv));
-}
-static sbm_status op_bdiag_scale(fixture *f)
-{
-    IN_PLACE(sbm_bdiag_scale(f->ctx, SBM_SIDE_RIGHT, f->D, f->A, f->Y), hash_cbc(f->host, 7, f->Y));
-}
-/* y starts from its host values each time: the result does not depend on earlier calls. */
-static void reset_y(fixture *f)
-{
-    SBM_ASSERT_OK(f->base, f->base->ops->copy(f->base, f->y, f->h_y, NX * sizeof(double), 0));
-}
-static sbm_status op_cbc_spmv_n(fixture *f)
-{
-    reset_y(f);
-    IN_PLACE(sbm_cbc_spmv(f->ctx, SBM_OP_N, 1.0, f->A, f->x, 0.5, f->y),
-             hash_dev(f->base, 0, f->y, 15 * sizeof(double)));
-}
-static sbm_status op_cbc_spmv_t(fixture *f)
-{
-    reset_y(f);
-    IN_PLACE(sbm_cbc_spmv(f->ctx, SBM_OP_T, 1.0, f->A, f->x, -2.0, f->y),
-             hash_dev(f->base, 0, f->y, 8 * sizeof(double)));
-}
-static sbm_status op_csr_gemm_plan(fixture *f)
-{
-    sbm_csr_plan *plan = (sbm_csr_plan *)0x1;
-    sbm_csr *C = (sbm_csr *)0x1;
-    sbm_status st = sbm_csr_gemm_plan(f->ctx, f->P, f->Q, &plan, &C);
-    if (st != SBM_SUCCESS) {
-        assert_null(plan);
-        assert_null(C);
-        return st;
-    }
-    st = sbm_csr_gemm_execute(f->ctx, plan, f->P, f->Q, C);
-    if (st == SBM_SUCCESS) f->out_hash = hash_csr(f->host, 7, C);
-    sbm_csr_gemm_plan_destroy(plan);
-    sbm_csr_destroy(C);
-    return st;
-}
-static sbm_status op_csr_gemm_execute(fixture *f)
-{
-    if (!f->cplan)
-        return sbm__error(f->ctx, SBM_ERR_NOT_SUPPORTED, "no CSR SpGEMM plan on this backend");
-    IN_PLACE(sbm_csr_gemm_execute(f->ctx, f->cplan, f->P, f->Q, f->Pc), hash_csr(f->host, 7, f->Pc));
-}
-static sbm_status op_csr_gemm(fixture *f) { OUT_CSR(sbm_csr_gemm(f->ctx, f->P, f->Q, &out)); }
-static sbm_status op_csr_spmv(fixture *f)
-{
-    reset_y(f);
-    IN_PLACE(sbm_csr_spmv(f->ctx, 1.0, f->P, f->x, 1.0, f->y),
-             hash_dev(f->base, 0, f->y, 9 * sizeof(double)));
-}
-static sbm_status op_csr_spmm(fixture *f)
-{
-    SBM_ASSERT_OK(f->base, f->base->ops->copy(f->base, f->Cd, f->h_Cd, NX * 3 * sizeof(double), 0));
-    IN_PLACE(sbm_csr_spmm(f->ctx, 1.0, f->P, 3, SBM_LAYOUT_COL_MAJOR, f->Bd, 7, 0.5, f->Cd, 9),
-             hash_dev(f->base, 0, f->Cd, 27 * sizeof(double)));
-}
-static sbm_status op_ba_system_create(fixture *f)
-{
-    sbm_ba_system *s = (sbm_ba_system *)0x1;
-    sbm_status st = sbm_ba_system_create(f->ctx, f->bal, &s);
-    if (st != SBM_SUCCESS) assert_null(s);
-    else f->out_hash = hash_cbc(f->host, 7, sbm_ba_system_get_info(s).W);
-    sbm_ba_system_destroy(s);
-    return st;
-}
-static sbm_status op_ba_linearize(fixture *f)
-{
-    IN_PLACE(sbm_ba_linearize(f->ctx, f->ba, f->bal),
-             hash_cbc(f->host, hash_cbc(f->host, 7, sbm_ba_system_get_info(f->ba).U),
-                      sbm_ba_system_get_info(f->ba).W));
-}
-static sbm_status op_ba_system_reduce(fixture *f)
-{
-    double rhs[27];
-    sbm_cbc *out = (sbm_cbc *)0x1;
-    sbm_status st = sbm_ba_system_reduce(f->ctx, f->ba, &out, rhs);
-    if (st != SBM_SUCCESS) assert_null(out);
-    else f->out_hash = fnv(hash_cbc(f->host, 7, out), rhs, sizeof rhs);
-    sbm_cbc_destroy(out);
-    return st;
-}
-static sbm_status op_ba_schur(fixture *f)
-{
-    sbm_ba_system_info si = sbm_ba_system_get_info(f->ba);
-    double *rhs = dev_array(f->base, 27 * sizeof(double));
-    sbm_cbc *out = (sbm_cbc *)0x1;
-    sbm_status st = sbm_ba_schur(f->ctx, si.U, si.V, si.W, si.gc, si.gp, &out, rhs);
-    if (st != SBM_SUCCESS) assert_null(out);
-    else f->out_hash = hash_dev(f->base, hash_cbc(f->host, 7, out), rhs, 27 * sizeof(double));
-    sbm_cbc_destroy(out);
-    sbm__free(f->base, rhs);
-    return st;
-}
-/* The Schur phases: plan, execute, back-substitution, matrix-free product. */
-static sbm_status op_ba_schur_phases(fixture *f)
-{
-    sbm_ba_system_info si = sbm_ba_system_get_info(f->ba);
-    /* 3 cameras (9 parameters), 6 points (3): rhs 27, dp 18, x 27, y 27 */
-    double *v = dev_array(f->base, (27 + 18 + 27 + 27) * sizeof(double));
-    double *rhs = v, *dp = v + 27, *x = v + 45, *y = v + 72;
-    SBM_ASSERT_OK(f->base, f->base->ops->copy(f->base, x, f->h_x, 27 * sizeof(double), 0));
-    sbm_schur_plan *plan = (sbm_schur_plan *)0x1;
-    sbm_cbc *S = (sbm_cbc *)0x1;
-    sbm_status st = sbm_ba_schur_plan(f->ctx, si.U, si.V, si.W, 0, &plan, &S);
-    if (st != SBM_SUCCESS) {
-        assert_null(plan);
-        assert_null(S);
-    } else {
-        st = sbm_ba_schur_execute(f->ctx, plan, si.U, si.V, si.W, si.gc, si.gp, S, rhs);
-        if (st == SBM_SUCCESS) st = sbm_ba_back_substitute(f->ctx, plan, si.W, si.gp, rhs, dp);
-        if (st == SBM_SUCCESS) st = sbm_ba_schur_multiply(f->ctx, plan, si.U, si.W, x, y);
-        if (st == SBM_SUCCESS)
-            f->out_hash = hash_dev(f->base, hash_cbc(f->host, 7, S), v, sizeof(double) * (27 + 18))
-                          ^ hash_dev(f->base, 3, y, 27 * sizeof(double));
-        sbm_schur_plan_destroy(plan);
-        sbm_cbc_destroy(S);
-    }
-    sbm__free(f->base, v);
-    return st;
-}
-static sbm_status op_slam_system_create(fixture *f)
-{
-    sbm_slam_system *s = (sbm_slam_system *)0x1;
-    sbm_status st = sbm_slam_system_create(f->ctx, f->g2o, &s);
-    if (st != SBM_SUCCESS) assert_null(s);
-    else f->out_hash = 1;
-    sbm_slam_system_destroy(s);
-    return st;
-}
-static sbm_status op_slam_linearize(fixture *f)
-{
-    IN_PLACE(sbm_slam_linearize(f->ctx, f->slam, f->g2o),
-             hash_cbc(f->host, 7, sbm_slam_system_get_info(f->slam).Lambda));
-}
-
-typedef struct op_entry {
-    const char *name;
-    sbm_status (*fn)(fixture *f);
-} op_entry;
-
-#define OP(f) {#f, f}
-static const op_entry ops[] = {
-    OP(op_cbc_create),          OP(op_cbc_wrap),             OP(op_cbc_from_triplets),
-    OP(op_cbc_check),           OP(op_cbc_copy),             OP(op_cbc_transpose),
-    OP(op_cbc_reblock),         OP(op_cbc_add),              OP(op_cbc_to_csr),
-    OP(op_csr_to_cbc),          OP(op_cbc_to_bsr),           OP(op_cbc_from_bsr),
-    OP(op_csr_create),          OP(op_csr_wrap),             OP(op_csr_from_triplets),
-    OP(op_csr_check),           OP(op_csr_copy),             OP(op_csr_transpose),
-    OP(op_gemm_plan_nn),        OP(op_gemm_plan_tn_upper),   OP(op_gemm_plan_sliced),
-    OP(op_gemm_plan_sliced_upper), OP(op_gemm_execute),      OP(op_gemm_oneshot_t_upper_u),
-    OP(op_gemm_oneshot_nt),     OP(op_bdiag_inverse),        OP(op_bdiag_scale),
-    OP(op_cbc_spmv_n),          OP(op_cbc_spmv_t),           OP(op_csr_gemm_plan),
-    OP(op_csr_gemm_execute),    OP(op_csr_gemm),             OP(op_csr_spmv),
-    OP(op_csr_spmm),            OP(op_ba_system_create),     OP(op_ba_linearize),
-    OP(op_ba_system_reduce),    OP(op_ba_schur),             OP(op_ba_schur_phases),
-    OP(op_slam_system_create),  OP(op_slam_linearize),
-};
-
 /* SBM_TEST_FAULTS_EVERY=n fails only every n-th allocation (k = 1, 1+n, ...): compute-sanitizer
  * racecheck, for which the undisturbed kernels are what matters, runs the suite with a large n
  * (.ci/device-run.sh). Default 1: every allocation. */
@@ -661,7 +142,7 @@ typedef struct inject_counts {
 
 /* The undisturbed call (counting its device allocations n), then allocation k failed for every
  * k = 1..n, each in a fresh context. */
-static inject_counts inject(fixture *f, const op_entry *op)
+static inject_counts inject(fault_fixture *f, const fault_op *op)
 {
     inject_counts r = {0, 0, 0, 0};
     devmem *m = calloc(1, sizeof *m);
@@ -685,7 +166,7 @@ static inject_counts inject(fixture *f, const op_entry *op)
     sbm_ctx_destroy(f->ctx);
     if (m->live != 0) fail_msg("%s leaves %ld device allocations live after a success", op->name, m->live);
     assert_false(m->overflowed);
-    const uint64_t before = hash_inputs(f);
+    const uint64_t before = fault_hash_inputs(f);
     r.allocations = 0;
     for (long k = 1; k <= n; k += faults_every()) {
         devmem_reset(m, k, 0);
@@ -706,7 +187,7 @@ static inject_counts inject(fixture *f, const op_entry *op)
         if (m->live > resident)
             fail_msg("%s, allocation %ld of %ld failed: %ld device allocations live after the call, "
                      "a successful call leaves %ld (pool and caches)", op->name, k, n, m->live, resident);
-        if (hash_inputs(f) != before)
+        if (fault_hash_inputs(f) != before)
             fail_msg("%s, allocation %ld of %ld failed: an input changed", op->name, k, n);
         /* the context is usable: the same call succeeds right after, with the same result */
         m->fail_at = 0;
@@ -735,18 +216,22 @@ static inject_counts inject(fixture *f, const op_entry *op)
 static void test_cuda_every_operation(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
-    fixture f;
-    fixture_make(&f, e);
+    fault_fixture f;
+    fault_fixture_make(&f, e);
     long total = 0, oom = 0, recovered = 0;
     int nops = 0, skipped = 0;
-    for (size_t t = 0; t < sizeof ops / sizeof ops[0]; t++) {
-        inject_counts c = inject(&f, &ops[t]);
+    for (size_t t = 0; t < fault_op_count; t++) {
+        if (!(fault_ops[t].backends & FAULT_CUDA)) {
+            print_message("  %-28s not a CUDA entry of the catalogue\n", fault_ops[t].name);
+            continue;
+        }
+        inject_counts c = inject(&f, &fault_ops[t]);
         if (c.skipped) {
             skipped++;
             continue;
         }
         print_message("  %-28s %4ld device allocations failed, one per call: %ld out of memory, "
-                      "%ld recovered\n", ops[t].name, c.allocations, c.oom, c.recovered);
+                      "%ld recovered\n", fault_ops[t].name, c.allocations, c.oom, c.recovered);
         total += c.allocations;
         oom += c.oom;
         recovered += c.recovered;
@@ -756,7 +241,7 @@ static void test_cuda_every_operation(void **state)
                   "allocation failures (%s): %ld SBM_ERR_OUT_OF_MEMORY, %ld recovered\n", nops,
                   skipped, total, faults_every_text(), oom, recovered);
     assert_true(total > 0);
-    fixture_free(&f);
+    fault_fixture_free(&f);
 }
 
 /* The solvers: every device allocation of two Levenberg-Marquardt iterations on a small BAL
@@ -766,8 +251,8 @@ static void test_cuda_every_operation(void **state)
 static void test_cuda_solvers(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
-    fixture f;
-    fixture_make(&f, e);
+    fault_fixture f;
+    fault_fixture_make(&f, e);
     devmem *m = calloc(1, sizeof *m);
     assert_non_null(m);
     long total = 0;
@@ -812,7 +297,7 @@ static void test_cuda_solvers(void **state)
                   faults_every_text());
     assert_true(total > 0);
     free(m);
-    fixture_free(&f);
+    fault_fixture_free(&f);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -935,8 +420,8 @@ static void test_cuda_tiny_device(void **state)
     char msg[SBM__MSG_SIZE];
     for (int t = 0; t < 4; t++) {
         uint64_t before = 1469598103934665603ull;
-        before = hash_cbc(e->host, before, p[t].A);
-        before = hash_cbc(e->host, before, p[t].B);
+        before = fault_hash_cbc(e->host, before, p[t].A);
+        before = fault_hash_cbc(e->host, before, p[t].B);
         sbm_cbc *C0 = NULL, *C = NULL;
         sbm_gemm_plan_info i0, i;
         GEMM_OK(budget_gemm(e->host, &p[t], 0, m, 0, &C0, &i0, msg, sizeof msg));
@@ -972,8 +457,8 @@ static void test_cuda_tiny_device(void **state)
         }
         /* inputs unchanged */
         uint64_t after = 1469598103934665603ull;
-        after = hash_cbc(e->host, after, p[t].A);
-        after = hash_cbc(e->host, after, p[t].B);
+        after = fault_hash_cbc(e->host, after, p[t].A);
+        after = fault_hash_cbc(e->host, after, p[t].B);
         assert_true(after == before);
         sbm_cbc_destroy(C0);
     }

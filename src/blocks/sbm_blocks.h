@@ -39,23 +39,36 @@
     X(3, 3, 6) X(3, 3, 9) X(6, 6, 3) X(9, 9, 3)                                               \
     X(3, 6, 3) X(3, 9, 3) X(3, 6, 6) X(3, 9, 9)
 
+/* The one selector over each list: a backend keeps its fast paths in a table generated from the
+ * same list, in the same order, and indexes it with these. @return the position of (r, k, c) in
+ * SBM_GEMM_TRIPLES, or -1 (no fast path: the run-time-size code). */
+SBM_BLK_INLINE int sbm_blk_triple_index(int r, int k, int c)
+{
+    int t = 0;
+#define SBM_BLK_X_(R, K, C) if (r == (R) && k == (K) && c == (C)) return t; t++;
+    SBM_GEMM_TRIPLES(SBM_BLK_X_)
+#undef SBM_BLK_X_
+    return -1;
+}
+
+/* @return the position of (r, c) in SBM_BLOCK_SHAPES, or -1. */
+SBM_BLK_INLINE int sbm_blk_shape_index(int r, int c)
+{
+    int t = 0;
+#define SBM_BLK_X_(R, C) if (r == (R) && c == (C)) return t; t++;
+    SBM_BLOCK_SHAPES(SBM_BLK_X_)
+#undef SBM_BLK_X_
+    return -1;
+}
+
 /* @return 1 if (r, k, c) is in SBM_GEMM_TRIPLES. */
 SBM_BLK_INLINE int sbm_blk_is_fast_triple(int r, int k, int c)
 {
-#define SBM_BLK_X_(R, K, C) if (r == (R) && k == (K) && c == (C)) return 1;
-    SBM_GEMM_TRIPLES(SBM_BLK_X_)
-#undef SBM_BLK_X_
-    return 0;
+    return sbm_blk_triple_index(r, k, c) >= 0;
 }
 
 /* @return 1 if (r, c) is in SBM_BLOCK_SHAPES. */
-SBM_BLK_INLINE int sbm_blk_is_fast_shape(int r, int c)
-{
-#define SBM_BLK_X_(R, C) if (r == (R) && c == (C)) return 1;
-    SBM_BLOCK_SHAPES(SBM_BLK_X_)
-#undef SBM_BLK_X_
-    return 0;
-}
+SBM_BLK_INLINE int sbm_blk_is_fast_shape(int r, int c) { return sbm_blk_shape_index(r, c) >= 0; }
 
 #if defined(__cplusplus)
 /* The one selector over the lists above, for the C++ (CUDA) kernels, after CUB's dispatch layer

@@ -9,34 +9,22 @@
 sbm_status sbm__cbc_alloc(sbm_ctx *ctx, int64_t nbr, int64_t nbc, int r, int c, int64_t nnzb,
                           sbm_cbc **out)
 {
+    static const char *const what[3] = {"column pointers", "block-row indices", "block values"};
     *out = NULL;
     int ok;
     size_t nval = sbm__mul_size(ctx, (size_t)nnzb, (size_t)r * (size_t)c, "block values", &ok);
     if (!ok) return SBM_ERR_OVERFLOW;
     size_t vbytes = sbm__mul_size(ctx, nval, sizeof(double), "block values", &ok);
     if (!ok) return SBM_ERR_OVERFLOW;
-    /* the struct too goes through the context's allocator on the CPU backend (host scratch
-     * elsewhere), so that an allocator hook sees and can fail every allocation */
-    sbm_cbc *A = sbm__host_alloc(ctx, sizeof *A, "a matrix");
+    sbm_cbc *A = sbm__matrix_struct(ctx, sizeof *A);
     if (!A) return SBM_ERR_OUT_OF_MEMORY;
-    memset(A, 0, sizeof *A);
-    A->nbr = nbr;
-    A->nbc = nbc;
-    A->r = r;
-    A->c = c;
-    A->nnzb = nnzb;
-    A->backend = ctx->backend;
-    A->device = ctx->device;
-    A->owns = 1;
-    A->allocator = ctx->allocator;
-    A->ops = ctx->ops;
-    A->pattern_id = sbm__new_pattern_id();
-    A->colptr = sbm__alloc(ctx, (size_t)(nbc + 1) * sizeof(int64_t), "column pointers");
-    A->rowind = A->colptr ? sbm__alloc(ctx, (size_t)nnzb * sizeof(int32_t), "block-row indices") : NULL;
-    A->values = A->rowind ? sbm__alloc(ctx, vbytes, "block values") : NULL;
-    if (!A->values) {
+    *A = (sbm_cbc){.nbr = nbr, .nbc = nbc, .r = r, .c = c, .nnzb = nnzb};
+    SBM__MATRIX_OWNER(A, ctx, 1);
+    sbm_status st =
+        sbm__matrix_arrays(ctx, nbc + 1, nnzb, vbytes, what, &A->colptr, &A->rowind, &A->values);
+    if (st != SBM_SUCCESS) {
         sbm_cbc_destroy(A);
-        return SBM_ERR_OUT_OF_MEMORY;
+        return st;
     }
     *out = A;
     return SBM_SUCCESS;
@@ -44,36 +32,15 @@ sbm_status sbm__cbc_alloc(sbm_ctx *ctx, int64_t nbr, int64_t nbc, int r, int c, 
 
 void sbm_cbc_destroy(sbm_cbc *A)
 {
-    if (!A) return;
-    if (A->owns) {
-        void (*fr)(void *, void *) = A->allocator.free;
-        if (A->colptr) fr(A->allocator.user, A->colptr);
-        if (A->rowind) fr(A->allocator.user, A->rowind);
-        if (A->values) fr(A->allocator.user, A->values);
-    }
-    /* a CPU matrix's struct came from its allocator (see the alloc above), others' from malloc */
-    if (A->backend == SBM_BACKEND_CPU)
-        A->allocator.free(A->allocator.user, A);
-    else
-        free(A);
+    if (A) sbm__matrix_free(A, A->backend, A->owns, &A->allocator, A->colptr, A->rowind, A->values);
 }
 
 sbm_cbc_info sbm_cbc_get_info(const sbm_cbc *A)
 {
-    sbm_cbc_info info;
-    memset(&info, 0, sizeof info);
-    if (!A) return info;
-    info.nbr = A->nbr;
-    info.nbc = A->nbc;
-    info.r = A->r;
-    info.c = A->c;
-    info.nnzb = A->nnzb;
-    info.colptr = A->colptr;
-    info.rowind = A->rowind;
-    info.values = A->values;
-    info.backend = A->backend;
-    info.device = A->device;
-    return info;
+    if (!A) return (sbm_cbc_info){0};
+    return (sbm_cbc_info){.nbr = A->nbr, .nbc = A->nbc, .r = A->r, .c = A->c, .nnzb = A->nnzb,
+                          .colptr = A->colptr, .rowind = A->rowind, .values = A->values,
+                          .backend = A->backend, .device = A->device};
 }
 
 sbm_status sbm_cbc_create(sbm_ctx *ctx, sbm_cbc **A, int64_t nbr, int64_t nbc, int r, int c,
@@ -106,12 +73,11 @@ sbm_status sbm_cbc_wrap(sbm_ctx *ctx, sbm_cbc **A, int64_t nbr, int64_t nbc, int
                           !rowind ? "rowind" : "values");
     int64_t nnzb = 0;
     SBM__TRY(ctx->ops->copy(ctx, &nnzb, colptr + nbc, sizeof nnzb, 1));
-    sbm_cbc *M = sbm__host_alloc(ctx, sizeof *M, "a matrix");
+    sbm_cbc *M = sbm__matrix_struct(ctx, sizeof *M);
     if (!M) return SBM_ERR_OUT_OF_MEMORY;
     *M = (sbm_cbc){.nbr = nbr, .nbc = nbc, .r = r, .c = c, .nnzb = nnzb, .colptr = colptr,
-                   .rowind = rowind, .values = values, .backend = ctx->backend,
-                   .device = ctx->device, .owns = 0, .allocator = ctx->allocator, .ops = ctx->ops,
-                   .pattern_id = sbm__new_pattern_id()};
+                   .rowind = rowind, .values = values};
+    SBM__MATRIX_OWNER(M, ctx, 0);
     sbm_status st = ctx->ops->cbc_validate(ctx, "colptr/rowind", M, 0);
     if (st != SBM_SUCCESS) {
         sbm__host_free(ctx, M);
@@ -137,14 +103,9 @@ sbm_status sbm_cbc_copy(sbm_ctx *ctx, const sbm_cbc *src, sbm_cbc **dst)
     if (!src) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument src is NULL");
     sbm_cbc *M;
     SBM__TRY(sbm__cbc_alloc(ctx, src->nbr, src->nbc, src->r, src->c, src->nnzb, &M));
-    sbm_status st = sbm__copy_between(ctx, src->ops, src->backend, M->colptr, src->colptr,
-                               (size_t)(src->nbc + 1) * sizeof(int64_t));
-    if (st == SBM_SUCCESS)
-        st = sbm__copy_between(ctx, src->ops, src->backend, M->rowind, src->rowind,
-                        (size_t)src->nnzb * sizeof(int32_t));
-    if (st == SBM_SUCCESS)
-        st = sbm__copy_between(ctx, src->ops, src->backend, M->values, src->values,
-                        (size_t)src->nnzb * src->r * src->c * sizeof(double));
+    sbm_status st = sbm__matrix_fill(ctx, src->ops, src->backend, M->colptr, M->rowind, M->values,
+                                     src->colptr, src->rowind, src->values, src->nbc + 1,
+                                     src->nnzb, (size_t)src->nnzb * src->r * src->c);
     if (st != SBM_SUCCESS) {
         sbm_cbc_destroy(M);
         return st;

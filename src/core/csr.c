@@ -7,30 +7,20 @@
 
 sbm_status sbm__csr_alloc(sbm_ctx *ctx, int64_t m, int64_t n, int64_t nnz, sbm_csr **out)
 {
+    static const char *const what[3] = {"row pointers", "column indices", "values"};
     *out = NULL;
     int ok;
     size_t vbytes = sbm__mul_size(ctx, (size_t)nnz, sizeof(double), "values", &ok);
     if (!ok) return SBM_ERR_OVERFLOW;
-    /* the struct too goes through the context's allocator on the CPU backend (host scratch
-     * elsewhere), so that an allocator hook sees and can fail every allocation */
-    sbm_csr *A = sbm__host_alloc(ctx, sizeof *A, "a matrix");
+    sbm_csr *A = sbm__matrix_struct(ctx, sizeof *A);
     if (!A) return SBM_ERR_OUT_OF_MEMORY;
-    memset(A, 0, sizeof *A);
-    A->m = m;
-    A->n = n;
-    A->nnz = nnz;
-    A->backend = ctx->backend;
-    A->device = ctx->device;
-    A->owns = 1;
-    A->allocator = ctx->allocator;
-    A->ops = ctx->ops;
-    A->pattern_id = sbm__new_pattern_id();
-    A->rowptr = sbm__alloc(ctx, (size_t)(m + 1) * sizeof(int64_t), "row pointers");
-    A->colind = A->rowptr ? sbm__alloc(ctx, (size_t)nnz * sizeof(int32_t), "column indices") : NULL;
-    A->values = A->colind ? sbm__alloc(ctx, vbytes, "values") : NULL;
-    if (!A->values) {
+    *A = (sbm_csr){.m = m, .n = n, .nnz = nnz};
+    SBM__MATRIX_OWNER(A, ctx, 1);
+    sbm_status st =
+        sbm__matrix_arrays(ctx, m + 1, nnz, vbytes, what, &A->rowptr, &A->colind, &A->values);
+    if (st != SBM_SUCCESS) {
         sbm_csr_destroy(A);
-        return SBM_ERR_OUT_OF_MEMORY;
+        return st;
     }
     *out = A;
     return SBM_SUCCESS;
@@ -38,33 +28,15 @@ sbm_status sbm__csr_alloc(sbm_ctx *ctx, int64_t m, int64_t n, int64_t nnz, sbm_c
 
 void sbm_csr_destroy(sbm_csr *A)
 {
-    if (!A) return;
-    if (A->owns) {
-        if (A->rowptr) A->allocator.free(A->allocator.user, A->rowptr);
-        if (A->colind) A->allocator.free(A->allocator.user, A->colind);
-        if (A->values) A->allocator.free(A->allocator.user, A->values);
-    }
-    /* a CPU matrix's struct came from its allocator (see the alloc above), others' from malloc */
-    if (A->backend == SBM_BACKEND_CPU)
-        A->allocator.free(A->allocator.user, A);
-    else
-        free(A);
+    if (A) sbm__matrix_free(A, A->backend, A->owns, &A->allocator, A->rowptr, A->colind, A->values);
 }
 
 sbm_csr_info sbm_csr_get_info(const sbm_csr *A)
 {
-    sbm_csr_info info;
-    memset(&info, 0, sizeof info);
-    if (!A) return info;
-    info.m = A->m;
-    info.n = A->n;
-    info.nnz = A->nnz;
-    info.rowptr = A->rowptr;
-    info.colind = A->colind;
-    info.values = A->values;
-    info.backend = A->backend;
-    info.device = A->device;
-    return info;
+    if (!A) return (sbm_csr_info){0};
+    return (sbm_csr_info){.m = A->m, .n = A->n, .nnz = A->nnz, .rowptr = A->rowptr,
+                          .colind = A->colind, .values = A->values, .backend = A->backend,
+                          .device = A->device};
 }
 
 sbm_status sbm_csr_create(sbm_ctx *ctx, sbm_csr **A, int64_t m, int64_t n, const int64_t *h_rowptr,
@@ -94,12 +66,11 @@ sbm_status sbm_csr_wrap(sbm_ctx *ctx, sbm_csr **A, int64_t m, int64_t n, int64_t
                           !rowptr ? "rowptr" : !colind ? "colind" : "values");
     int64_t nnz = 0;
     SBM__TRY(ctx->ops->copy(ctx, &nnz, rowptr + m, sizeof nnz, 1));
-    sbm_csr *M = sbm__host_alloc(ctx, sizeof *M, "a matrix");
+    sbm_csr *M = sbm__matrix_struct(ctx, sizeof *M);
     if (!M) return SBM_ERR_OUT_OF_MEMORY;
     *M = (sbm_csr){.m = m, .n = n, .nnz = nnz, .rowptr = rowptr, .colind = colind,
-                   .values = values, .backend = ctx->backend, .device = ctx->device, .owns = 0,
-                   .allocator = ctx->allocator, .ops = ctx->ops,
-                   .pattern_id = sbm__new_pattern_id()};
+                   .values = values};
+    SBM__MATRIX_OWNER(M, ctx, 0);
     sbm_status st = ctx->ops->csr_validate(ctx, "rowptr/colind", M, 0);
     if (st != SBM_SUCCESS) {
         sbm__host_free(ctx, M);
@@ -125,14 +96,9 @@ sbm_status sbm_csr_copy(sbm_ctx *ctx, const sbm_csr *src, sbm_csr **dst)
     if (!src) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument src is NULL");
     sbm_csr *M;
     SBM__TRY(sbm__csr_alloc(ctx, src->m, src->n, src->nnz, &M));
-    sbm_status st = sbm__copy_between(ctx, src->ops, src->backend, M->rowptr, src->rowptr,
-                                      (size_t)(src->m + 1) * sizeof(int64_t));
-    if (st == SBM_SUCCESS)
-        st = sbm__copy_between(ctx, src->ops, src->backend, M->colind, src->colind,
-                               (size_t)src->nnz * sizeof(int32_t));
-    if (st == SBM_SUCCESS)
-        st = sbm__copy_between(ctx, src->ops, src->backend, M->values, src->values,
-                               (size_t)src->nnz * sizeof(double));
+    sbm_status st = sbm__matrix_fill(ctx, src->ops, src->backend, M->rowptr, M->colind, M->values,
+                                     src->rowptr, src->colind, src->values, src->m + 1, src->nnz,
+                                     (size_t)src->nnz);
     if (st != SBM_SUCCESS) {
         sbm_csr_destroy(M);
         return st;

@@ -13,13 +13,9 @@ sbm_status sbm__cbc_upload(sbm_ctx *ctx, int64_t nbr, int64_t nbc, int r, int c,
     int64_t nnzb = h_colptr[nbc];
     sbm_cbc *M;
     SBM__TRY(sbm__cbc_alloc(ctx, nbr, nbc, r, c, nnzb, &M));
-    size_t nval = (size_t)nnzb * r * c;
-    sbm_status st = ctx->ops->copy(ctx, M->colptr, h_colptr, (size_t)(nbc + 1) * sizeof(int64_t), 0);
-    if (st == SBM_SUCCESS && nnzb > 0)
-        st = ctx->ops->copy(ctx, M->rowind, h_rowind, (size_t)nnzb * sizeof(int32_t), 0);
-    if (st == SBM_SUCCESS && nval > 0)
-        st = h_values ? ctx->ops->copy(ctx, M->values, h_values, nval * sizeof(double), 0)
-                      : ctx->ops->memset0(ctx, M->values, nval * sizeof(double));
+    sbm_status st = sbm__matrix_fill(ctx, ctx->ops, SBM_BACKEND_CPU, M->colptr, M->rowind,
+                                     M->values, h_colptr, h_rowind, h_values, nbc + 1, nnzb,
+                                     (size_t)nnzb * r * c);
     if (st != SBM_SUCCESS) {
         sbm_cbc_destroy(M);
         return st;
@@ -35,12 +31,9 @@ sbm_status sbm__csr_upload(sbm_ctx *ctx, int64_t m, int64_t n, const int64_t *h_
     int64_t nnz = h_rowptr[m];
     sbm_csr *M;
     SBM__TRY(sbm__csr_alloc(ctx, m, n, nnz, &M));
-    sbm_status st = ctx->ops->copy(ctx, M->rowptr, h_rowptr, (size_t)(m + 1) * sizeof(int64_t), 0);
-    if (st == SBM_SUCCESS && nnz > 0)
-        st = ctx->ops->copy(ctx, M->colind, h_colind, (size_t)nnz * sizeof(int32_t), 0);
-    if (st == SBM_SUCCESS && nnz > 0)
-        st = h_values ? ctx->ops->copy(ctx, M->values, h_values, (size_t)nnz * sizeof(double), 0)
-                      : ctx->ops->memset0(ctx, M->values, (size_t)nnz * sizeof(double));
+    sbm_status st = sbm__matrix_fill(ctx, ctx->ops, SBM_BACKEND_CPU, M->rowptr, M->colind,
+                                     M->values, h_rowptr, h_colind, h_values, m + 1, nnz,
+                                     (size_t)nnz);
     if (st != SBM_SUCCESS) {
         sbm_csr_destroy(M);
         return st;
@@ -85,65 +78,73 @@ sbm_status sbm__cbc_from_host_transposed(sbm_ctx *ctx, int64_t nbr, int64_t nbc,
     return st;
 }
 
-/* Compress triplets (segment, index, bs values each) into sorted, duplicate-free segments on the
- * host: two stable counting sorts (by index, then by segment), then duplicates summed in input
- * order, so the result is deterministic. */
-static sbm_status sbm__compress_triplets(sbm_ctx *ctx, int64_t nseg, int64_t nind, int64_t nt,
-                                         const int32_t *seg, const int32_t *ind, const double *val,
-                                         size_t bs, int64_t **ptr_out, int32_t **ind_out,
-                                         double **val_out)
+/* Two stable counting sorts (by index, then by segment): the order in which compress_triplets
+ * visits the triplets, into order (size nt); cnt[j] (size >= max(nseg, nind) + 1) then ends
+ * segment j. */
+static sbm_status sort_triplets(sbm_ctx *ctx, int64_t nseg, int64_t nind, int64_t nt,
+                                const int32_t *seg, const int32_t *ind, int64_t *cnt,
+                                int64_t *order)
+{
+    int64_t *by_ind = sbm__host_alloc(ctx, (size_t)nt * sizeof(int64_t), "permutation");
+    if (!by_ind) return SBM_ERR_OUT_OF_MEMORY;
+    memset(cnt, 0, (size_t)(nind + 1) * sizeof(int64_t));
+    for (int64_t t = 0; t < nt; t++) cnt[ind[t] + 1]++;
+    for (int64_t i = 0; i < nind; i++) cnt[i + 1] += cnt[i];
+    for (int64_t t = 0; t < nt; t++) by_ind[cnt[ind[t]]++] = t;
+    memset(cnt, 0, (size_t)(nseg + 1) * sizeof(int64_t));
+    for (int64_t t = 0; t < nt; t++) cnt[seg[t] + 1]++;
+    for (int64_t j = 0; j < nseg; j++) cnt[j + 1] += cnt[j];
+    for (int64_t u = 0; u < nt; u++) {
+        int64_t t = by_ind[u];
+        order[cnt[seg[t]]++] = t;
+    }
+    sbm__host_free(ctx, by_ind);
+    return SBM_SUCCESS;
+}
+
+sbm_status sbm__compress_triplets(sbm_ctx *ctx, int64_t nseg, int64_t nind, int64_t nt,
+                                  const int32_t *seg, const int32_t *ind, const double *val,
+                                  size_t bs, int64_t **ptr_out, int32_t **ind_out,
+                                  double **val_out)
 {
     *ptr_out = NULL;
     *ind_out = NULL;
     *val_out = NULL;
     int64_t *cnt = sbm__host_alloc(ctx, (size_t)((nind > nseg ? nind : nseg) + 1) * sizeof(int64_t), "counts");
-    int64_t *order1 = cnt ? sbm__host_alloc(ctx, (size_t)nt * sizeof(int64_t), "permutation") : NULL;
-    int64_t *order2 = order1 ? sbm__host_alloc(ctx, (size_t)nt * sizeof(int64_t), "permutation") : NULL;
-    int64_t *ptr = order2 ? sbm__host_alloc(ctx, (size_t)(nseg + 1) * sizeof(int64_t), "pointers") : NULL;
+    int64_t *order = cnt ? sbm__host_alloc(ctx, (size_t)nt * sizeof(int64_t), "permutation") : NULL;
+    sbm_status st = order ? sort_triplets(ctx, nseg, nind, nt, seg, ind, cnt, order)
+                          : SBM_ERR_OUT_OF_MEMORY;
+    /* the outputs only now: the sort's scratch is gone, which lowers the peak */
+    int64_t *ptr = st == SBM_SUCCESS ? sbm__host_alloc(ctx, (size_t)(nseg + 1) * sizeof(int64_t), "pointers") : NULL;
     int32_t *oind = ptr ? sbm__host_alloc(ctx, (size_t)nt * sizeof(int32_t), "indices") : NULL;
     double *oval = oind ? sbm__host_alloc(ctx, (size_t)nt * bs * sizeof(double), "values") : NULL;
     if (!oval) {
         sbm__host_free(ctx, oind);
         sbm__host_free(ctx, ptr);
-        sbm__host_free(ctx, order2);
-        sbm__host_free(ctx, order1);
+        sbm__host_free(ctx, order);
         sbm__host_free(ctx, cnt);
         return SBM_ERR_OUT_OF_MEMORY;
     }
-    /* pass 1: stable by index */
-    memset(cnt, 0, (size_t)(nind + 1) * sizeof(int64_t));
-    for (int64_t t = 0; t < nt; t++) cnt[ind[t] + 1]++;
-    for (int64_t i = 0; i < nind; i++) cnt[i + 1] += cnt[i];
-    for (int64_t t = 0; t < nt; t++) order1[cnt[ind[t]]++] = t;
-    /* pass 2: stable by segment */
-    memset(cnt, 0, (size_t)(nseg + 1) * sizeof(int64_t));
-    for (int64_t t = 0; t < nt; t++) cnt[seg[t] + 1]++;
-    for (int64_t j = 0; j < nseg; j++) cnt[j + 1] += cnt[j];
-    for (int64_t u = 0; u < nt; u++) {
-        int64_t t = order1[u];
-        order2[cnt[seg[t]]++] = t;
-    }
-    /* merge duplicates; cnt[j] now ends segment j */
+    /* merge duplicates in input order; cnt[j] ends segment j */
     int64_t q = 0, u = 0;
     ptr[0] = 0;
     for (int64_t j = 0; j < nseg; j++) {
         int64_t end = cnt[j];
         while (u < end) {
-            int64_t t = order2[u];
+            int64_t t = order[u];
             int32_t i = ind[t];
             double *dst = oval + (size_t)q * bs;
             memcpy(dst, val + (size_t)t * bs, bs * sizeof(double));
             oind[q] = i;
-            for (u++; u < end && ind[order2[u]] == i; u++) {
-                const double *src = val + (size_t)order2[u] * bs;
+            for (u++; u < end && ind[order[u]] == i; u++) {
+                const double *src = val + (size_t)order[u] * bs;
                 for (size_t e = 0; e < bs; e++) dst[e] += src[e];
             }
             q++;
         }
         ptr[j + 1] = q;
     }
-    sbm__host_free(ctx, order2);
-    sbm__host_free(ctx, order1);
+    sbm__host_free(ctx, order);
     sbm__host_free(ctx, cnt);
     *ptr_out = ptr;
     *ind_out = oind;

@@ -203,10 +203,38 @@ sbm_status sbm__copy_between(sbm_ctx *ctx, const struct sbm__backend_ops *src_op
 extern const sbm_allocator sbm__malloc_allocator;
 
 /* ---------------------------------------------------------------------------------------- */
-/* Matrices (src/core/cbc.c, src/core/csr.c)                                                */
+/* Matrices (src/core/cbc.c, csr.c, matrix.c)                                               */
 /* ---------------------------------------------------------------------------------------- */
 
 uint64_t sbm__new_pattern_id(void);
+
+/* What both kinds share (src/core/matrix.c). The fields both structs have, set for a matrix of
+ * ctx; own: the library allocated the arrays and destroy frees them. */
+#define SBM__MATRIX_OWNER(M, ctx, own)                                                      \
+    do {                                                                                    \
+        (M)->backend = (ctx)->backend;                                                      \
+        (M)->device = (ctx)->device;                                                        \
+        (M)->owns = (own);                                                                  \
+        (M)->allocator = (ctx)->allocator;                                                  \
+        (M)->ops = (ctx)->ops;                                                              \
+        (M)->pattern_id = sbm__new_pattern_id();                                            \
+    } while (0)
+/* A zeroed matrix struct of the given size. @return NULL (error recorded) on failure. */
+void *sbm__matrix_struct(sbm_ctx *ctx, size_t bytes);
+/* The arrays of an owning matrix in ctx's memory: nptr pointers, nind indices, vbytes of values,
+ * named by what[] in messages. On failure those allocated stay set, for the destroy to free. */
+sbm_status sbm__matrix_arrays(sbm_ctx *ctx, int64_t nptr, int64_t nind, size_t vbytes,
+                              const char *const what[3], int64_t **ptr, int32_t **ind,
+                              double **values);
+/* Free a matrix struct M: its arrays first if it owns them. */
+void sbm__matrix_free(void *M, sbm_backend backend, int owns, const sbm_allocator *al,
+                      void *ptr, void *ind, void *values);
+/* Fill a new matrix's arrays from arrays in src_backend's memory (the host: SBM_BACKEND_CPU);
+ * src_values NULL: zero values. */
+sbm_status sbm__matrix_fill(sbm_ctx *ctx, const struct sbm__backend_ops *src_ops,
+                            sbm_backend src_backend, int64_t *ptr, int32_t *ind, double *values,
+                            const int64_t *src_ptr, const int32_t *src_ind,
+                            const double *src_values, int64_t nptr, int64_t nind, size_t nval);
 
 /* Allocate a CBC struct with owned arrays for nnzb blocks in ctx's memory space (arrays
  * uninitialised; colptr allocated with nbc+1 entries). */
@@ -220,6 +248,15 @@ sbm_status sbm__cbc_upload(sbm_ctx *ctx, int64_t nbr, int64_t nbc, int r, int c,
                            const double *h_values, sbm_cbc **A);
 sbm_status sbm__csr_upload(sbm_ctx *ctx, int64_t m, int64_t n, const int64_t *h_rowptr,
                            const int32_t *h_colind, const double *h_values, sbm_csr **A);
+/* Compress host triplets (segment seg[t], index ind[t], bs values each) into sorted,
+ * duplicate-free segments: ptr (nseg+1), indices and values, host arrays to free with
+ * sbm__host_free. Duplicates are summed in input order, so the result is deterministic. Serves
+ * the CBC (segment = block column) and CSR (segment = row) triplet builders and the Matrix
+ * Market reader. */
+sbm_status sbm__compress_triplets(sbm_ctx *ctx, int64_t nseg, int64_t nind, int64_t nt,
+                                  const int32_t *seg, const int32_t *ind, const double *val,
+                                  size_t bs, int64_t **ptr_out, int32_t **ind_out,
+                                  double **val_out);
 /* A (nbr x nbc blocks of r x c) in ctx from the host CBC arrays of A^T (c x r blocks). */
 sbm_status sbm__cbc_from_host_transposed(sbm_ctx *ctx, int64_t nbr, int64_t nbc, int r, int c,
                                          const int64_t *tptr, const int32_t *tind,

@@ -19,7 +19,7 @@ sbm_status sbm__cpu_cbc_add(sbm_ctx *ctx, double alpha, const sbm_cbc *A, double
 sbm_status sbm__cpu_cbc_pattern_hash(sbm_ctx *ctx, const sbm_cbc *A, uint64_t *hash);
 sbm_status sbm__cpu_csr_pattern_hash(sbm_ctx *ctx, const sbm_csr *A, uint64_t *hash);
 
-/* src/cpu/cpu_gemm.c: block SpGEMM (Gustavson over block columns) */
+/* src/cpu/cpu_gemm_plan.c, cpu_gemm_numeric.c: block SpGEMM (Gustavson over block columns) */
 sbm_status sbm__cpu_gemm_plan(sbm_ctx *ctx, sbm_op op_a, const sbm_cbc *A, sbm_op op_b,
                               const sbm_cbc *B, const sbm_cbc *U, unsigned flags,
                               sbm_gemm_plan **plan, sbm_cbc **C);

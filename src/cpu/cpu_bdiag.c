@@ -153,6 +153,10 @@ typedef void (*scale_fn)(int left, const sbm_cbc *D, const sbm_cbc *A, sbm_cbc *
     }
 SBM_GEMM_TRIPLES(SBM_X_)
 #undef SBM_X_
+/* indexed by sbm_blk_triple_index */
+#define SBM_X_(R, K, C) scale_##R##_##K##_##C,
+static const scale_fn scale_fixed[] = {SBM_GEMM_TRIPLES(SBM_X_)};
+#undef SBM_X_
 
 sbm_status sbm__cpu_bdiag_scale(sbm_ctx *ctx, sbm_side side, const sbm_cbc *D, const sbm_cbc *A,
                                 sbm_cbc *B)
@@ -161,13 +165,9 @@ sbm_status sbm__cpu_bdiag_scale(sbm_ctx *ctx, sbm_side side, const sbm_cbc *D, c
     const int b = D->r;
     /* the block product triple: D (b x b) * A (b x c), or A (r x b) * D (b x b) */
     const int R = left ? b : A->r, K = b, C = left ? A->c : b;
-    scale_fn fn = NULL;
-#define SBM_X_(RR, KK, CC) \
-    if (R == (RR) && K == (KK) && C == (CC)) fn = scale_##RR##_##KK##_##CC;
-    SBM_GEMM_TRIPLES(SBM_X_)
-#undef SBM_X_
-    if (fn)
-        fn(left, D, A, B);
+    const int t = sbm_blk_triple_index(R, K, C);
+    if (t >= 0)
+        scale_fixed[t](left, D, A, B);
     else
         scale_body(left, D, A, B, R, K, C);
     (void)ctx;

@@ -54,17 +54,17 @@ typedef void (*spmv_fn)(sbm_op op, double alpha, const sbm_cbc *A, const double 
     }
 SBM_BLOCK_SHAPES(SBM_X_)
 #undef SBM_X_
+/* indexed by sbm_blk_shape_index */
+#define SBM_X_(R, C) spmv_##R##_##C,
+static const spmv_fn spmv_fixed[] = {SBM_BLOCK_SHAPES(SBM_X_)};
+#undef SBM_X_
 
 sbm_status sbm__cpu_cbc_spmv(sbm_ctx *ctx, sbm_op op, double alpha, const sbm_cbc *A,
                              const double *x, double beta, double *y)
 {
-    spmv_fn fn = NULL;
-#define SBM_X_(R, C) \
-    if (A->r == (R) && A->c == (C)) fn = spmv_##R##_##C;
-    SBM_BLOCK_SHAPES(SBM_X_)
-#undef SBM_X_
-    if (fn)
-        fn(op, alpha, A, x, beta, y);
+    const int t = sbm_blk_shape_index(A->r, A->c);
+    if (t >= 0)
+        spmv_fixed[t](op, alpha, A, x, beta, y);
     else
         spmv_body(op, alpha, A, x, beta, y, A->r, A->c);
     (void)ctx;

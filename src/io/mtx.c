@@ -464,139 +464,87 @@ static sbm_status mtx_read_file(sbm__text_reader *rd, mtx_header *h, mtx_triplet
     return SBM_SUCCESS;
 }
 
-/* Host CSR arrays from the file entries: expand the symmetry, sort each row by column, sum
- * duplicates in file order. Two stable bucket passes (by column, then by row) give sorted rows
- * in O(nnz + m + n) without a comparison sort. A general matrix far wider than its rows and
- * entries (n > 2(m + nnz) + 4096) is bucketed over its distinct columns only, found by a sort
- * of the column indices, so that a small file announcing 2 x 2e9 costs O(m + nnz log nnz), not
- * 16 GB of column counts (found by fuzz_mtx). Frees t's arrays once they are consumed. */
+/* Symmetric and skew-symmetric files: each off-diagonal entry followed by its mirror, in place
+ * of t's arrays, so that duplicates are summed in file order as for a general file. */
+static sbm_status mtx_expand_symmetry(sbm_ctx *ctx, const mtx_header *h, mtx_triplets *t)
+{
+    if (h->symmetry == MTX_GENERAL) return SBM_SUCCESS;
+    const double sign = h->symmetry == MTX_SKEW ? -1.0 : 1.0;
+    int64_t total = t->count;
+    for (int64_t k = 0; k < t->count; k++) total += t->row[k] != t->col[k];
+    mtx_triplets e = {0};
+    SBM__TRY(mtx_triplets_reserve(ctx, &e, total));
+    for (int64_t k = 0; k < t->count; k++) {
+        const int32_t i = t->row[k], j = t->col[k];
+        e.row[e.count] = i;
+        e.col[e.count] = j;
+        e.val[e.count++] = t->val[k];
+        if (i != j) {
+            e.row[e.count] = j;
+            e.col[e.count] = i;
+            e.val[e.count++] = sign * t->val[k];
+        }
+    }
+    sbm__host_free(ctx, t->row);
+    sbm__host_free(ctx, t->col);
+    sbm__host_free(ctx, t->val);
+    *t = e;
+    return SBM_SUCCESS;
+}
+
+/* A general matrix far wider than its rows and entries is bucketed over its distinct columns
+ * only: each column index of t becomes its rank among them, *ucol (host, to free) maps a rank
+ * back and *n is their count. */
+static sbm_status mtx_rank_columns(sbm_ctx *ctx, mtx_triplets *t, int32_t **ucol_out, int64_t *n)
+{
+    const int64_t cnt = t->count;
+    int32_t *ucol = sbm__host_alloc(ctx, (size_t)(cnt > 0 ? cnt : 1) * sizeof(int32_t),
+                                    "distinct column indices");
+    if (!ucol) return SBM_ERR_OUT_OF_MEMORY;
+    memcpy(ucol, t->col, (size_t)cnt * sizeof(int32_t));
+    qsort(ucol, (size_t)cnt, sizeof(int32_t), sbm__cmp_i32);
+    int64_t d = 0;
+    for (int64_t k = 0; k < cnt; k++)
+        if (d == 0 || ucol[k] != ucol[d - 1]) ucol[d++] = ucol[k];
+    for (int64_t k = 0; k < cnt; k++) {
+        int64_t lo = 0, hi = d;
+        while (lo < hi) {
+            const int64_t mid = lo + (hi - lo) / 2;
+            if (ucol[mid] < t->col[k]) lo = mid + 1;
+            else hi = mid;
+        }
+        t->col[k] = (int32_t)lo;
+    }
+    *ucol_out = ucol;
+    *n = d;
+    return SBM_SUCCESS;
+}
+
+/* Host CSR arrays from the file entries: the symmetry expanded, then the library's triplet
+ * compression (sbm__compress_triplets: rows sorted by column, duplicates summed in file order,
+ * in O(nnz + m + n) without a comparison sort). A general matrix far wider than its rows and
+ * entries (n > 2(m + nnz) + 4096) is bucketed over its distinct columns only, so that a small
+ * file announcing 2 x 2e9 costs O(m + nnz log nnz), not 16 GB of column counts (found by
+ * fuzz_mtx). Frees t's arrays once they are consumed. */
 static sbm_status mtx_build_csr(sbm_ctx *ctx, const mtx_header *h, mtx_triplets *t,
                                 int64_t **rowptr_out, int32_t **colind_out, double **values_out)
 {
-    const int64_t m = h->m, cnt = t->count;
-    const int mirror = h->symmetry != MTX_GENERAL;
-    const double sign = h->symmetry == MTX_SKEW ? -1.0 : 1.0;
-    sbm_status st = SBM_SUCCESS;
-    int64_t *colptr = NULL, *rowptr = NULL, *next = NULL;
-    int32_t *crow = NULL, *colind = NULL, *ucol = NULL;
-    double *cval = NULL, *values = NULL;
     int64_t n = h->n; /* columns bucketed: h->n, or the distinct ones (ucol) */
-    int ok;
-
-    int64_t total = cnt; /* entries after expansion */
-    if (mirror)
-        for (int64_t k = 0; k < cnt; k++) total += t->row[k] != t->col[k];
-
-    const size_t ib = sbm__mul_size(ctx, (size_t)total, sizeof(int32_t), "expanded entries", &ok);
-    if (!ok) return SBM_ERR_OVERFLOW;
-    const size_t vb = sbm__mul_size(ctx, (size_t)total, sizeof(double), "expanded entries", &ok);
-    if (!ok) return SBM_ERR_OVERFLOW;
-
-    if (!mirror && h->n > 2 * (m + cnt) + 4096) {
-        ucol = sbm__host_alloc(ctx, (size_t)(cnt > 0 ? cnt : 1) * sizeof(int32_t),
-                               "distinct column indices");
-        if (!ucol) return SBM_ERR_OUT_OF_MEMORY;
-        memcpy(ucol, t->col, (size_t)cnt * sizeof(int32_t));
-        qsort(ucol, (size_t)cnt, sizeof(int32_t), sbm__cmp_i32);
-        n = 0;
-        for (int64_t k = 0; k < cnt; k++)
-            if (n == 0 || ucol[k] != ucol[n - 1]) ucol[n++] = ucol[k];
-        for (int64_t k = 0; k < cnt; k++) { /* each column to its rank among the distinct ones */
-            int64_t lo = 0, hi = n;
-            while (lo < hi) {
-                const int64_t mid = lo + (hi - lo) / 2;
-                if (ucol[mid] < t->col[k]) lo = mid + 1;
-                else hi = mid;
-            }
-            t->col[k] = (int32_t)lo;
-        }
-    }
-
-    /* Pass 1: bucket by column (file order kept within a column). */
-    colptr = sbm__host_alloc(ctx, ((size_t)n + 1) * sizeof(int64_t), "column counts");
-    crow = colptr ? sbm__host_alloc(ctx, ib, "column-sorted row indices") : NULL;
-    cval = crow ? sbm__host_alloc(ctx, vb, "column-sorted values") : NULL;
-    if (!cval) {
-        st = SBM_ERR_OUT_OF_MEMORY;
-        goto done;
-    }
-    memset(colptr, 0, ((size_t)n + 1) * sizeof(int64_t));
-    for (int64_t k = 0; k < cnt; k++) {
-        colptr[t->col[k] + 1]++;
-        if (mirror && t->row[k] != t->col[k]) colptr[t->row[k] + 1]++;
-    }
-    for (int64_t j = 0; j < n; j++) colptr[j + 1] += colptr[j];
-    for (int64_t k = 0; k < cnt; k++) {
-        const int32_t i = t->row[k], j = t->col[k];
-        int64_t q = colptr[j]++;
-        crow[q] = i;
-        cval[q] = t->val[k];
-        if (mirror && i != j) {
-            q = colptr[i]++;
-            crow[q] = j;
-            cval[q] = sign * t->val[k];
-        }
-    }
-    for (int64_t j = n; j > 0; j--) colptr[j] = colptr[j - 1]; /* undo the shift of the fill */
-    colptr[0] = 0;
+    int32_t *ucol = NULL;
+    sbm_status st = mtx_expand_symmetry(ctx, h, t);
+    if (st == SBM_SUCCESS && h->symmetry == MTX_GENERAL && h->n > 2 * (h->m + t->count) + 4096)
+        st = mtx_rank_columns(ctx, t, &ucol, &n);
+    if (st == SBM_SUCCESS)
+        st = sbm__compress_triplets(ctx, h->m, n, t->count, t->row, t->col, t->val, 1,
+                                    rowptr_out, colind_out, values_out);
+    if (st == SBM_SUCCESS && ucol)
+        for (int64_t q = 0; q < (*rowptr_out)[h->m]; q++) (*colind_out)[q] = ucol[(*colind_out)[q]];
+    sbm__host_free(ctx, ucol);
     sbm__host_free(ctx, t->row);
     sbm__host_free(ctx, t->col);
     sbm__host_free(ctx, t->val);
     t->row = t->col = NULL;
     t->val = NULL;
-
-    /* Pass 2: bucket by row, visiting columns in order, so every row comes out sorted. */
-    rowptr = sbm__host_alloc(ctx, ((size_t)m + 1) * sizeof(int64_t), "row pointers");
-    next = rowptr ? sbm__host_alloc(ctx, ((size_t)m + 1) * sizeof(int64_t), "row cursors") : NULL;
-    colind = next ? sbm__host_alloc(ctx, ib, "column indices") : NULL;
-    values = colind ? sbm__host_alloc(ctx, vb, "values") : NULL;
-    if (!values) {
-        st = SBM_ERR_OUT_OF_MEMORY;
-        goto done;
-    }
-    memset(rowptr, 0, ((size_t)m + 1) * sizeof(int64_t));
-    for (int64_t q = 0; q < total; q++) rowptr[crow[q] + 1]++;
-    for (int64_t i = 0; i < m; i++) rowptr[i + 1] += rowptr[i];
-    memcpy(next, rowptr, ((size_t)m + 1) * sizeof(int64_t));
-    for (int64_t j = 0; j < n; j++)
-        for (int64_t q = colptr[j]; q < colptr[j + 1]; q++) {
-            const int64_t d = next[crow[q]]++;
-            colind[d] = ucol ? ucol[j] : (int32_t)j;
-            values[d] = cval[q];
-        }
-
-    /* Pass 3: sum duplicates (adjacent now, in file order) and compact in place. */
-    int64_t w = 0;
-    for (int64_t i = 0; i < m; i++) {
-        const int64_t b = rowptr[i], e = rowptr[i + 1];
-        rowptr[i] = w;
-        for (int64_t q = b; q < e; q++) {
-            if (q > b && colind[q] == colind[w - 1]) {
-                values[w - 1] += values[q];
-            } else {
-                colind[w] = colind[q];
-                values[w] = values[q];
-                w++;
-            }
-        }
-    }
-    rowptr[m] = w;
-
-    *rowptr_out = rowptr;
-    *colind_out = colind;
-    *values_out = values;
-    rowptr = NULL;
-    colind = NULL;
-    values = NULL;
-done:
-    sbm__host_free(ctx, ucol);
-    sbm__host_free(ctx, colptr);
-    sbm__host_free(ctx, crow);
-    sbm__host_free(ctx, cval);
-    sbm__host_free(ctx, next);
-    sbm__host_free(ctx, rowptr);
-    sbm__host_free(ctx, colind);
-    sbm__host_free(ctx, values);
     return st;
 }
 
