@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Coverage of the nonlinear solvers' control flow (issue 12): a CPU-only gcc build with
+# Coverage of the nonlinear solvers' control flow: a CPU-only gcc build with
 # --coverage, the solver suites (test_ba, test_slam, test_solver_control), then gcov -b on
 # src/ba/ba_lm.c and src/slam/slam_gn.c. Prints their line and branch coverage and the lines
 # never run, and fails when a control-flow outcome is not reached: a rejected step and its

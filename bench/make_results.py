@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Markdown tables, target verdicts and plots from the benchmarks' CSVs (issue 12).
+"""Markdown tables, target verdicts and plots from the benchmarks' CSVs.
 
 usage: make_results.py [--block FILE] [--csr FILE] [--cpu FILE] [--plots DIR]
 
@@ -10,8 +10,8 @@ usage: make_results.py [--block FILE] [--csr FILE] [--cpu FILE] [--plots DIR]
            without it the plots are skipped and the output says so)
 
 Prints markdown on stdout: the tables that bench/RESULTS.md (GPU) and bench/NOTES-cpu.md (CPU)
-hold, each figure as "median [min-max]" of the run's repetitions, and every target line of issues
-2, 3 and 4 as met / not met with its figure. Every number comes from the CSVs, so the tables and
+hold, each figure as "median [min-max]" of the run's repetitions, and every target line (CPU
+SpGEMM, block SpGEMM and SpMV, scalar CSR) as met / not met with its figure. Every number comes from the CSVs, so the tables and
 the CSV are one run's. Geomeans count each distinct matrix once (rows whose dup_of names an
 earlier matrix are left out) and leave out results that failed the elementwise check; they are
 given over every matrix and over the sizable ones (>= 1M nonzeros for SpMV / SpMM, >= 1M
@@ -81,7 +81,7 @@ def read(path):
 
 
 # ---------------------------------------------------------------------------------------------
-# Block SpGEMM and block SpMV (issue 3)
+# Block SpGEMM and block SpMV
 # ---------------------------------------------------------------------------------------------
 
 def cus_cell(r, alg):
@@ -153,7 +153,7 @@ def block_spmv(rows):
 
 
 def block_targets(g, s):
-    print("\n### Targets of issue 3\n")
+    print("\n### Targets of the block SpGEMM and block SpMV\n")
     by = {r["case"]: r for r in g}
     lines = []
 
@@ -206,7 +206,7 @@ def block_targets(g, s):
 
 
 # ---------------------------------------------------------------------------------------------
-# Scalar CSR (issue 4)
+# Scalar CSR
 # ---------------------------------------------------------------------------------------------
 
 def section(rows, op, title, intro):
@@ -366,7 +366,7 @@ def csr_gemm(rows):
 
 
 # ---------------------------------------------------------------------------------------------
-# CPU (issue 2)
+# CPU
 # ---------------------------------------------------------------------------------------------
 
 def cpu(rows):
@@ -399,7 +399,7 @@ def cpu(rows):
         lines.append(["%s (execute with a reused plan)" % label, ", ".join("%s %s" % (n, fx(v)) for n, v in ex),
                       verdict(all(v is not None and v >= goal for _, v in ex))])
     if lines:
-        print("\n" + table(["target (issue 2)", "figure (this run)", ""], lines))
+        print("\n" + table(["target", "figure (this run)", ""], lines))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@
  * (5000 cameras, 400k points, 8 observations), g2o-NAME (J^T (Omega J), upper, for the pose
  * graphs in data/g2o: 3x3 blocks in 2D, 6x6 in 3D).
  *
- * Method (issue 12). Every time is the median of --reps timed calls after an untimed warm-up,
+ * Method. Every time is the median of --reps timed calls after an untimed warm-up,
  * reported with the min and max of those calls (table: "med [min-max]"; CSV: X_ms, X_min_ms,
  * X_max_ms); the table and the CSV are written from the same measurements. The CPU backend:
  * --cpu-reps (3) after a warm-up, one when a call takes over 1 s. Allocation: sbm's timed calls

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Mutation check of the nonlinear solvers' control flow (issue 12). Each tests/mutations/*.patch
+# Mutation check of the nonlinear solvers' control flow. Each tests/mutations/*.patch
 # plants one bug; it is applied to a scratch copy of the tree (the checkout is never touched),
 # built without CUDA, and the solver suites are run. A mutation is caught when a suite fails.
 # Prints one line per mutation with the failing tests and the first assertion message; exits 1
