@@ -24,51 +24,21 @@
  * Adding a backend: a context kind in backend_names. Adding a peer: one run_<peer> function
  * filling a peer_result, one column pair in the table and the CSV. */
 #define _POSIX_C_SOURCE 200809L
+#define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "bench_util.h"
 #include "generators.h"
-#include "sbm.h"
-#include "sbm_ba.h"
-#include "sbm_io.h"
-#include "sbm_slam.h"
-
-#ifdef SBM_BENCH_HAVE_CSPARSE
-#include <limits.h>
-#include <suitesparse/cs.h>
-#endif
+#include "sbm_bench.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* Cases                                                                                    */
 /* ---------------------------------------------------------------------------------------- */
 
-typedef enum family { POISSON2D, POISSON3D, BA, RANDOM } family;
 static const char *const family_names[] = {"poisson2d", "poisson3d", "ba", "random"};
-
-typedef struct case_spec {
-    char name[48];
-    family fam;
-    int r, k, c;            /* block shape triple of the product */
-    int64_t g;              /* grid size (Poisson) */
-    int64_t cameras, points; /* BA */
-    int obs;                /* BA observations per point */
-    int64_t nb;             /* random: block rows = inner = block columns */
-    int per_col;            /* random: blocks per column */
-} case_spec;
-
-/* A generated case: the operands on the host, as the product sees them. */
-typedef struct bench_case {
-    const case_spec *spec;
-    sbm_op op_a, op_b;
-    unsigned flags;
-    sbm_cbc *A, *B;
-} bench_case;
 
 #define MAX_CASES 64
 
@@ -154,12 +124,9 @@ static sbm_status case_generate(sbm_ctx *host, const case_spec *s, bench_case *b
 /* Timing                                                                                   */
 /* ---------------------------------------------------------------------------------------- */
 
-/* Wall clock by default. --clock cpu times the thread's CPU time instead: on a shared machine
- * it leaves out the time other processes held the core (CPU backend and CSparse only; a CUDA
- * wait does not show in it). */
-static clockid_t bench_clock = CLOCK_MONOTONIC;
+clockid_t bench_clock = CLOCK_MONOTONIC;
 
-static double now_s(void)
+double now_s(void)
 {
     struct timespec t;
     clock_gettime(bench_clock, &t);
@@ -177,24 +144,6 @@ static double wall_s(void)
 /* sbm (any backend)                                                                        */
 /* ---------------------------------------------------------------------------------------- */
 
-typedef struct sbm_result {
-    int ok;              /* 1 measured; 0 failed or not available (note says why) */
-    sbm_status status;   /* why not */
-    char note[160];
-    double plan_ms;      /* median */
-    double exec_ms;      /* median */
-    double oneshot_ms;   /* median of sbm_cbc_gemm */
-    bench_stat plan, exec, oneshot; /* the same with min and max */
-    int oneshot_same;    /* 1 if sbm_cbc_gemm gave bitwise the C of plan + execute */
-    int64_t products;
-    int64_t nnzb_c;
-    int64_t slices;
-    int fast_path;
-    int64_t rows_c, cols_c;
-    int rc_, cc_;        /* block shape of C */
-    double flops;        /* 2*r*k*c*products */
-    sbm_cbc *c_host;     /* C on the host, for the check against the peer (sbm_result_free) */
-} sbm_result;
 
 static void sbm_result_free(sbm_result *r)
 {
@@ -202,7 +151,7 @@ static void sbm_result_free(sbm_result *r)
     r->c_host = NULL;
 }
 
-static void note_error(char *note, size_t size, const sbm_ctx *ctx, sbm_status st)
+void note_error(char *note, size_t size, const sbm_ctx *ctx, sbm_status st)
 {
     const char *m = ctx != NULL ? sbm_ctx_last_error(ctx) : "";
     snprintf(note, size, "%s%s%s", sbm_status_name(st), m[0] ? ": " : "", m);
@@ -301,176 +250,6 @@ done:
     sbm_cbc_destroy(A);
     free(t);
 }
-
-/* ---------------------------------------------------------------------------------------- */
-/* Peers                                                                                    */
-/* ---------------------------------------------------------------------------------------- */
-
-typedef struct peer_result {
-    int ok;           /* 1 measured */
-    char note[160];   /* why not */
-    double ms;        /* median time of one full call */
-    bench_stat t;     /* the same with min and max */
-    double flops;     /* the peer's own multiply-add count x 2 (it may compute more than sbm) */
-    void *C;          /* its C (CSparse: a cs_di, CSC), for the check; peer_result_free */
-    int r_c, c_c, upper; /* C's block shape; 1: only the upper block triangle is compared */
-} peer_result;
-
-/* max relative difference per entry (bench_util.h) of sbm's C against the peer's; -1 when
- * either is missing. */
-static double peer_diff(sbm_ctx *host, const peer_result *p, const sbm_result *s);
-static void peer_result_free(peer_result *p);
-
-/* Scalar CSC arrays of op(X) on the host: CSC(X) = CSR(X^T), CSC(X^T) = CSR(X). */
-static sbm_status scalar_csc(sbm_ctx *host, const sbm_cbc *X, sbm_op op, sbm_csr **out)
-{
-    sbm_cbc *XT = NULL;
-    sbm_status st;
-    *out = NULL;
-    if (op == SBM_OP_T) return sbm_cbc_to_csr(host, X, out);
-    st = sbm_cbc_transpose(host, X, &XT);
-    if (st == SBM_SUCCESS) st = sbm_cbc_to_csr(host, XT, out);
-    sbm_cbc_destroy(XT);
-    return st;
-}
-
-#ifdef SBM_BENCH_HAVE_CSPARSE
-/* A cs_di view (int indices, as CSparse users use it) of CSC arrays held as CSR of the transpose.
- * @return 0 if the matrix does not fit int. */
-static int to_cs(const sbm_csr *T, cs_di *out, int *p, int *i)
-{
-    sbm_csr_info ti = sbm_csr_get_info(T);
-    if (ti.nnz > INT_MAX || ti.m > INT_MAX || ti.n > INT_MAX) return 0;
-    for (int64_t k = 0; k <= ti.m; k++) p[k] = (int)ti.rowptr[k];
-    for (int64_t k = 0; k < ti.nnz; k++) i[k] = ti.colind[k];
-    out->nzmax = (int)ti.nnz;
-    out->m = (int)ti.n; /* CSR of X^T with n columns = CSC of X with n rows */
-    out->n = (int)ti.m;
-    out->p = p;
-    out->i = i;
-    out->x = ti.values;
-    out->nz = -1;
-    return 1;
-}
-
-static void run_csparse(sbm_ctx *host, const bench_case *bc, int reps, int r_c, int c_c,
-                        peer_result *res)
-{
-    sbm_csr *a = NULL, *b = NULL;
-    int *ap = NULL, *ai = NULL, *bp = NULL, *bi = NULL;
-    double *t = malloc(sizeof(double) * (size_t)reps);
-    cs_di A, B;
-    cs_di *C = NULL;
-    sbm_status st;
-    memset(res, 0, sizeof(*res));
-    if ((st = scalar_csc(host, bc->A, bc->op_a, &a)) != SBM_SUCCESS ||
-        (st = scalar_csc(host, bc->B, bc->op_b, &b)) != SBM_SUCCESS) {
-        note_error(res->note, sizeof(res->note), host, st);
-        goto done;
-    }
-    sbm_csr_info a_i = sbm_csr_get_info(a), b_i = sbm_csr_get_info(b);
-    ap = malloc(sizeof(int) * (size_t)(a_i.m + 1));
-    ai = malloc(sizeof(int) * (size_t)a_i.nnz + 1);
-    bp = malloc(sizeof(int) * (size_t)(b_i.m + 1));
-    bi = malloc(sizeof(int) * (size_t)b_i.nnz + 1);
-    if (!t || !ap || !ai || !bp || !bi) {
-        snprintf(res->note, sizeof(res->note), "out of memory");
-        goto done;
-    }
-    if (!to_cs(a, &A, ap, ai) || !to_cs(b, &B, bp, bi)) {
-        snprintf(res->note, sizeof(res->note), "too large for int indices");
-        goto done;
-    }
-    /* flops of the scalar product: every A(:,k) scaled once per entry B(k,j) */
-    double f = 0.0;
-    for (int j = 0; j < B.n; j++)
-        for (int q = B.p[j]; q < B.p[j + 1]; q++) f += A.p[B.i[q] + 1] - A.p[B.i[q]];
-    res->flops = 2.0 * f;
-
-    C = cs_di_multiply(&A, &B); /* warm-up */
-    for (int rep = 0; rep < reps && C != NULL; rep++) {
-        cs_di_spfree(C);
-        const double t0 = now_s();
-        C = cs_di_multiply(&A, &B);
-        t[rep] = 1e3 * (now_s() - t0);
-    }
-    if (C == NULL) {
-        snprintf(res->note, sizeof(res->note), "cs_multiply failed (out of memory)");
-        goto done;
-    }
-    res->t = bench_stat_of(t, reps);
-    res->ms = res->t.med;
-    res->C = C; /* the last call's result, for the check */
-    C = NULL;
-    res->r_c = r_c;
-    res->c_c = c_c;
-    res->upper = (bc->flags & SBM_GEMM_UPPER) != 0;
-    res->ok = 1;
-done:
-    if (C != NULL) cs_di_spfree(C);
-    free(ap);
-    free(ai);
-    free(bp);
-    free(bi);
-    free(t);
-    sbm_csr_destroy(a);
-    sbm_csr_destroy(b);
-}
-/* CSparse's C is CSC: the CSR of C^T, row jc (a column of C), column ic (a row of C). */
-static int upper_entry(int64_t jc, int32_t ic, const void *user)
-{
-    const peer_result *p = user;
-    return ic / p->r_c <= (int32_t)(jc / p->c_c);
-}
-
-static double peer_diff(sbm_ctx *host, const peer_result *p, const sbm_result *s)
-{
-    const cs_di *C = p->C;
-    sbm_csr *S = NULL, *ST = NULL;
-    double d = -1.0;
-    if (!C || !s->c_host) return -1.0;
-    /* sbm's C as the CSR of C^T, the layout of CSparse's CSC */
-    if (sbm_cbc_to_csr(host, s->c_host, &S) == SBM_SUCCESS && sbm_csr_transpose(host, S, &ST) == SBM_SUCCESS) {
-        sbm_csr_info t = sbm_csr_get_info(ST);
-        double *work = calloc((size_t)t.n + 1, sizeof *work);
-        if (work && t.m == C->n && t.n == C->m)
-            d = bench_csr_max_rel_diff(t.m, t.rowptr, t.colind, t.values, C->p, C->i, C->x,
-                                       p->upper ? upper_entry : NULL, p, work);
-        free(work);
-    }
-    sbm_csr_destroy(ST);
-    sbm_csr_destroy(S);
-    return d;
-}
-
-static void peer_result_free(peer_result *p)
-{
-    if (p->C) cs_di_spfree(p->C);
-    p->C = NULL;
-}
-#else
-static double peer_diff(sbm_ctx *host, const peer_result *p, const sbm_result *s)
-{
-    (void)host;
-    (void)p;
-    (void)s;
-    return -1.0;
-}
-
-static void peer_result_free(peer_result *p) { (void)p; }
-
-static void run_csparse(sbm_ctx *host, const bench_case *bc, int reps, int r_c, int c_c,
-                        peer_result *res)
-{
-    (void)host;
-    (void)bc;
-    (void)reps;
-    (void)r_c;
-    (void)c_c;
-    memset(res, 0, sizeof(*res));
-    snprintf(res->note, sizeof(res->note), "built without CSparse");
-}
-#endif
 
 /* ---------------------------------------------------------------------------------------- */
 /* Output                                                                                   */
@@ -590,10 +369,16 @@ static const char *const usage =
     "  --size      small (default, a minute or two on a small CPU) or large (2D Poisson 300x300,\n"
     "              BA 1000 cameras, 100k points, 6 observations per point)\n";
 
-int main(int argc, char **argv)
+typedef struct options {
+    const char *sel, *csv_path, *backend_sel;
+    int reps, large, list;
+} options;
+
+/* Parses the command line into o (and --clock into bench_clock). @return -1 to go on, else the
+ * program's exit status (--help: 0; a bad argument: 2, after the usage). */
+static int parse_options(int argc, char **argv, options *o)
 {
-    const char *sel = "all", *csv_path = NULL, *backend_sel = "all";
-    int reps = 5, large = 0, list = 0;
+    *o = (options){"all", NULL, "all", 5, 0, 0};
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const int has_v = i + 1 < argc;
@@ -601,22 +386,22 @@ int main(int argc, char **argv)
             fputs(usage, stdout);
             return 0;
         } else if (strcmp(a, "--list") == 0) {
-            list = 1;
+            o->list = 1;
         } else if (strcmp(a, "--case") == 0 && has_v) {
-            sel = argv[++i];
+            o->sel = argv[++i];
         } else if (strcmp(a, "--csv") == 0 && has_v) {
-            csv_path = argv[++i];
+            o->csv_path = argv[++i];
         } else if (strcmp(a, "--backend") == 0 && has_v) {
-            backend_sel = argv[++i];
-            if (strcmp(backend_sel, "cpu") && strcmp(backend_sel, "cuda") &&
-                strcmp(backend_sel, "all")) {
-                fprintf(stderr, "sbm-bench: unknown backend '%s'\n%s", backend_sel, usage);
+            o->backend_sel = argv[++i];
+            if (strcmp(o->backend_sel, "cpu") && strcmp(o->backend_sel, "cuda") &&
+                strcmp(o->backend_sel, "all")) {
+                fprintf(stderr, "sbm-bench: unknown backend '%s'\n%s", o->backend_sel, usage);
                 return 2;
             }
         } else if (strcmp(a, "--size") == 0 && has_v) {
             const char *v = argv[++i];
-            if (strcmp(v, "small") == 0) large = 0;
-            else if (strcmp(v, "large") == 0) large = 1;
+            if (strcmp(v, "small") == 0) o->large = 0;
+            else if (strcmp(v, "large") == 0) o->large = 1;
             else {
                 fprintf(stderr, "sbm-bench: unknown size '%s'\n%s", v, usage);
                 return 2;
@@ -637,7 +422,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "sbm-bench: invalid --reps '%s'\n%s", argv[i], usage);
                 return 2;
             }
-            reps = (int)v;
+            o->reps = (int)v;
         } else {
             fprintf(stderr, "sbm-bench: %s '%s'\n%s",
                     a[0] == '-' && !has_v ? "missing value or unknown option" : "unknown argument",
@@ -645,22 +430,57 @@ int main(int argc, char **argv)
             return 2;
         }
     }
+    return -1;
+}
 
-    case_spec specs[MAX_CASES];
-    const int nspecs = build_specs(large, specs);
-    int nsel = 0;
-    for (int i = 0; i < nspecs; i++) {
-        if (list) printf("%s\n", specs[i].name);
-        nsel += spec_selected(&specs[i], sel);
+/* One case on each backend of ctxs (NULL: not run; 0 CPU, 1 CUDA), the CSparse peer run once,
+ * after the first backend that succeeded told C's block shape. @return the failures. */
+static int bench_one(sbm_ctx *host, sbm_ctx *const ctxs[2], const case_spec *spec, int reps, FILE *csv)
+{
+    bench_case bc;
+    sbm_status st = case_generate(host, spec, &bc);
+    if (st != SBM_SUCCESS) {
+        char note[160];
+        note_error(note, sizeof(note), host, st);
+        printf("%-16s generation failed: %s\n", spec->name, note);
+        return 1;
     }
-    if (list) return 0;
-    if (nsel == 0) {
-        fprintf(stderr, "sbm-bench: no case named '%s' (see --list)\n", sel);
-        return 2;
+    int failures = 0;
+    sbm_result sr[2];
+    peer_result cs;
+    int have_cs = 0;
+    const char *names[2] = {"cpu", "cuda"};
+    for (int b = 0; b < 2; b++) {
+        if (ctxs[b] == NULL) continue;
+        run_sbm(ctxs[b], host, &bc, reps, &sr[b]);
+        /* The peer runs once per case, after sbm told the C block shape. */
+        if (!have_cs && sr[b].ok) {
+            run_csparse(host, &bc, reps, sr[b].rc_, sr[b].cc_, &cs);
+            have_cs = 1;
+        }
+        if (!have_cs) {
+            memset(&cs, 0, sizeof(cs));
+            snprintf(cs.note, sizeof(cs.note), "not run");
+        }
+        const double diff = sr[b].ok ? peer_diff(host, &cs, &sr[b]) : -1.0;
+        report(csv, &bc, names[b], &sr[b], &cs, diff);
+        fflush(stdout);
+        /* an operation a backend does not have yet is reported, not counted as a failure */
+        if ((!sr[b].ok && sr[b].status != SBM_ERR_NOT_SUPPORTED) ||
+            strcmp(cross_check(&sr[b], &cs, diff), "MISMATCH") == 0)
+            failures++;
+        sbm_result_free(&sr[b]);
     }
+    if (have_cs) peer_result_free(&cs);
+    case_free(&bc);
+    return failures;
+}
 
-    /* Backends: CPU always available; CUDA when built in and a device is present. */
-    int use_cpu = strcmp(backend_sel, "cuda") != 0;
+/* Backends: CPU always available; CUDA when built in and a device is present. Creates the host
+ * (CPU) context and, when used, the CUDA one. @return -1 to go on, else the exit status. */
+static int open_backends(const char *backend_sel, int *use_cpu, sbm_ctx **host, sbm_ctx **cuda)
+{
+    *use_cpu = strcmp(backend_sel, "cuda") != 0;
     int use_cuda = strcmp(backend_sel, "cpu") != 0;
     if (use_cuda && sbm_cuda_device_count() == 0) {
         if (strcmp(backend_sel, "cuda") == 0) {
@@ -671,19 +491,42 @@ int main(int argc, char **argv)
         printf("sbm-bench: no CUDA backend/device: CPU only\n");
         use_cuda = 0;
     }
-
-    sbm_ctx *host = NULL, *cuda = NULL;
-    if (sbm_ctx_create(&host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS ||
-        (use_cuda && sbm_ctx_create(&cuda, SBM_BACKEND_CUDA, 0) != SBM_SUCCESS)) {
+    if (sbm_ctx_create(host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS ||
+        (use_cuda && sbm_ctx_create(cuda, SBM_BACKEND_CUDA, 0) != SBM_SUCCESS)) {
         fprintf(stderr, "sbm-bench: %s\n", sbm_ctx_last_error(NULL));
-        sbm_ctx_destroy(host);
+        sbm_ctx_destroy(*host);
         return 1;
     }
+    return -1;
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    int rc = parse_options(argc, argv, &o);
+    if (rc >= 0) return rc;
+
+    case_spec specs[MAX_CASES];
+    const int nspecs = build_specs(o.large, specs);
+    int nsel = 0;
+    for (int i = 0; i < nspecs; i++) {
+        if (o.list) printf("%s\n", specs[i].name);
+        nsel += spec_selected(&specs[i], o.sel);
+    }
+    if (o.list) return 0;
+    if (nsel == 0) {
+        fprintf(stderr, "sbm-bench: no case named '%s' (see --list)\n", o.sel);
+        return 2;
+    }
+
+    sbm_ctx *host = NULL, *cuda = NULL;
+    int use_cpu = 0;
+    if ((rc = open_backends(o.backend_sel, &use_cpu, &host, &cuda)) >= 0) return rc;
     FILE *csv = NULL;
-    if (csv_path != NULL) {
-        csv = fopen(csv_path, "w");
+    if (o.csv_path != NULL) {
+        csv = fopen(o.csv_path, "w");
         if (csv == NULL) {
-            fprintf(stderr, "sbm-bench: cannot write %s: %s\n", csv_path, strerror(errno));
+            fprintf(stderr, "sbm-bench: cannot write %s: %s\n", o.csv_path, strerror(errno));
             sbm_ctx_destroy(cuda);
             sbm_ctx_destroy(host);
             return 1;
@@ -693,7 +536,7 @@ int main(int argc, char **argv)
 #ifndef SBM_BENCH_HAVE_CSPARSE
     printf("sbm-bench: built without CSparse (libsuitesparse-dev): no CSparse column\n");
 #endif
-    if (use_cuda && bench_clock != CLOCK_MONOTONIC) {
+    if (cuda != NULL && bench_clock != CLOCK_MONOTONIC) {
         fprintf(stderr, "sbm-bench: --clock cpu cannot time the CUDA backend; use --backend cpu\n");
         sbm_ctx_destroy(cuda);
         sbm_ctx_destroy(host);
@@ -703,55 +546,18 @@ int main(int argc, char **argv)
     printf("sbm-bench %d.%d.%d: %s sizes, median [min-max] of %d after a warm-up, %s clock, CPU single-threaded; "
            "x = CSparse time / sbm time (exec: plan reused; p+e: plan + execute; 1shot: "
            "sbm_cbc_gemm)\n",
-           SBM_VERSION_MAJOR, SBM_VERSION_MINOR, SBM_VERSION_PATCH, large ? "large" : "small",
-           reps, bench_clock == CLOCK_MONOTONIC ? "wall" : "thread CPU");
+           SBM_VERSION_MAJOR, SBM_VERSION_MINOR, SBM_VERSION_PATCH, o.large ? "large" : "small",
+           o.reps, bench_clock == CLOCK_MONOTONIC ? "wall" : "thread CPU");
     print_header();
 
     int failures = 0;
     const double t_start = wall_s();
-    for (int i = 0; i < nspecs; i++) {
-        if (!spec_selected(&specs[i], sel)) continue;
-        bench_case bc;
-        sbm_status st = case_generate(host, &specs[i], &bc);
-        if (st != SBM_SUCCESS) {
-            char note[160];
-            note_error(note, sizeof(note), host, st);
-            printf("%-16s generation failed: %s\n", specs[i].name, note);
-            failures++;
-            continue;
-        }
-        sbm_result sr[2];
-        peer_result cs;
-        int have_cs = 0;
-        const char *names[2] = {"cpu", "cuda"};
-        sbm_ctx *ctxs[2] = {use_cpu ? host : NULL, use_cuda ? cuda : NULL};
-        for (int b = 0; b < 2; b++) {
-            if (ctxs[b] == NULL) continue;
-            run_sbm(ctxs[b], host, &bc, reps, &sr[b]);
-            /* The peer runs once per case, after sbm told the C block shape. */
-            if (!have_cs && sr[b].ok) {
-                run_csparse(host, &bc, reps, sr[b].rc_, sr[b].cc_, &cs);
-                have_cs = 1;
-            }
-            if (!have_cs) {
-                memset(&cs, 0, sizeof(cs));
-                snprintf(cs.note, sizeof(cs.note), "not run");
-            }
-            const double diff = sr[b].ok ? peer_diff(host, &cs, &sr[b]) : -1.0;
-            report(csv, &bc, names[b], &sr[b], &cs, diff);
-            fflush(stdout);
-            /* an operation a backend does not have yet is reported, not counted as a failure */
-            if ((!sr[b].ok && sr[b].status != SBM_ERR_NOT_SUPPORTED) ||
-                strcmp(cross_check(&sr[b], &cs, diff), "MISMATCH") == 0)
-                failures++;
-            sbm_result_free(&sr[b]);
-        }
-        if (have_cs) peer_result_free(&cs);
-        case_free(&bc);
-    }
+    sbm_ctx *const ctxs[2] = {use_cpu ? host : NULL, cuda};
+    for (int i = 0; i < nspecs; i++)
+        if (spec_selected(&specs[i], o.sel)) failures += bench_one(host, ctxs, &specs[i], o.reps, csv);
     printf("total %.1f s (wall)%s\n", wall_s() - t_start, failures ? "; some cases failed" : "");
     if (csv != NULL && fclose(csv) != 0) {
-        fprintf(stderr, "sbm-bench: error writing %s\n", csv_path);
+        fprintf(stderr, "sbm-bench: error writing %s\n", o.csv_path);
         failures++;
     }
     sbm_ctx_destroy(cuda);

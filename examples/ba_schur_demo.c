@@ -279,95 +279,126 @@ static double compare_upper(const sbm_cbc_info *si, const double *ref, int p)
         }                                                                             \
     } while (0)
 
-/* Run one case. @return 0 ok, 1 check failed or error. */
-static int run_case(const options *o, sbm_backend backend, int check)
+/* Host triplets. U: accumulated per camera here (p*p values per camera); V: one triplet per
+ * observation plus lambda*I per point, summed by sbm_cbc_from_triplets; W: one per observation. */
+typedef struct triplets {
+    int64_t nv;                  /* V's triplets: nobs + npts */
+    int32_t *ubr, *vbr, *wbr, *wbc;
+    double *uval, *vval, *wval;
+} triplets;
+
+static void triplets_free(triplets *T)
 {
-    problem P;
-    if (problem_generate(&P, o) != 0) return 1;
-    const int p = P.p;
-    const int64_t nobs = P.nobs;
-    sbm_ctx *ctx = NULL;
-    sbm_cbc *U = NULL, *V = NULL, *W = NULL, *Vinv = NULL, *Y = NULL, *S = NULL, *Sh = NULL;
-    sbm_ctx *host = NULL;
-    sbm_gemm_plan *plan = NULL;
-    double *ref = NULL;
-    int32_t *ubr = NULL, *vbr = NULL, *wbr = NULL, *wbc = NULL;
-    double *uval = NULL, *vval = NULL, *wval = NULL;
-    int rc = 1;
+    free(T->ubr);
+    free(T->uval);
+    free(T->vbr);
+    free(T->vval);
+    free(T->wbr);
+    free(T->wbc);
+    free(T->wval);
+}
 
-    printf("BA problem: %lld cameras (%d parameters), %lld points, %lld observations, seed %llu, "
-           "backend %s\n",
-           (long long)P.ncam, p, (long long)P.npts, (long long)nobs, (unsigned long long)o->seed,
-           backend == SBM_BACKEND_CUDA ? "cuda" : "cpu");
-
-    /* Host triplets. U: accumulated per camera here (p*p values per camera); V: one triplet per
-     * observation plus lambda*I per point, summed by sbm_cbc_from_triplets; W: one per observation. */
-    const int64_t nv = nobs + P.npts;
-    ubr = malloc(sizeof(int32_t) * (size_t)P.ncam + 1);
-    uval = calloc((size_t)(P.ncam * p * p) + 1, sizeof(double));
-    vbr = malloc(sizeof(int32_t) * (size_t)nv + 1);
-    vval = malloc(sizeof(double) * 9 * (size_t)nv + 1);
-    wbr = malloc(sizeof(int32_t) * (size_t)nobs + 1);
-    wbc = malloc(sizeof(int32_t) * (size_t)nobs + 1);
-    wval = malloc(sizeof(double) * (size_t)(3 * p) * (size_t)nobs + 1);
-    if (!ubr || !uval || !vbr || !vval || !wbr || !wbc || !wval) {
+/* @return 0, or -1 out of memory (said on stderr; T freed by triplets_free either way). */
+static int triplets_build(const problem *P, triplets *T)
+{
+    const int p = P->p;
+    const int64_t nobs = P->nobs;
+    memset(T, 0, sizeof *T);
+    T->nv = nobs + P->npts;
+    T->ubr = malloc(sizeof(int32_t) * (size_t)P->ncam + 1);
+    T->uval = calloc((size_t)(P->ncam * p * p) + 1, sizeof(double));
+    T->vbr = malloc(sizeof(int32_t) * (size_t)T->nv + 1);
+    T->vval = malloc(sizeof(double) * 9 * (size_t)T->nv + 1);
+    T->wbr = malloc(sizeof(int32_t) * (size_t)nobs + 1);
+    T->wbc = malloc(sizeof(int32_t) * (size_t)nobs + 1);
+    T->wval = malloc(sizeof(double) * (size_t)(3 * p) * (size_t)nobs + 1);
+    if (!T->ubr || !T->uval || !T->vbr || !T->vval || !T->wbr || !T->wbc || !T->wval) {
         fprintf(stderr, "ba_schur_demo: out of memory for the triplets\n");
-        goto done;
+        return -1;
     }
     double blk[81];
-    for (int64_t c = 0; c < P.ncam; c++) {
-        ubr[c] = (int32_t)c;
-        for (int i = 0; i < p; i++) uval[c * p * p + i + i * p] = LAMBDA;
+    for (int64_t c = 0; c < P->ncam; c++) {
+        T->ubr[c] = (int32_t)c;
+        for (int i = 0; i < p; i++) T->uval[c * p * p + i + i * p] = LAMBDA;
     }
     for (int64_t k = 0; k < nobs; k++) {
-        atb2(p, p, P.Jc + k * 2 * p, P.Jc + k * 2 * p, blk);
-        for (int e = 0; e < p * p; e++) uval[(int64_t)P.cam[k] * p * p + e] += blk[e];
-        vbr[k] = P.pt[k];
-        atb2(3, 3, P.Jp + k * 6, P.Jp + k * 6, vval + k * 9);
-        wbr[k] = P.cam[k];
-        wbc[k] = P.pt[k];
-        atb2(p, 3, P.Jc + k * 2 * p, P.Jp + k * 6, wval + k * 3 * p);
+        atb2(p, p, P->Jc + k * 2 * p, P->Jc + k * 2 * p, blk);
+        for (int e = 0; e < p * p; e++) T->uval[(int64_t)P->cam[k] * p * p + e] += blk[e];
+        T->vbr[k] = P->pt[k];
+        atb2(3, 3, P->Jp + k * 6, P->Jp + k * 6, T->vval + k * 9);
+        T->wbr[k] = P->cam[k];
+        T->wbc[k] = P->pt[k];
+        atb2(p, 3, P->Jc + k * 2 * p, P->Jp + k * 6, T->wval + k * 3 * p);
     }
-    for (int64_t j = 0; j < P.npts; j++) {
-        vbr[nobs + j] = (int32_t)j;
-        double *d = vval + (nobs + j) * 9;
+    for (int64_t j = 0; j < P->npts; j++) {
+        T->vbr[nobs + j] = (int32_t)j;
+        double *d = T->vval + (nobs + j) * 9;
         memset(d, 0, 9 * sizeof(double));
         d[0] = d[4] = d[8] = LAMBDA;
     }
+    return 0;
+}
 
-    if (sbm_ctx_create(&ctx, backend, 0) != SBM_SUCCESS) {
-        fprintf(stderr, "ba_schur_demo: %s\n", sbm_ctx_last_error(NULL));
-        goto done;
-    }
+/* The library's objects of one case and the clock after each step (t[0]: start). */
+typedef struct schur {
+    sbm_cbc *U, *V, *W, *Vinv, *Y, *S;
+    sbm_gemm_plan *plan;
+    double t[7];
+} schur;
 
-    double t0 = now_s();
-    TRY(ctx, sbm_cbc_from_triplets(ctx, &U, P.ncam, P.ncam, p, p, P.ncam, ubr, ubr, uval));
-    TRY(ctx, sbm_cbc_from_triplets(ctx, &V, P.npts, P.npts, 3, 3, nv, vbr, vbr, vval));
-    TRY(ctx, sbm_cbc_from_triplets(ctx, &W, P.ncam, P.npts, p, 3, nobs, wbr, wbc, wval));
+static void schur_free(schur *s)
+{
+    sbm_gemm_plan_destroy(s->plan);
+    sbm_cbc_destroy(s->S);
+    sbm_cbc_destroy(s->Y);
+    sbm_cbc_destroy(s->Vinv);
+    sbm_cbc_destroy(s->W);
+    sbm_cbc_destroy(s->V);
+    sbm_cbc_destroy(s->U);
+}
+
+/* Assemble U, V, W; V^-1; Y = W V^-1; S = U - Y W^T (plan, execute, execute again), each step
+ * synchronised and timed. @return 0, or 1 on an error (said on stderr). */
+static int schur_compute(sbm_ctx *ctx, const problem *P, const triplets *T, schur *s)
+{
+    const int p = P->p;
+    int rc = 1;
+    s->t[0] = now_s();
+    TRY(ctx, sbm_cbc_from_triplets(ctx, &s->U, P->ncam, P->ncam, p, p, P->ncam, T->ubr, T->ubr, T->uval));
+    TRY(ctx, sbm_cbc_from_triplets(ctx, &s->V, P->npts, P->npts, 3, 3, T->nv, T->vbr, T->vbr, T->vval));
+    TRY(ctx, sbm_cbc_from_triplets(ctx, &s->W, P->ncam, P->npts, p, 3, P->nobs, T->wbr, T->wbc, T->wval));
     TRY(ctx, sbm_ctx_synchronize(ctx));
-    double t1 = now_s();
-    TRY(ctx, sbm_cbc_copy(ctx, V, &Vinv));
-    TRY(ctx, sbm_bdiag_inverse(ctx, V, Vinv));
+    s->t[1] = now_s();
+    TRY(ctx, sbm_cbc_copy(ctx, s->V, &s->Vinv));
+    TRY(ctx, sbm_bdiag_inverse(ctx, s->V, s->Vinv));
     TRY(ctx, sbm_ctx_synchronize(ctx));
-    double t2 = now_s();
-    TRY(ctx, sbm_cbc_copy(ctx, W, &Y));
-    TRY(ctx, sbm_bdiag_scale(ctx, SBM_SIDE_RIGHT, Vinv, W, Y));
+    s->t[2] = now_s();
+    TRY(ctx, sbm_cbc_copy(ctx, s->W, &s->Y));
+    TRY(ctx, sbm_bdiag_scale(ctx, SBM_SIDE_RIGHT, s->Vinv, s->W, s->Y));
     TRY(ctx, sbm_ctx_synchronize(ctx));
-    double t3 = now_s();
-    TRY(ctx, sbm_cbc_gemm_plan(ctx, SBM_OP_N, Y, SBM_OP_T, W, U, SBM_GEMM_UPPER, &plan, &S));
+    s->t[3] = now_s();
+    TRY(ctx, sbm_cbc_gemm_plan(ctx, SBM_OP_N, s->Y, SBM_OP_T, s->W, s->U, SBM_GEMM_UPPER, &s->plan, &s->S));
     TRY(ctx, sbm_ctx_synchronize(ctx));
-    double t4 = now_s();
-    TRY(ctx, sbm_cbc_gemm_execute(ctx, plan, -1.0, Y, W, U, S));
+    s->t[4] = now_s();
+    TRY(ctx, sbm_cbc_gemm_execute(ctx, s->plan, -1.0, s->Y, s->W, s->U, s->S));
     TRY(ctx, sbm_ctx_synchronize(ctx));
-    double t5 = now_s();
+    s->t[5] = now_s();
     /* An LM iteration changes values, not the pattern: a second execute reuses the plan. */
-    TRY(ctx, sbm_cbc_gemm_execute(ctx, plan, -1.0, Y, W, U, S));
+    TRY(ctx, sbm_cbc_gemm_execute(ctx, s->plan, -1.0, s->Y, s->W, s->U, s->S));
     TRY(ctx, sbm_ctx_synchronize(ctx));
-    double t6 = now_s();
+    s->t[6] = now_s();
+    rc = 0;
+done:
+    return rc;
+}
 
-    sbm_gemm_plan_info pi = sbm_gemm_plan_get_info(plan);
-    sbm_cbc_info wi = sbm_cbc_get_info(W);
-    sbm_cbc_info si = sbm_cbc_get_info(S);
+/* The shapes of W and S, the product's size and each step's time. */
+static void schur_report(int p, const schur *s)
+{
+    const double *t = s->t;
+    sbm_gemm_plan_info pi = sbm_gemm_plan_get_info(s->plan);
+    sbm_cbc_info wi = sbm_cbc_get_info(s->W);
+    sbm_cbc_info si = sbm_cbc_get_info(s->S);
     const double flops = 2.0 * p * 3 * p * (double)pi.products;
     printf("  W: %lld x %lld blocks of %dx3, nnzb %lld\n", (long long)wi.nbr, (long long)wi.nbc, p,
            (long long)wi.nnzb);
@@ -377,60 +408,81 @@ static int run_case(const options *o, sbm_backend backend, int check)
            (long long)pi.products, p, p, pi.fast_path ? "fast" : "generic", (long long)pi.slices,
            pi.slices == 1 ? "" : "s", flops * 1e-9);
     printf("  %-34s %10s\n", "step", "time [ms]");
-    printf("  %-34s %10.3f\n", "assemble U, V, W (from triplets)", 1e3 * (t1 - t0));
-    printf("  %-34s %10.3f\n", "V^-1 (bdiag_inverse)", 1e3 * (t2 - t1));
-    printf("  %-34s %10.3f\n", "Y = W V^-1 (bdiag_scale)", 1e3 * (t3 - t2));
-    printf("  %-34s %10.3f\n", "S = U - Y W^T: plan", 1e3 * (t4 - t3));
-    printf("  %-34s %10.3f   %.2f GFLOP/s\n", "S = U - Y W^T: execute", 1e3 * (t5 - t4),
-           t5 > t4 ? flops * 1e-9 / (t5 - t4) : 0.0);
-    printf("  %-34s %10.3f   %.2f GFLOP/s\n", "  again (plan reused)", 1e3 * (t6 - t5),
-           t6 > t5 ? flops * 1e-9 / (t6 - t5) : 0.0);
-    printf("  %-34s %10.3f\n", "total (first pass)", 1e3 * (t5 - t0));
+    printf("  %-34s %10.3f\n", "assemble U, V, W (from triplets)", 1e3 * (t[1] - t[0]));
+    printf("  %-34s %10.3f\n", "V^-1 (bdiag_inverse)", 1e3 * (t[2] - t[1]));
+    printf("  %-34s %10.3f\n", "Y = W V^-1 (bdiag_scale)", 1e3 * (t[3] - t[2]));
+    printf("  %-34s %10.3f\n", "S = U - Y W^T: plan", 1e3 * (t[4] - t[3]));
+    printf("  %-34s %10.3f   %.2f GFLOP/s\n", "S = U - Y W^T: execute", 1e3 * (t[5] - t[4]),
+           t[5] > t[4] ? flops * 1e-9 / (t[5] - t[4]) : 0.0);
+    printf("  %-34s %10.3f   %.2f GFLOP/s\n", "  again (plan reused)", 1e3 * (t[6] - t[5]),
+           t[6] > t[5] ? flops * 1e-9 / (t[6] - t[5]) : 0.0);
+    printf("  %-34s %10.3f\n", "total (first pass)", 1e3 * (t[5] - t[0]));
+}
 
-    if (check) {
-        ref = dense_reference(&P);
-        if (!ref) {
-            fprintf(stderr, "ba_schur_demo: out of memory for the dense reference\n");
-            goto done;
-        }
-        if (sbm_ctx_create(&host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS) {
-            fprintf(stderr, "ba_schur_demo: %s\n", sbm_ctx_last_error(NULL));
-            goto done;
-        }
-        TRY(host, sbm_cbc_copy(host, S, &Sh)); /* a download for CUDA, a copy on CPU */
-        sbm_cbc_info hi = sbm_cbc_get_info(Sh);
-        double err = compare_upper(&hi, ref, p);
-        if (err >= 0.0 && err <= CHECK_TOL) {
-            printf("  check against dense U - W V^-1 W^T: max relative error %.3e\n", err);
-            printf("check: PASSED\n");
-        } else {
-            if (err >= 0.0 || err != err) /* NaN: print it too */
-                printf("  check against dense U - W V^-1 W^T: max relative error %.3e (tolerance "
-                       "%.0e)\n", err, CHECK_TOL);
-            printf("check: FAILED\n");
-            goto done;
-        }
+/* S (on any backend) against the dense U - W V^-1 W^T. @return 0 passed, 1 failed or error. */
+static int schur_check(const problem *P, const sbm_cbc *S)
+{
+    sbm_ctx *host = NULL;
+    sbm_cbc *Sh = NULL;
+    double *ref = dense_reference(P);
+    int rc = 1;
+    if (!ref) {
+        fprintf(stderr, "ba_schur_demo: out of memory for the dense reference\n");
+        goto done;
+    }
+    if (sbm_ctx_create(&host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS) {
+        fprintf(stderr, "ba_schur_demo: %s\n", sbm_ctx_last_error(NULL));
+        goto done;
+    }
+    TRY(host, sbm_cbc_copy(host, S, &Sh)); /* a download for CUDA, a copy on CPU */
+    sbm_cbc_info hi = sbm_cbc_get_info(Sh);
+    double err = compare_upper(&hi, ref, P->p);
+    if (err >= 0.0 && err <= CHECK_TOL) {
+        printf("  check against dense U - W V^-1 W^T: max relative error %.3e\n", err);
+        printf("check: PASSED\n");
+    } else {
+        if (err >= 0.0 || err != err) /* NaN: print it too */
+            printf("  check against dense U - W V^-1 W^T: max relative error %.3e (tolerance "
+                   "%.0e)\n", err, CHECK_TOL);
+        printf("check: FAILED\n");
+        goto done;
     }
     rc = 0;
 done:
-    sbm_gemm_plan_destroy(plan);
     sbm_cbc_destroy(Sh);
-    sbm_cbc_destroy(S);
-    sbm_cbc_destroy(Y);
-    sbm_cbc_destroy(Vinv);
-    sbm_cbc_destroy(W);
-    sbm_cbc_destroy(V);
-    sbm_cbc_destroy(U);
     sbm_ctx_destroy(host);
-    sbm_ctx_destroy(ctx);
     free(ref);
-    free(ubr);
-    free(uval);
-    free(vbr);
-    free(vval);
-    free(wbr);
-    free(wbc);
-    free(wval);
+    return rc;
+}
+
+/* Run one case. @return 0 ok, 1 check failed or error. */
+static int run_case(const options *o, sbm_backend backend, int check)
+{
+    problem P;
+    if (problem_generate(&P, o) != 0) return 1;
+    sbm_ctx *ctx = NULL;
+    triplets T;
+    schur s;
+    memset(&s, 0, sizeof s);
+    int rc = 1;
+
+    printf("BA problem: %lld cameras (%d parameters), %lld points, %lld observations, seed %llu, "
+           "backend %s\n",
+           (long long)P.ncam, P.p, (long long)P.npts, (long long)P.nobs, (unsigned long long)o->seed,
+           backend == SBM_BACKEND_CUDA ? "cuda" : "cpu");
+    if (triplets_build(&P, &T) != 0) goto done;
+    if (sbm_ctx_create(&ctx, backend, 0) != SBM_SUCCESS) {
+        fprintf(stderr, "ba_schur_demo: %s\n", sbm_ctx_last_error(NULL));
+        goto done;
+    }
+    if (schur_compute(ctx, &P, &T, &s) != 0) goto done;
+    schur_report(P.p, &s);
+    if (check && schur_check(&P, s.S) != 0) goto done;
+    rc = 0;
+done:
+    schur_free(&s);
+    sbm_ctx_destroy(ctx);
+    triplets_free(&T);
     problem_free(&P);
     return rc;
 }
