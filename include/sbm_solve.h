@@ -14,8 +14,41 @@ typedef enum sbm_linear_solver {
     SBM_LINEAR_AUTO = 0,            /* dense Cholesky up to dense_max_dim unknowns, else PCG */
     SBM_LINEAR_DENSE_CHOLESKY = 1,  /* LAPACKE dpotrf/dpotrs on the host */
     SBM_LINEAR_PCG = 2,             /* PCG, block-Jacobi, on the explicit S or Lambda */
-    SBM_LINEAR_PCG_MATRIX_FREE = 3  /* BA: PCG with S*x = U x - W V^-1 W^T x, S never formed */
+    SBM_LINEAR_PCG_MATRIX_FREE = 3, /* BA: PCG with S*x = U x - W V^-1 W^T x, S never formed */
+    SBM_LINEAR_SPARSE_CHOLESKY = 4  /* supernodal block Cholesky (sbm_chol_*) on S or Lambda */
 } sbm_linear_solver;
+
+/* The nonlinear method of a solver that offers more than one (SLAM). */
+typedef enum sbm_solver_method {
+    SBM_METHOD_LEVENBERG_MARQUARDT = 0, /* gain-ratio damping; a failed factorisation is a
+                                         * rejected step */
+    SBM_METHOD_GAUSS_NEWTON = 1         /* with a backtracking line search */
+} sbm_solver_method;
+
+/* Why a nonlinear solve stopped (sbm_solver_summary.stop_reason). */
+typedef enum sbm_stop_reason {
+    SBM_STOP_NONE = 0,                /* not run (no iteration was possible: no unknowns) */
+    SBM_STOP_FUNCTION_TOLERANCE = 1,  /* converged: |cost change| <= function_tolerance * cost */
+    SBM_STOP_GRADIENT_TOLERANCE = 2,  /* converged: max |gradient| <= gradient_tolerance */
+    SBM_STOP_PARAMETER_TOLERANCE = 3, /* converged: |step| <= parameter_tolerance * (|x| + tol) */
+    SBM_STOP_ZERO_COST = 4,           /* converged: the cost is zero */
+    SBM_STOP_MAX_ITERATIONS = 5,      /* not converged: max_iterations reached */
+    SBM_STOP_NO_PROGRESS = 6          /* not converged: no step lowers the cost (LM: lambda
+                                       * above its limit; GN: the line search failed) */
+} sbm_stop_reason;
+
+/* "function tolerance", "gradient tolerance", ..., or "unknown stop reason". */
+const char *sbm_stop_reason_name(sbm_stop_reason reason);
+/* 1 for the converged reasons (function, gradient, parameter tolerance, zero cost). */
+int sbm_stop_reason_converged(sbm_stop_reason reason);
+
+/* Damping added to the diagonal of a symmetric matrix before it is factored. */
+typedef enum sbm_damping {
+    SBM_DAMPING_NONE = 0,     /* A itself */
+    SBM_DAMPING_IDENTITY = 1, /* A + lambda I (g2o's Levenberg-Marquardt) */
+    SBM_DAMPING_DIAGONAL = 2  /* every diagonal entry d -> d + lambda*min(max(d, 1e-6), 1e32)
+                               * (Marquardt's scaling, as Ceres and sbm_ba_set_damping do) */
+} sbm_damping;
 
 /* One iteration: one step tried (Levenberg-Marquardt: accepted or rejected; Gauss-Newton:
  * the step after the backtracking line search). Times in seconds, measured with the context
@@ -26,6 +59,11 @@ typedef struct sbm_iteration_report {
     double cost;            /* cost after it (= cost_before for a rejected step) */
     double lambda;          /* damping used (LM), or the step length (GN line search) */
     int accepted;           /* 1 if the step was taken */
+    int linear_failed;      /* 1 if the linear solve failed (not positive definite): a rejected
+                             * step */
+    int linear_capped;      /* 1 if an iterative linear solve stopped at its iteration cap */
+    double gradient_norm;   /* max |gradient| at the start of the iteration */
+    double step_norm;       /* |step| (0 when no step was computed) */
     int linear_iterations;  /* PCG iterations (0 for dense Cholesky) */
     double linear_residual; /* relative residual of the linear solve */
     double time_linearize;  /* residuals, Jacobians, upload (0 when reused) */
@@ -45,6 +83,9 @@ typedef struct sbm_solver_options {
     double pcg_tolerance;          /* PCG stops at |r| <= tol * |rhs| */
     double initial_lambda;         /* LM: first damping */
     double function_tolerance;     /* stop when |cost change| <= tol * cost */
+    double gradient_tolerance;     /* stop when max |gradient| <= tol */
+    double parameter_tolerance;    /* stop when |step| <= tol * (|x| + tol) */
+    sbm_solver_method method;      /* SLAM: Levenberg-Marquardt (default) or Gauss-Newton */
     sbm_iteration_callback callback; /* called after every iteration (may be NULL) */
     void *user;                    /* passed to callback */
 } sbm_solver_options;
@@ -64,7 +105,71 @@ typedef struct sbm_solver_summary {
     double time_solve;
     double time_update;
     sbm_linear_solver linear_solver; /* the solver used (AUTO resolved) */
+    sbm_stop_reason stop_reason;     /* why it stopped */
+    int linear_failures;             /* linear solves that failed (each a rejected step) */
+    int linear_capped;               /* iterative linear solves that hit their cap */
+    double final_gradient_norm;      /* max |gradient| at the returned parameters (when known) */
 } sbm_solver_summary;
+
+/* ---- Sparse block Cholesky ------------------------------------------------------------------ */
+
+/* A = L L^T for a symmetric positive definite block matrix A given by its upper block triangle
+ * (square b x b blocks, nb x nb blocks; diagonal blocks stored whole), in the context's memory.
+ * Plan / factor / solve, like the SpGEMM:
+ *   - sbm_chol_plan, once per sparsity pattern: a fill-reducing ordering of the block graph
+ *     (AMD), the elimination tree, block column counts and supernodes of block columns with
+ *     relaxed amalgamation;
+ *   - sbm_chol_factor, for every new set of values: the numeric factorisation of A + damping
+ *     (Levenberg-Marquardt refactors with a new lambda without planning again);
+ *   - sbm_chol_solve: one or many right-hand sides.
+ * On the CPU the supernodes are factored with LAPACKE/OpenBLAS; on a CUDA context the factor
+ * and the solves stay on the device. */
+typedef struct sbm_chol sbm_chol;
+
+typedef enum sbm_chol_ordering {
+    SBM_CHOL_ORDERING_AMD = 0,    /* approximate minimum degree of the block graph (SuiteSparse AMD) */
+    SBM_CHOL_ORDERING_NATURAL = 1 /* the block columns as given */
+} sbm_chol_ordering;
+
+typedef struct sbm_chol_options {
+    sbm_chol_ordering ordering;
+    /* relaxed amalgamation: a child supernode is merged into its parent while the merged front
+     * has at most this fraction of explicit zeros (0 turns amalgamation off) */
+    double relax_zeros;
+    int64_t relax_max_columns;    /* merged supernodes have at most this many block columns */
+} sbm_chol_options;
+
+/* AMD, relax_zeros 0.2, relax_max_columns 64. */
+sbm_chol_options sbm_chol_default_options(void);
+
+typedef struct sbm_chol_info {
+    int64_t block_columns;   /* nb */
+    int block_size;          /* b */
+    int64_t supernodes;      /* after amalgamation */
+    int64_t factor_values;   /* doubles stored for L (explicit zeros of amalgamation included) */
+    int64_t max_front;       /* rows (scalars) of the largest frontal matrix */
+    double flops;            /* floating-point operations of one factorisation */
+    const int64_t *perm;     /* host, nb: perm[k] = block column of A eliminated k-th */
+    int64_t failed_column;   /* block column of A (A's numbering) where the last factorisation
+                              * found A not positive definite, or -1 */
+    int factored;            /* 1 once a factorisation succeeded and no later one failed */
+} sbm_chol_info;
+
+/* Symbolic phase for A's pattern. options may be NULL (defaults). */
+sbm_status sbm_chol_plan(sbm_ctx *ctx, const sbm_cbc *A, const sbm_chol_options *options,
+                         sbm_chol **chol);
+/* Numeric phase: L L^T = A + damping(lambda) for A with the planned pattern.
+ * @return SBM_ERR_NOT_POSITIVE_DEFINITE naming the block column of A (info.failed_column) where
+ * a pivot is not positive; the factor is then unusable until a factorisation succeeds. Never
+ * yields NaN: a non-finite pivot is reported the same way. */
+sbm_status sbm_chol_factor(sbm_ctx *ctx, sbm_chol *chol, const sbm_cbc *A, sbm_damping damping,
+                           double lambda);
+/* X = (A + damping)^-1 B for nrhs column-major right-hand sides (context memory, leading
+ * dimensions ldb, ldx >= n = nb*b). X may be B (in place). */
+sbm_status sbm_chol_solve(sbm_ctx *ctx, const sbm_chol *chol, int64_t nrhs, const double *B,
+                          int64_t ldb, double *X, int64_t ldx);
+sbm_chol_info sbm_chol_get_info(const sbm_chol *chol);
+void sbm_chol_destroy(sbm_chol *chol);
 
 #ifdef __cplusplus
 }

@@ -283,6 +283,9 @@ sbm_status sbm__validate_csr_host(sbm_ctx *ctx, const char *arg, int64_t m, int6
 
 /* Each backend fills one table; the front end checks arguments and dispatches through it.
  * Operands are already checked (non-NULL, right backend, shapes agree) when these are called. */
+struct sbm__chol_symbolic; /* src/core/chol_internal.h */
+struct sbm__chol_numeric;
+
 typedef struct sbm__backend_ops {
     const char *name;
     /* memory space */
@@ -356,6 +359,22 @@ typedef struct sbm__backend_ops {
     sbm_status (*vec_axpy)(sbm_ctx *ctx, int64_t n, double a, const double *x, double *y);
     sbm_status (*vec_xpay)(sbm_ctx *ctx, int64_t n, const double *x, double a, double *y);
     sbm_status (*vec_scale)(sbm_ctx *ctx, int64_t n, double a, double *x);
+
+    /* sparse block Cholesky numeric phase (symbolic analysis by src/solve/, chol_internal.h).
+     * chol_factor assembles A (upper block triangle, the planned pattern) plus the damping into
+     * the fronts and factors them; when a pivot is not positive (or not finite) it returns
+     * SBM_ERR_NOT_POSITIVE_DEFINITE *without* a message and sets *failed to the new block
+     * column where it happened (the front end names it). chol_solve: X = (LL^T)^-1 B in A's
+     * numbering, B and X in the backend's memory, X may be B. */
+    sbm_status (*chol_numeric_create)(sbm_ctx *ctx, const struct sbm__chol_symbolic *sym,
+                                      struct sbm__chol_numeric **num);
+    sbm_status (*chol_factor)(sbm_ctx *ctx, const struct sbm__chol_symbolic *sym,
+                              struct sbm__chol_numeric *num, const sbm_cbc *A,
+                              int damping /* sbm_damping */, double lambda, int64_t *failed);
+    sbm_status (*chol_solve)(sbm_ctx *ctx, const struct sbm__chol_symbolic *sym,
+                             const struct sbm__chol_numeric *num, int64_t nrhs, const double *B,
+                             int64_t ldb, double *X, int64_t ldx);
+    void (*chol_numeric_destroy)(struct sbm__chol_numeric *num);
 } sbm__backend_ops;
 
 /* Plans start with this header so the front end can check and dispatch them. */

@@ -19,6 +19,26 @@ sbm_solver_options sbm_solver_default_options(void)
     return o;
 }
 
+const char *sbm_stop_reason_name(sbm_stop_reason reason)
+{
+    switch (reason) {
+    case SBM_STOP_NONE: return "not run";
+    case SBM_STOP_FUNCTION_TOLERANCE: return "function tolerance";
+    case SBM_STOP_GRADIENT_TOLERANCE: return "gradient tolerance";
+    case SBM_STOP_PARAMETER_TOLERANCE: return "parameter tolerance";
+    case SBM_STOP_ZERO_COST: return "zero cost";
+    case SBM_STOP_MAX_ITERATIONS: return "iteration limit";
+    case SBM_STOP_NO_PROGRESS: return "no progress";
+    }
+    return "unknown stop reason";
+}
+
+int sbm_stop_reason_converged(sbm_stop_reason reason)
+{
+    return reason == SBM_STOP_FUNCTION_TOLERANCE || reason == SBM_STOP_GRADIENT_TOLERANCE ||
+           reason == SBM_STOP_PARAMETER_TOLERANCE || reason == SBM_STOP_ZERO_COST;
+}
+
 sbm_status sbm__check_solver_options(sbm_ctx *ctx, const sbm_solver_options *o)
 {
     if (o->max_iterations < 0)

@@ -1,0 +1,77 @@
+/* The symbolic factorisation of the sparse block Cholesky, shared by the front end (src/solve/,
+ * which computes it) and the backends (src/cpu/, src/cuda/, which factor and solve from it).
+ *
+ * Multifrontal layout. Block columns are renumbered by perm (new k = old perm[k]). A supernode s
+ * owns the consecutive new block columns sup_col[s] .. sup_col[s+1]-1 (k_s of them). Its front
+ * has m_s block rows, sup_rows[sup_rowptr[s] .. sup_rowptr[s+1]-1], ascending: first its own
+ * k_s columns, then the m_s - k_s rows below them where L has nonzero blocks. In scalars the
+ * front is (m_s b) x (m_s b); its first k_s b columns, rows 0 .. m_s b - 1, are the panel of L
+ * that the factorisation keeps (column-major, leading dimension m_s b, at L_ptr[s] in the
+ * factor's values); the lower-right ((m_s - k_s) b)^2 part is the update matrix passed to the
+ * parent (extend-add). Supernodes are numbered in a postorder: every child before its parent.
+ */
+#ifndef SBM_CHOL_INTERNAL_H
+#define SBM_CHOL_INTERNAL_H
+
+#include <stdint.h>
+
+#include "sbm.h"
+
+typedef struct sbm__chol_symbolic {
+    int64_t nb;           /* block columns of A */
+    int b;                /* block size */
+    int64_t n;            /* nb * b */
+    int64_t *perm;        /* [nb] new -> old block column */
+    int64_t *iperm;       /* [nb] old -> new */
+
+    int64_t nsuper;       /* supernodes, in postorder */
+    int64_t *sup_col;     /* [nsuper+1] first new block column of each supernode */
+    int64_t *sup_rowptr;  /* [nsuper+1] into sup_rows */
+    int64_t *sup_rows;    /* new block rows of each front, ascending (own columns first) */
+    int64_t *sup_parent;  /* [nsuper] parent supernode, -1 for a root */
+    int64_t *col_sup;     /* [nb] supernode of each new block column */
+    int64_t *L_ptr;       /* [nsuper+1] offset (doubles) of each panel in the factor values;
+                           * L_ptr[nsuper] = doubles of the whole factor */
+
+    /* assembly of A (upper block triangle, nnzb_A stored blocks, A's storage order): block t
+     * adds into the panel entry at a_dst[t] (the destination's (0,0) scalar, an offset in the
+     * factor values; the destination block is b x b with leading dimension m_s b of its
+     * supernode a_sup[t]); a_trans[t] = 1 when the destination takes the block transposed
+     * (the stored block lies above the diagonal after renumbering). Diagonal blocks are stored
+     * whole; only their lower triangle is read. */
+    int64_t nnzb_A;
+    int64_t *a_dst;       /* [nnzb_A] */
+    int64_t *a_sup;       /* [nnzb_A] */
+    uint8_t *a_trans;     /* [nnzb_A] */
+    /* block columns of A without a stored diagonal block count as a zero diagonal block */
+
+    /* extend-add: update block row u (0 .. m_s - k_s - 1) of supernode s lands at front block row
+     * rel[rel_ptr[s] + u] of its parent (an index into the parent's sup_rows) */
+    int64_t *rel_ptr;     /* [nsuper+1] */
+    int64_t *rel;
+
+    /* levels of the supernodal tree (leaves at level 0; a node's level exceeds its children's):
+     * the supernodes of one level are independent and may be factored together */
+    int64_t nlevels;
+    int64_t *level_ptr;   /* [nlevels+1] into level_sup */
+    int64_t *level_sup;   /* supernodes level by level */
+
+    int64_t max_front;    /* largest m_s b */
+    int64_t max_update;   /* largest (m_s - k_s) b */
+    double flops;         /* of one numeric factorisation */
+    sbm_allocator alloc;  /* host allocator of every array above */
+} sbm__chol_symbolic;
+
+/* Backend numeric state (opaque to the front end). */
+typedef struct sbm__chol_numeric sbm__chol_numeric;
+
+/* Values of sbm_damping (sbm_solve.h, a layer above the backends), for the backends. */
+#define SBM__DAMPING_NONE 0
+#define SBM__DAMPING_IDENTITY 1
+#define SBM__DAMPING_DIAGONAL 2
+
+/* The damping rule of SBM_DAMPING_DIAGONAL (shared by every backend and sbm_ba_set_damping). */
+#define SBM__DAMP_MIN_DIAGONAL 1e-6
+#define SBM__DAMP_MAX_DIAGONAL 1e32
+
+#endif /* SBM_CHOL_INTERNAL_H */
