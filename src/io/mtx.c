@@ -18,53 +18,17 @@
  *     before anything is allocated, so a corrupt size line cannot ask for terabytes. A compressed
  *     file's decompressed size is unknown (bzip2 can expand a million-fold): there the entries
  *     are reserved as they arrive instead, which bounds memory by what the file really holds.
- *   - Numbers are parsed and printed in the "C" numeric locale whatever the caller's locale is
- *     (POSIX newlocale/uselocale, per thread), so a German locale cannot turn "0.5" into 0.
- *   - Writer: "%.17g" round-trips every finite double exactly. Non-finite values are refused
- *     (SBM_ERR_NOT_FINITE): the reader would reject the file, and a file sbm cannot read back is
- *     worse than an error. The file is written to path.tmp.XXXXXX and renamed, so readers never
- *     see a half-written file and a failure leaves nothing behind; an existing file's permission
- *     bits are kept, a new file gets 0644 (mkstemp's 0600 would surprise); a symbolic link at
- *     path is replaced by the file, not followed. */
-#define _POSIX_C_SOURCE 200809L
-
+ *   - Numbers are parsed in the "C" numeric locale whatever the caller's locale is (the line
+ *     reader switches to it, per thread), so a German locale cannot turn "0.5" into 0.
+ *   - The writer is in mtx_write.c. */
 #include "io_internal.h"
 
 #include <errno.h>
 #include <inttypes.h>
-#include <locale.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-/* ---------------------------------------------------------------------------------------- */
-/* Locale                                                                                   */
-/* ---------------------------------------------------------------------------------------- */
-
-typedef struct mtx_locale {
-    locale_t c;   /* the "C" numeric locale, (locale_t)0 if it could not be made */
-    locale_t old; /* the thread's locale before */
-} mtx_locale;
-
-static void mtx_locale_begin(mtx_locale *l)
-{
-    /* If newlocale fails (no memory) we fall back to the caller's locale, which is "C" unless
-     * the program called setlocale: degraded only for such programs, never wrong for others. */
-    l->c = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-    l->old = l->c ? uselocale(l->c) : (locale_t)0;
-}
-
-static void mtx_locale_end(mtx_locale *l)
-{
-    if (l->c) {
-        uselocale(l->old);
-        freelocale(l->c);
-    }
-}
 
 #define MTX_TOKEN_SHOWN 40 /* longest token quoted in a message */
 
@@ -584,151 +548,5 @@ done:
     sbm__host_free(ctx, rowptr);
     sbm__host_free(ctx, colind);
     sbm__host_free(ctx, values);
-    return st;
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* Writer                                                                                   */
-/* ---------------------------------------------------------------------------------------- */
-
-/* Write host CSR arrays to path through a temporary file in the same directory. arg names the
- * matrix argument in messages. */
-static sbm_status mtx_write_host(sbm_ctx *ctx, const char *path, const char *arg, int64_t m,
-                                 int64_t n, const int64_t *rowptr, const int32_t *colind,
-                                 const double *values)
-{
-    const int64_t nnz = rowptr[m];
-    for (int64_t i = 0; i < m; i++)
-        for (int64_t q = rowptr[i]; q < rowptr[i + 1]; q++)
-            if (!isfinite(values[q]))
-                return sbm__error(ctx, SBM_ERR_NOT_FINITE,
-                                  "argument %s: entry (%" PRId64 ",%" PRId32 ") (1-based) is %g; "
-                                  "'%s' is not written because Matrix Market files read by sbm "
-                                  "hold finite values only",
-                                  arg, i + 1, colind[q] + 1, values[q], path);
-
-    static const char suffix[] = ".tmp.XXXXXX";
-    const size_t plen = strlen(path);
-    char *tmp = sbm__host_alloc(ctx, plen + sizeof suffix, "temporary file name");
-    if (!tmp) return SBM_ERR_OUT_OF_MEMORY;
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, suffix, sizeof suffix);
-
-    sbm_status st = SBM_SUCCESS;
-    FILE *f = NULL;
-    int created = 0, err = 0;
-    const char *step = "";
-    mtx_locale loc;
-    mtx_locale_begin(&loc);
-
-    const int fd = mkstemp(tmp);
-    if (fd < 0) {
-        err = errno;
-        st = sbm__error(ctx, SBM_ERR_IO, "cannot create the temporary file '%s' for '%s': %s", tmp,
-                        path, strerror(err));
-        goto done;
-    }
-    created = 1;
-    struct stat old;
-    (void)fchmod(fd, stat(path, &old) == 0 ? (old.st_mode & 07777) : 0644); /* cosmetic only */
-    f = fdopen(fd, "w");
-    if (!f) {
-        err = errno;
-        close(fd);
-        step = "open";
-        goto io_error;
-    }
-    setvbuf(f, NULL, _IOFBF, (size_t)1 << 16);
-
-    step = "write";
-    if (fprintf(f, "%%%%MatrixMarket matrix coordinate real general\n") < 0 ||
-        fprintf(f, "%" PRId64 " %" PRId64 " %" PRId64 "\n", m, n, nnz) < 0)
-        goto io_error_errno;
-    for (int64_t i = 0; i < m; i++)
-        for (int64_t q = rowptr[i]; q < rowptr[i + 1]; q++)
-            if (fprintf(f, "%" PRId64 " %" PRId32 " %.17g\n", i + 1, colind[q] + 1, values[q]) < 0)
-                goto io_error_errno;
-    if (fflush(f) != 0) goto io_error_errno;
-    step = "close";
-    {
-        const int rc = fclose(f);
-        f = NULL;
-        if (rc != 0) goto io_error_errno;
-    }
-    if (rename(tmp, path) != 0) {
-        err = errno;
-        st = sbm__error(ctx, SBM_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path,
-                        strerror(err));
-        goto done;
-    }
-    created = 0; /* it is path now */
-    goto done;
-
-io_error_errno:
-    err = errno;
-io_error:
-    st = sbm__error(ctx, SBM_ERR_IO, "cannot %s the temporary file '%s' for '%s': %s", step, tmp,
-                    path, strerror(err));
-done:
-    if (f) fclose(f);
-    if (created) unlink(tmp);
-    mtx_locale_end(&loc);
-    sbm__host_free(ctx, tmp);
-    return st;
-}
-
-/* Write A (in ctx's memory space) to path; device arrays are copied to the host first. */
-static sbm_status mtx_write_csr(sbm_ctx *ctx, const char *path, const char *arg, const sbm_csr *A)
-{
-    if (ctx->backend == SBM_BACKEND_CPU)
-        return mtx_write_host(ctx, path, arg, A->m, A->n, A->rowptr, A->colind, A->values);
-
-    sbm_status st = SBM_SUCCESS;
-    int64_t *rowptr =
-        sbm__host_alloc(ctx, ((size_t)A->m + 1) * sizeof(int64_t), "host row pointers");
-    int32_t *colind = rowptr ? sbm__host_alloc(ctx, (size_t)A->nnz * sizeof(int32_t),
-                                               "host column indices")
-                             : NULL;
-    double *values = colind ? sbm__host_alloc(ctx, (size_t)A->nnz * sizeof(double), "host values")
-                            : NULL;
-    if (!values) {
-        st = SBM_ERR_OUT_OF_MEMORY;
-        goto done;
-    }
-    st = ctx->ops->copy(ctx, rowptr, A->rowptr, ((size_t)A->m + 1) * sizeof(int64_t), 1);
-    if (st == SBM_SUCCESS && A->nnz > 0)
-        st = ctx->ops->copy(ctx, colind, A->colind, (size_t)A->nnz * sizeof(int32_t), 1);
-    if (st == SBM_SUCCESS && A->nnz > 0)
-        st = ctx->ops->copy(ctx, values, A->values, (size_t)A->nnz * sizeof(double), 1);
-    if (st == SBM_SUCCESS) st = ctx->ops->synchronize(ctx);
-    if (st == SBM_SUCCESS) st = mtx_write_host(ctx, path, arg, A->m, A->n, rowptr, colind, values);
-done:
-    sbm__host_free(ctx, rowptr);
-    sbm__host_free(ctx, colind);
-    sbm__host_free(ctx, values);
-    return st;
-}
-
-sbm_status sbm_csr_write_mtx(sbm_ctx *ctx, const char *path, const sbm_csr *A)
-{
-    SBM__ENTER(ctx, "sbm_csr_write_mtx");
-    if (!path) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument path is NULL");
-    SBM__TRY(sbm__check_csr_arg(ctx, "A", A));
-    return mtx_write_csr(ctx, path, "A", A);
-}
-
-sbm_status sbm_cbc_write_mtx(sbm_ctx *ctx, const char *path, const sbm_cbc *A)
-{
-    SBM__ENTER(ctx, "sbm_cbc_write_mtx");
-    if (!path) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument path is NULL");
-    SBM__TRY(sbm__check_cbc_arg(ctx, "A", A));
-    if (!ctx->ops->cbc_to_csr)
-        return sbm__error(ctx, SBM_ERR_NOT_SUPPORTED,
-                          "the CBC to CSR conversion is not available on the %s backend",
-                          ctx->ops->name);
-    sbm_csr *S = NULL; /* scalar form: rows sorted, columns sorted within a row */
-    SBM__TRY(ctx->ops->cbc_to_csr(ctx, A, &S));
-    const sbm_status st = mtx_write_csr(ctx, path, "A", S);
-    sbm_csr_destroy(S);
     return st;
 }

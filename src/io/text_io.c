@@ -214,7 +214,8 @@ sbm_status sbm__text_create(sbm_ctx *ctx, const char *path, sbm__text_writer *w)
     memcpy(w->tmp + n, ".tmp.XXXXXX", 12);
     const int fd = mkstemp(w->tmp);
     if (fd < 0) {
-        sbm_status st = sbm__error(ctx, SBM_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+        sbm_status st = sbm__error(ctx, SBM_ERR_IO, "%s: cannot create the temporary file '%s': %s",
+                                   path, w->tmp, strerror(errno));
         sbm__host_free(ctx, w->tmp);
         w->tmp = NULL;
         return st;
