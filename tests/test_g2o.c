@@ -241,7 +241,7 @@ static void test_read_malformed(void **state)
         {"VERTEX_SE2 0 0 0 0\nEDGE_SE2 0 1 1 0 0 1 0 0 1 0 1\n", SBM_ERR_PARSE, ":2:", "names vertex 1, which has no VERTEX line"},
         {"EDGE_SE2 3 3 1 0 0 1 0 0 1 0 1\n", SBM_ERR_PARSE, ":1:", "joins vertex 3 to itself"},
         {"EDGE_SE2 0 1 1 0 0 1 0 0 1 0\n", SBM_ERR_PARSE, ":1:", "EDGE_SE2 needs 11 values"},
-        {"EDGE_SE2 0 1 1 0 0 -1 0 0 1 0 1\n", SBM_ERR_PARSE, ":1:", "entry (1,1) = -1 is negative"},
+        {"EDGE_SE2 0 1 1 0 0 -1 0 0 1 0 1\n", SBM_ERR_PARSE, ":1:", "EDGE_SE2 0 1: the information matrix is not positive semidefinite: smallest eigenvalue -1"},
         {"VERTEX_SE2 0 0 0 0\nVERTEX_SE3:QUAT 1 0 0 0 0 0 0 1\n", SBM_ERR_PARSE, ":2:", "3D element, but the graph is 2D (line 1"},
         {"VERTEX_SE3:QUAT 1 0 0 0 0 0 0 0\n", SBM_ERR_PARSE, ":1:", "has zero norm"},
         {"VERTEX_SE2 0 0 0 0\nVERTEX_XY 1 0 0\n", SBM_ERR_NOT_SUPPORTED, ":2:", "element 'VERTEX_XY' is not supported"},
