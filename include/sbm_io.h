@@ -128,10 +128,10 @@ typedef struct sbm_g2o_info {
 } sbm_g2o_info;
 
 /* Information matrices. Every edge's Omega must be positive semidefinite: its eigenvalues
- * (LAPACK dsyev of the 3x3 or 6x6 matrix) w_1 <= ... <= w_n must satisfy
+ * (cyclic Jacobi on the 3x3 or 6x6 matrix) w_1 <= ... <= w_n must satisfy
  *     w_1 >= -SBM_G2O_PSD_TOLERANCE * max_k |w_k|
  * (a zero matrix passes). The tolerance covers the rounding of the eigenvalue computation
- * (about n * 1e-16 of the largest) with a wide margin, so an exactly singular Omega (an
+ * (a few 1e-16 of the largest) with a wide margin, so an exactly singular Omega (an
  * eigenvalue 0, e.g. a constraint on the rotation only) is accepted; it does not cover the
  * 6 or 7 significant digits most files print, so a singular matrix printed in few digits may
  * be refused, and repair then moves it by less than its own rounding. An Omega outside the

@@ -1,14 +1,16 @@
 /* g2o information matrices: the positive semidefinite check of sbm_g2o_read / sbm_g2o_read_ex
  * (refusal with file:line, edge, smallest eigenvalue and count) and the repair option (the
  * nearest PSD matrix), against an independent parse of the files and an independent eigen
- * solver (cyclic Jacobi here, LAPACK dsyev in the library). Files: tests/data/g2o/indefinite2d.g2o
- * and indefinite3d.g2o (real first lines with some matrices made indefinite; tests/data/SOURCES.md),
- * the real files of tests/data, small files for the tolerance, singular matrices and the errors,
- * and the optional shared data (SBM_DATA_DIR). */
+ * solver (LAPACK dsyev here, cyclic Jacobi rotations in the library). Files:
+ * tests/data/g2o/indefinite2d.g2o and indefinite3d.g2o (real first lines with some matrices made
+ * indefinite; tests/data/SOURCES.md), the real files of tests/data, seeded random matrices of
+ * every kind and scale, small files for the tolerance, singular matrices and the errors, and
+ * the optional shared data (SBM_DATA_DIR). */
 #define _POSIX_C_SOURCE 200809L
 
 #include "test_util.h"
 
+#include <lapacke.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,45 +27,17 @@ static const char *write_text(const char *name, const char *text)
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* Reference: cyclic Jacobi eigen solver, and the projection built on it                    */
+/* Reference: LAPACK's eigen solver, and the projection built on it                         */
 /* ---------------------------------------------------------------------------------------- */
 
-/* A = V diag(w) V^T for the symmetric n x n A (column-major, n <= 6); w unsorted. */
-static void jacobi_eig(int n, const double *A, double *w, double *V)
+/* A = V diag(w) V^T for the symmetric n x n A (column-major, n <= 6), by LAPACK dsyev (the
+ * library uses its own Jacobi rotations). */
+static void reference_eig(int n, const double *A, double *w, double *V)
 {
-    double a[36], fro = 0.0;
-    memcpy(a, A, (size_t)(n * n) * sizeof(double));
-    for (int k = 0; k < n * n; k++) fro += a[k] * a[k];
-    for (int c = 0; c < n; c++)
-        for (int r = 0; r < n; r++) V[r + n * c] = r == c;
-    for (int sweep = 0; sweep < 100; sweep++) {
-        double off = 0.0;
-        for (int q = 1; q < n; q++)
-            for (int p = 0; p < q; p++) off += a[p + n * q] * a[p + n * q];
-        if (off <= 1e-36 * fro) break;
-        for (int q = 1; q < n; q++)
-            for (int p = 0; p < q; p++) {
-                const double apq = a[p + n * q];
-                if (apq == 0.0) continue;
-                const double theta = (a[q + n * q] - a[p + n * p]) / (2.0 * apq);
-                const double t = (theta >= 0 ? 1.0 : -1.0) / (fabs(theta) + sqrt(theta * theta + 1.0));
-                const double c = 1.0 / sqrt(t * t + 1.0), s = t * c;
-                for (int k = 0; k < n; k++) { /* columns p, q of A and V */
-                    const double akp = a[k + n * p], akq = a[k + n * q];
-                    a[k + n * p] = c * akp - s * akq;
-                    a[k + n * q] = s * akp + c * akq;
-                    const double vkp = V[k + n * p], vkq = V[k + n * q];
-                    V[k + n * p] = c * vkp - s * vkq;
-                    V[k + n * q] = s * vkp + c * vkq;
-                }
-                for (int k = 0; k < n; k++) { /* rows p, q of A */
-                    const double apk = a[p + n * k], aqk = a[q + n * k];
-                    a[p + n * k] = c * apk - s * aqk;
-                    a[q + n * k] = s * apk + c * aqk;
-                }
-            }
-    }
-    for (int k = 0; k < n; k++) w[k] = a[k + n * k];
+    double fro = 0.0;
+    memcpy(V, A, (size_t)(n * n) * sizeof(double));
+    for (int k = 0; k < n * n; k++) fro += A[k] * A[k];
+    assert_int_equal(LAPACKE_dsyev(LAPACK_COL_MAJOR, 'V', 'U', n, V, n, w), 0);
     /* the reference checks itself: V orthogonal, V diag(w) V^T = A */
     for (int r = 0; r < n; r++)
         for (int c = 0; c < n; c++) {
@@ -73,7 +47,7 @@ static void jacobi_eig(int n, const double *A, double *w, double *V)
                 vwv += V[r + n * k] * w[k] * V[c + n * k];
             }
             assert_true(fabs(vv - (r == c)) <= 1e-13);
-            assert_true(fabs(vwv - A[r + n * c]) <= 1e-13 * sqrt(fro) + 1e-300);
+            assert_true(fabs(vwv - A[r + n * c]) <= 1e-13 * sqrt(fro));
         }
 }
 
@@ -81,7 +55,7 @@ static void jacobi_eig(int n, const double *A, double *w, double *V)
 static void eig_range(int n, const double *A, double *smallest, double *largest)
 {
     double w[6], V[36];
-    jacobi_eig(n, A, w, V);
+    reference_eig(n, A, w, V);
     *smallest = w[0];
     *largest = fabs(w[0]);
     for (int k = 1; k < n; k++) {
@@ -97,11 +71,11 @@ static int is_psd(int n, const double *A)
     return lo >= -SBM_G2O_PSD_TOLERANCE * hi;
 }
 
-/* P = V max(w, 0) V^T from the Jacobi decomposition. */
+/* P = V max(w, 0) V^T from the reference decomposition. */
 static void project_reference(int n, const double *A, double *P)
 {
     double w[6], V[36];
-    jacobi_eig(n, A, w, V);
+    reference_eig(n, A, w, V);
     for (int c = 0; c < n; c++)
         for (int r = 0; r < n; r++) {
             double s = 0.0;
@@ -328,6 +302,77 @@ static void test_psd_files_unchanged(void **state)
     }
 }
 
+/* Seeded random matrices, 3x3 and 6x6, scaled by 10^-60 .. 10^60: symmetric with random entries
+ * (mostly indefinite), B B^T of random rank (PSD, often singular), and B B^T - d * max|w| * I
+ * with B of rank n - 1 (d = 1e-6: refused; d = 1e-12: inside the tolerance). Written with %.17g,
+ * so the reference parses the same bits. */
+static void test_random(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    sbm_g2o_read_options repair = sbm_g2o_read_default_options();
+    repair.information = SBM_G2O_INFORMATION_REPAIR;
+    for (int d = 3; d <= 6; d += 3) {
+        sbm_test_rng rng = sbm_test_rng_seed(0x5eed00 + (uint64_t)d);
+        const char *path = sbm_test_tmp_path(d == 3 ? "random2d.g2o" : "random3d.g2o");
+        FILE *f = fopen(path, "w");
+        assert_non_null(f);
+        const int nedges = 400;
+        for (int k = 0; k < nedges; k++) {
+            double A[36], B[36];
+            const int kind = (int)sbm_test_rng_below(&rng, 4);
+            const int rank = kind == 1 ? 1 + (int)sbm_test_rng_below(&rng, d) : d - 1;
+            for (int q = 0; q < d * d; q++) B[q] = sbm_test_rng_value(&rng);
+            for (int c = 0; c < d; c++)
+                for (int r = 0; r <= c; r++) {
+                    double x = 0.0;
+                    if (kind == 0) x = sbm_test_rng_value(&rng);
+                    else
+                        for (int t = 0; t < rank; t++) x += B[r + d * t] * B[c + d * t];
+                    A[r + d * c] = A[c + d * r] = x;
+                }
+            if (kind >= 2) {
+                double lo, hi;
+                eig_range(d, A, &lo, &hi);
+                for (int q = 0; q < d; q++) A[q + d * q] -= (kind == 2 ? 1e-6 : 1e-12) * hi;
+            }
+            const double scale = pow(10.0, (double)(sbm_test_rng_below(&rng, 121) - 60));
+            fprintf(f, d == 3 ? "EDGE_SE2 %d %d 1 0 0" : "EDGE_SE3:QUAT %d %d 1 0 0 0 0 0 1", k, k + 1);
+            for (int r = 0; r < d; r++)
+                for (int c = r; c < d; c++) fprintf(f, " %.17g", A[r + d * c] * scale);
+            fputc('\n', f);
+        }
+        assert_int_equal(fclose(f), 0);
+
+        file_edges fe;
+        read_edges(path, &fe);
+        assert_int_equal(fe.n, nedges);
+        int64_t bad = 0, first = -1;
+        for (int64_t k = 0; k < fe.n; k++)
+            if (!is_psd(d, fe.omega + (size_t)(d * d) * k)) bad++, first = first < 0 ? k : first;
+        assert_true(bad > nedges / 4 && bad < nedges); /* every kind is there */
+        char where[160];
+        snprintf(where, sizeof where, "%s:%lld: %s %d %d: ", d == 3 ? "random2d.g2o" : "random3d.g2o",
+                 (long long)fe.line[first], d == 3 ? "EDGE_SE2" : "EDGE_SE3:QUAT", (int)fe.from[first],
+                 (int)fe.to[first]);
+        sbm_g2o_graph *g = NULL;
+        SBM_ASSERT_FAILS(e->ctx, sbm_g2o_read(e->ctx, path, &g), SBM_ERR_PARSE, where);
+        snprintf(where, sizeof where, "; %lld of the %d edges", (long long)bad, nedges);
+        SBM_ASSERT_FAILS(e->ctx, sbm_g2o_read(e->ctx, path, &g), SBM_ERR_PARSE, where);
+        SBM_ASSERT_OK(e->ctx, sbm_g2o_read_ex(e->ctx, path, &repair, &g));
+        const sbm_g2o_info gi = sbm_g2o_get_info(g);
+        assert_int_equal(gi.repaired_information, bad);
+        for (int64_t k = 0; k < fe.n; k++) {
+            const double *A = fe.omega + (size_t)(d * d) * k, *P = gi.edge_information + (size_t)(d * d) * k;
+            if (is_psd(d, A))
+                assert_memory_equal(P, A, (size_t)(d * d) * sizeof(double));
+            else
+                assert_projection(d, A, P);
+        }
+        sbm_g2o_destroy(g);
+        free_edges(&fe);
+    }
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Small files: singular matrices, the tolerance, the order of errors, the arguments         */
 /* ---------------------------------------------------------------------------------------- */
@@ -368,6 +413,14 @@ static void test_singular_and_tolerance(void **state)
     const sbm_g2o_info gi = sbm_g2o_get_info(g);
     assert_int_equal(gi.repaired_information, 1);
     for (int k = 0; k < 9; k++) assert_true(fabs(gi.edge_information[k] - want[k]) <= 1e-15);
+    sbm_g2o_destroy(g);
+
+    /* every negative eigenvalue is dropped, also one inside the tolerance: diag(1, -1e-11, -1)
+     * -> diag(1, 0, 0) */
+    path = write_text("twoneg.g2o", V2 E2 "1 0 0 -1e-11 0 -1\n");
+    SBM_ASSERT_OK(e->ctx, sbm_g2o_read_ex(e->ctx, path, &repair, &g));
+    const double want1[9] = {1, 0, 0, 0, 0, 0, 0, 0, 0};
+    for (int k = 0; k < 9; k++) assert_true(fabs(sbm_g2o_get_info(g).edge_information[k] - want1[k]) <= 1e-15);
     sbm_g2o_destroy(g);
 
     /* a negative diagonal entry is one indefinite matrix among others: counted, repairable */
@@ -487,6 +540,7 @@ int main(void)
         SBM_TEST_BOTH(test_refuse),
         SBM_TEST_BOTH(test_repair),
         SBM_TEST_BOTH(test_psd_files_unchanged),
+        SBM_TEST_BOTH(test_random),
         SBM_TEST_BOTH(test_singular_and_tolerance),
         SBM_TEST_BOTH(test_errors),
         SBM_TEST_CPU(test_shared_data),

@@ -361,8 +361,7 @@ static sbm_status read_graph(sbm_ctx *ctx, const char *path, const sbm_g2o_read_
                     e->info[r + ed * c] = up[k];
                     e->info[c + ed * r] = up[k];
                 }
-            st = sbm__g2o_omega_check(&rd, &omega, tag, e->from, e->to, ed, e->info);
-            if (st != SBM_SUCCESS) goto done;
+            sbm__g2o_omega_check(&omega, rd.line, e->from, e->to, ed, e->info);
         } else { /* FIX id... */
             if (nt < 2) {
                 st = sbm__text_error(&rd, SBM_ERR_PARSE, "FIX needs at least one vertex id");

@@ -154,11 +154,10 @@ typedef struct sbm__g2o_omega_scan {
 } sbm__g2o_omega_scan;
 
 /* Check the n x n symmetric omega (full, column-major, n = 3 or 6; finite) of the edge from -> to
- * on the current line of rd, counting it in s when it is not PSD, and (s->repair) replacing it
- * by the nearest PSD matrix; a PSD omega is left as it is. @return SBM_ERR_PARSE (file:line) only
- * if LAPACK's eigenvalue iteration fails. */
-sbm_status sbm__g2o_omega_check(sbm__text_reader *rd, sbm__g2o_omega_scan *s, const char *tag,
-                                int32_t from, int32_t to, int n, double *omega);
+ * on the given line, counting it in s when it is not PSD, and (s->repair) replacing it by the
+ * nearest PSD matrix; a PSD omega is left as it is. */
+void sbm__g2o_omega_check(sbm__g2o_omega_scan *s, int64_t line, int32_t from, int32_t to, int n,
+                          double *omega);
 /* After the whole file: SBM_ERR_PARSE naming the first indefinite Omega's file:line, edge,
  * smallest eigenvalue and the count of them among edges, unless there is none or s->repair. */
 sbm_status sbm__g2o_omega_refuse(sbm__text_reader *rd, const sbm__g2o_omega_scan *s,
