@@ -161,7 +161,8 @@ sbm_g2o_read_options sbm_g2o_read_default_options(void);
  * compressed data). A malformed line stops the reading at once; indefinite information matrices
  * are counted to the end of the file and then refused with SBM_ERR_PARSE naming the first one
  * ("file:line: EDGE_SE3:QUAT 12 13: the information matrix is not positive semidefinite:
- * smallest eigenvalue ...") and the count of such edges in the file. */
+ * smallest eigenvalue ...") and the count of such edges in the file, before the checks that
+ * need the whole file (duplicate vertex ids, edges to undefined vertices). */
 sbm_status sbm_g2o_read(sbm_ctx *ctx, const char *path, sbm_g2o_graph **graph);
 /* The same with options (NULL: the defaults). An information value outside the enum is
  * SBM_ERR_INVALID_ARGUMENT naming it. With SBM_G2O_INFORMATION_REPAIR the read succeeds and

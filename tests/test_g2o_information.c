@@ -16,16 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *write_text(const char *name, const char *text)
-{
-    const char *p = sbm_test_tmp_path(name);
-    FILE *f = fopen(p, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
-    assert_int_equal(fclose(f), 0);
-    return p;
-}
-
 /* ---------------------------------------------------------------------------------------- */
 /* Reference: LAPACK's eigen solver, and the projection built on it                         */
 /* ---------------------------------------------------------------------------------------- */
@@ -395,12 +385,12 @@ static void test_singular_and_tolerance(void **state)
         char name[32];
         snprintf(name, sizeof name, "singular%zu.g2o", k);
         int64_t edges;
-        assert_same_under_repair(e->ctx, write_text(name, accepted[k]), &edges);
+        assert_same_under_repair(e->ctx, sbm_test_write_text(name, accepted[k]), &edges);
         assert_int_equal(edges, 1);
     }
 
     /* -1e-8 of the largest: outside; refused, and repaired to diag(1, 1, 0) */
-    const char *path = write_text("tol.g2o", V2 E2 "1 0 0 1 0 -1e-8\n");
+    const char *path = sbm_test_write_text("tol.g2o", V2 E2 "1 0 0 1 0 -1e-8\n");
     sbm_g2o_graph *g = NULL;
     SBM_ASSERT_FAILS(e->ctx, sbm_g2o_read(e->ctx, path, &g), SBM_ERR_PARSE,
                      "tol.g2o:3: EDGE_SE2 0 1: the information matrix is not positive "
@@ -417,14 +407,14 @@ static void test_singular_and_tolerance(void **state)
 
     /* every negative eigenvalue is dropped, also one inside the tolerance: diag(1, -1e-11, -1)
      * -> diag(1, 0, 0) */
-    path = write_text("twoneg.g2o", V2 E2 "1 0 0 -1e-11 0 -1\n");
+    path = sbm_test_write_text("twoneg.g2o", V2 E2 "1 0 0 -1e-11 0 -1\n");
     SBM_ASSERT_OK(e->ctx, sbm_g2o_read_ex(e->ctx, path, &repair, &g));
     const double want1[9] = {1, 0, 0, 0, 0, 0, 0, 0, 0};
     for (int k = 0; k < 9; k++) assert_true(fabs(sbm_g2o_get_info(g).edge_information[k] - want1[k]) <= 1e-15);
     sbm_g2o_destroy(g);
 
     /* a negative diagonal entry is one indefinite matrix among others: counted, repairable */
-    path = write_text("negdiag.g2o", V2 E2 "-1 0 0 1 0 1\n" E2 "1 0 0 1 0 1\n" E2 "4 0 0 -2 0 1\n");
+    path = sbm_test_write_text("negdiag.g2o", V2 E2 "-1 0 0 1 0 1\n" E2 "1 0 0 1 0 1\n" E2 "4 0 0 -2 0 1\n");
     SBM_ASSERT_FAILS(e->ctx, sbm_g2o_read(e->ctx, path, &g), SBM_ERR_PARSE,
                      "negdiag.g2o:3: EDGE_SE2 0 1: the information matrix is not positive "
                      "semidefinite: smallest eigenvalue -1 (largest magnitude 1,");
@@ -443,11 +433,11 @@ static void test_errors(void **state)
     repair.information = SBM_G2O_INFORMATION_REPAIR;
     sbm_g2o_graph *g = NULL;
     /* a malformed line stops the reading at once, also after an indefinite matrix */
-    const char *path = write_text("order.g2o", V2 E2 "1 5 0 1 0 1\n" E2 "1 0 0 1 0\n");
+    const char *path = sbm_test_write_text("order.g2o", V2 E2 "1 5 0 1 0 1\n" E2 "1 0 0 1 0\n");
     SBM_ASSERT_FAILS(e->ctx, sbm_g2o_read(e->ctx, path, &g), SBM_ERR_PARSE, "order.g2o:4: EDGE_SE2 needs 11 values");
     SBM_ASSERT_FAILS(e->ctx, sbm_g2o_read_ex(e->ctx, path, &repair, &g), SBM_ERR_PARSE, "order.g2o:4:");
     /* the refusal comes before the checks of vertex ids that follow the scan */
-    path = write_text("order2.g2o", "VERTEX_SE2 0 0 0 0\n" E2 "1 5 0 1 0 1\n");
+    path = sbm_test_write_text("order2.g2o", "VERTEX_SE2 0 0 0 0\n" E2 "1 5 0 1 0 1\n");
     SBM_ASSERT_FAILS(e->ctx, sbm_g2o_read(e->ctx, path, &g), SBM_ERR_PARSE, "order2.g2o:2: EDGE_SE2 0 1: the information");
     SBM_ASSERT_FAILS(e->ctx, sbm_g2o_read_ex(e->ctx, path, &repair, &g), SBM_ERR_PARSE,
                      "order2.g2o:2: EDGE_SE2 names vertex 1, which has no VERTEX line");
@@ -457,7 +447,7 @@ static void test_errors(void **state)
     for (size_t k = 0; k < 3; k++) {
         char name[32];
         snprintf(name, sizeof name, "nonfinite%zu.g2o", k);
-        path = write_text(name, nonfinite[k]);
+        path = sbm_test_write_text(name, nonfinite[k]);
         SBM_ASSERT_FAILS(e->ctx, sbm_g2o_read(e->ctx, path, &g), SBM_ERR_PARSE, "is not finite");
         SBM_ASSERT_FAILS(e->ctx, sbm_g2o_read_ex(e->ctx, path, &repair, &g), SBM_ERR_PARSE, "is not finite");
         assert_null(g);
