@@ -4,8 +4,9 @@
  *   sbm ba-solve   (--bal FILE | --generate C,P,K[,SEED]) [--backend ...] [--iterations N]
  *                  [--linear-solver auto|dense|pcg|pcg-matrix-free] [--pcg-iterations N]
  *                  [--pcg-tolerance T] [-o refined.txt]
- *   sbm slam-info  --g2o FILE [--backend ...] -o L.mtx [--rhs b.txt]
- *   sbm slam-solve --g2o FILE [--backend ...] [--iterations N] [--linear-solver auto|dense|pcg]
+ *   sbm slam-info  --g2o FILE [--information refuse|repair] [--backend ...] -o L.mtx [--rhs b.txt]
+ *   sbm slam-solve --g2o FILE [--information refuse|repair] [--backend ...] [--iterations N]
+ *                  [--linear-solver auto|dense|pcg]
  *                  [--pcg-iterations N] [--pcg-tolerance T]
  *   sbm bal-generate --cameras N --points N [--obs-per-point K] [--seed S] [--noise PX]
  *                  [--perturbation X] -o FILE
@@ -65,24 +66,32 @@ static const char *const usage_ba_solve =
     "  -o, --output FILE   write the refined problem in BAL format\n";
 
 static const char *const usage_slam_info =
-    "usage: sbm slam-info --g2o FILE [--backend cpu|cuda|auto] -o L.mtx [--rhs b.txt]\n"
+    "usage: sbm slam-info --g2o FILE [--information refuse|repair] [--backend cpu|cuda|auto]\n"
+    "                     -o L.mtx [--rhs b.txt]\n"
     "\n"
     "Information matrix Lambda = J^T Omega J of a g2o pose graph at its initial estimate (the\n"
     "spanning-tree start for files without VERTEX lines), fixed vertices removed.\n"
     "\n"
     "  --g2o FILE          the graph (VERTEX_SE2/EDGE_SE2 or VERTEX_SE3:QUAT/EDGE_SE3:QUAT, FIX)\n"
+    "  --information M     an indefinite edge information matrix: refuse (default: the file is\n"
+    "                      an error naming its first such edge and their count) or repair (each\n"
+    "                      projected to the nearest positive semidefinite matrix, counted)\n"
     "  --backend B         cpu (default), cuda, auto\n"
     "  -o, --output FILE   Lambda as a full symmetric scalar Matrix Market file: 3 (2D) or 6\n"
     "                      (3D) unknowns per free vertex, vertices in the file's order\n"
     "  --rhs FILE          b = J^T Omega e, one value per line (the step solves Lambda dx = -b)\n";
 
 static const char *const usage_slam_solve =
-    "usage: sbm slam-solve --g2o FILE [--backend cpu|cuda|auto] [--iterations N]\n"
+    "usage: sbm slam-solve --g2o FILE [--information refuse|repair] [--backend cpu|cuda|auto]\n"
+    "                      [--iterations N]\n"
     "                      [--linear-solver auto|dense|pcg] [--pcg-iterations N]\n"
     "                      [--pcg-tolerance T]\n"
     "\n"
     "Gauss-Newton with a backtracking line search; chi2 per iteration.\n"
     "\n"
+    "  --information M     an indefinite edge information matrix: refuse (default: the file is\n"
+    "                      an error naming its first such edge and their count) or repair (each\n"
+    "                      projected to the nearest positive semidefinite matrix, counted)\n"
     "  --iterations N      iterations at most (default 10)\n"
     "  --linear-solver S   auto (default: dense Cholesky up to 2000 unknowns, else pcg), dense, pcg\n"
     "  --pcg-iterations N  PCG iterations per step at most (default 500)\n"
@@ -105,6 +114,7 @@ typedef struct cli_opts {
     cli_backend backend;             /* --backend */
     const char *bal;                 /* --bal */
     const char *g2o;                 /* --g2o */
+    sbm_g2o_information information; /* --information (0: refuse) */
     const char *generate;            /* --generate */
     const char *out;                 /* -o */
     const char *rhs;                 /* --rhs */
@@ -121,7 +131,7 @@ typedef struct cli_opts {
 enum {
     OPT_BACKEND = 1 << 0,
     OPT_BAL = 1 << 1,
-    OPT_G2O = 1 << 2,
+    OPT_G2O = 1 << 2,    /* --g2o, --information */
     OPT_GENERATE = 1 << 3,
     OPT_OUT = 1 << 4,
     OPT_RHS = 1 << 5,
@@ -141,7 +151,7 @@ static const struct {
     {"--pcg-tolerance", OPT_SOLVER},  {"--cameras", OPT_GEN},
     {"--points", OPT_GEN},            {"--obs-per-point", OPT_GEN},
     {"--seed", OPT_GEN},              {"--noise", OPT_GEN},
-    {"--perturbation", OPT_GEN},
+    {"--perturbation", OPT_GEN},      {"--information", OPT_G2O},
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
 
@@ -156,6 +166,11 @@ static const char *set_option(cli_opts *o, const char *name, const char *v, unsi
                                                   : "unknown backend '%s' (cpu, cuda or auto)";
     if (!strcmp(name, "--bal")) o->bal = v;
     else if (!strcmp(name, "--g2o")) o->g2o = v;
+    else if (!strcmp(name, "--information")) {
+        if (!strcmp(v, "refuse")) o->information = SBM_G2O_INFORMATION_REFUSE;
+        else if (!strcmp(v, "repair")) o->information = SBM_G2O_INFORMATION_REPAIR;
+        else return "unknown information mode '%s' (refuse or repair)";
+    }
     else if (!strcmp(name, "--generate")) o->generate = v;
     else if (!strcmp(name, "--output") || !strcmp(name, "-o")) o->out = v;
     else if (!strcmp(name, "--rhs")) o->rhs = v;
@@ -261,8 +276,15 @@ static int cmd_open(const cli_opts *o, const sbm_bal_generate_options *gen, ba_c
         st = sbm_bal_read(c->host, o->bal, &c->p);
     else if (gen)
         st = sbm_bal_generate(c->host, gen, &c->p);
-    else if (o->g2o)
-        st = sbm_g2o_read(c->host, o->g2o, &c->g);
+    else if (o->g2o) {
+        sbm_g2o_read_options ro = sbm_g2o_read_default_options();
+        ro.information = o->information;
+        st = sbm_g2o_read_ex(c->host, o->g2o, &ro, &c->g);
+        const int64_t repaired = sbm_g2o_get_info(c->g).repaired_information;
+        if (repaired > 0)
+            fprintf(stderr, "sbm: %s: repaired %lld information matrices (nearest positive "
+                            "semidefinite)\n", o->g2o, (long long)repaired);
+    }
     if (st != SBM_SUCCESS) return cli_lib_error(c->host, o->generate ? "--generate" : NULL);
     return cli_make_context(o->backend, &c->ctx);
 }

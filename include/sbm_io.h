@@ -122,12 +122,54 @@ typedef struct sbm_g2o_info {
     const double *edge_measurement; /* pose_size per edge */
     const double *edge_information; /* error_dim^2 per edge, full symmetric, column-major */
     int from_edges;                 /* 1: the file had no VERTEX lines (spanning-tree start) */
+    int64_t repaired_information;   /* information matrices projected to the nearest positive
+                                     * semidefinite one on reading (SBM_G2O_INFORMATION_REPAIR);
+                                     * 0 otherwise */
 } sbm_g2o_info;
 
-/* Read a g2o file, plain, gzip or bzip2 (told by its first bytes). Errors name the file, the
- * line and the reason (SBM_ERR_PARSE; an element sbm does not read, e.g. a landmark, is
- * SBM_ERR_NOT_SUPPORTED; SBM_ERR_IO for open/read and corrupt or truncated compressed data). */
+/* Information matrices. Every edge's Omega must be positive semidefinite: its eigenvalues
+ * (cyclic Jacobi on the 3x3 or 6x6 matrix) w_1 <= ... <= w_n must satisfy
+ *     w_1 >= -SBM_G2O_PSD_TOLERANCE * max_k |w_k|
+ * (a zero matrix passes). The tolerance covers the rounding of the eigenvalue computation
+ * (a few 1e-16 of the largest) with a wide margin, so an exactly singular Omega (an
+ * eigenvalue 0, e.g. a constraint on the rotation only) is accepted; it does not cover the
+ * 6 or 7 significant digits most files print, so a singular matrix printed in few digits may
+ * be refused, and repair then moves it by less than its own rounding. An Omega outside the
+ * tolerance gives an indefinite chi2 (e^T Omega e < 0 for some errors): no minimum exists, and
+ * a solver fails on it far from the file (a diagonal block of Lambda that is not positive
+ * definite) or, replacing it silently, solves another problem. */
+#define SBM_G2O_PSD_TOLERANCE 1e-10
+
+typedef enum sbm_g2o_information {
+    SBM_G2O_INFORMATION_REFUSE = 0, /* an indefinite Omega fails the read (the default) */
+    SBM_G2O_INFORMATION_REPAIR = 1  /* each indefinite Omega is replaced by the nearest positive
+                                     * semidefinite matrix in the Frobenius norm, V max(W, 0) V^T
+                                     * of its eigendecomposition V W V^T (negative eigenvalues set
+                                     * to 0), symmetric; counted in repaired_information */
+} sbm_g2o_information;
+
+typedef struct sbm_g2o_read_options {
+    sbm_g2o_information information; /* what to do with an indefinite Omega (default REFUSE) */
+} sbm_g2o_read_options;
+
+/* The defaults: information = SBM_G2O_INFORMATION_REFUSE (also what a zeroed struct holds). */
+sbm_g2o_read_options sbm_g2o_read_default_options(void);
+
+/* Read a g2o file, plain, gzip or bzip2 (told by its first bytes), with the default options.
+ * Errors name the file, the line and the reason (SBM_ERR_PARSE; an element sbm does not read,
+ * e.g. a landmark, is SBM_ERR_NOT_SUPPORTED; SBM_ERR_IO for open/read and corrupt or truncated
+ * compressed data). A malformed line stops the reading at once; indefinite information matrices
+ * are counted to the end of the file and then refused with SBM_ERR_PARSE naming the first one
+ * ("file:line: EDGE_SE3:QUAT 12 13: the information matrix is not positive semidefinite:
+ * smallest eigenvalue ...") and the count of such edges in the file, before the checks that
+ * need the whole file (duplicate vertex ids, edges to undefined vertices). */
 sbm_status sbm_g2o_read(sbm_ctx *ctx, const char *path, sbm_g2o_graph **graph);
+/* The same with options (NULL: the defaults). An information value outside the enum is
+ * SBM_ERR_INVALID_ARGUMENT naming it. With SBM_G2O_INFORMATION_REPAIR the read succeeds and
+ * sbm_g2o_get_info(...).repaired_information says how many matrices were changed; an Omega
+ * already positive semidefinite (within the tolerance) is kept bitwise. */
+sbm_status sbm_g2o_read_ex(sbm_ctx *ctx, const char *path, const sbm_g2o_read_options *options,
+                           sbm_g2o_graph **graph);
 void sbm_g2o_destroy(sbm_g2o_graph *graph);
 sbm_g2o_info sbm_g2o_get_info(const sbm_g2o_graph *graph);
 

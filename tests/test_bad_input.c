@@ -94,6 +94,7 @@ static const file_row file_rows[] = {
     {"g2o: 2D and 3D mixed", G2O, "VERTEX_SE2 0 0 0 0\nVERTEX_SE3:QUAT 1 0 0 0 0 0 0 1\n", -1, SBM_ERR_PARSE, "2:", "the graph is 2D"},
     {"g2o: zero quaternion", G2O, "VERTEX_SE3:QUAT 0 0 0 0 0 0 0 0\n", -1, SBM_ERR_PARSE, "1:", "zero norm"},
     {"g2o: FIX of an unknown vertex", G2O, "VERTEX_SE2 0 0 0 0\nFIX 5\n", -1, SBM_ERR_PARSE, "2:", "FIX names vertex 5"},
+    {"g2o: indefinite information", G2O, "VERTEX_SE2 0 0 0 0\nVERTEX_SE2 1 0 0 0\nEDGE_SE2 0 1 1 0 0 1 2 0 1 0 1\nEDGE_SE2 0 1 1 0 0 1 0 0 1 0 -3\n", -1, SBM_ERR_PARSE, "3:", "EDGE_SE2 0 1: the information matrix is not positive semidefinite: smallest eigenvalue -1 (largest magnitude 3, tolerance 1e-10 of it); 2 of the 2 edges"},
     {"g2o: missing file", G2O, NULL, 0, SBM_ERR_IO, "", "cannot open"},
 };
 

@@ -19,16 +19,6 @@
 /* Temporary files                                                                          */
 /* ---------------------------------------------------------------------------------------- */
 
-static const char *write_text(const char *name, const char *text)
-{
-    const char *p = sbm_test_tmp_path(name);
-    FILE *f = fopen(p, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
-    assert_int_equal(fclose(f), 0);
-    return p;
-}
-
 static int file_exists(const char *p) { return access(p, F_OK) == 0; }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -200,7 +190,7 @@ static const char *const tiny =
 static void test_read_tiny(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
-    const char *path = write_text("tiny.txt", tiny);
+    const char *path = sbm_test_write_text("tiny.txt", tiny);
     sbm_bal_problem *p = NULL;
     SBM_ASSERT_OK(e->ctx, sbm_bal_read(e->ctx, path, &p));
     sbm_bal_info i = sbm_bal_get_info(p);
@@ -249,7 +239,7 @@ static void test_read_tiny(void **state)
     sbm_bal_destroy(p);
 
     /* an empty problem is valid */
-    path = write_text("empty.txt", "0 0 0\n");
+    path = sbm_test_write_text("empty.txt", "0 0 0\n");
     SBM_ASSERT_OK(e->ctx, sbm_bal_read(e->ctx, path, &p));
     assert_int_equal(sbm_bal_get_info(p).observations, 0);
     SBM_ASSERT_OK(e->ctx, sbm_bal_evaluate(e->ctx, p, NULL, &cost));
@@ -286,7 +276,7 @@ static void test_read_malformed(void **state)
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         char name[32];
         snprintf(name, sizeof name, "bad%zu.txt", k);
-        const char *path = write_text(name, cases[k].text);
+        const char *path = sbm_test_write_text(name, cases[k].text);
         sbm_bal_problem *p = (sbm_bal_problem *)&cases[k]; /* must be set to NULL */
         char where[64];
         snprintf(where, sizeof where, "%s%s", name, cases[k].where);
@@ -297,7 +287,7 @@ static void test_read_malformed(void **state)
         assert_non_null(strstr(sbm_ctx_last_error(e->ctx), "sbm_bal_read: "));
     }
     /* the same errors through bzip2 and gzip */
-    const char *plain = write_text("badz.txt", "1 1 1\n0 0 1.0 2.0\n1\n");
+    const char *plain = sbm_test_write_text("badz.txt", "1 1 1\n0 0 1.0 2.0\n1\n");
     sbm_test_recode(plain, sbm_test_tmp_path("badz.txt.bz2"), "bz2");
     sbm_test_recode(plain, sbm_test_tmp_path("badz.txt.gz"), "gz");
     {
@@ -312,7 +302,7 @@ static void test_read_malformed(void **state)
     SBM_ASSERT_FAILS(e->ctx, sbm_bal_read(e->ctx, sbm_test_tmp_path("nonexistent.txt"), &p), SBM_ERR_IO,
                      "nonexistent.txt: cannot open");
     SBM_ASSERT_FAILS(e->ctx, sbm_bal_read(e->ctx, sbm_test_tmp_dir, &p), SBM_ERR_IO, sbm_test_tmp_dir);
-    const char *corrupt = write_text("corrupt.txt.bz2", "BZh91AY&SYgarbage garbage garbage");
+    const char *corrupt = sbm_test_write_text("corrupt.txt.bz2", "BZh91AY&SYgarbage garbage garbage");
     SBM_ASSERT_FAILS(e->ctx, sbm_bal_read(e->ctx, corrupt, &p), SBM_ERR_IO, "corrupt.txt.bz2");
     assert_null(p);
     /* arguments */
@@ -327,7 +317,7 @@ static void test_write_errors(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
     sbm_bal_problem *p = NULL;
-    SBM_ASSERT_OK(e->ctx, sbm_bal_read(e->ctx, write_text("w.txt", tiny), &p));
+    SBM_ASSERT_OK(e->ctx, sbm_bal_read(e->ctx, sbm_test_write_text("w.txt", tiny), &p));
     const char *bad = sbm_test_tmp_path("no/such/dir/out.txt");
     SBM_ASSERT_FAILS(e->ctx, sbm_bal_write(e->ctx, bad, p), SBM_ERR_IO, "out.txt");
     assert_false(file_exists(bad));

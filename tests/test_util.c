@@ -351,6 +351,16 @@ const char *sbm_test_tmp_path(const char *name)
     return p;
 }
 
+const char *sbm_test_write_text(const char *name, const char *text)
+{
+    const char *p = sbm_test_tmp_path(name);
+    FILE *f = fopen(p, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
+    assert_int_equal(fclose(f), 0);
+    return p;
+}
+
 int sbm_test_remove_tmp_dir(void **state)
 {
     (void)state;

@@ -131,6 +131,8 @@ void sbm_test_recode(const char *src, const char *dst, const char *kind);
 
 /* sbm_test_tmp_dir/name, in one of 16 buffers used in turn. */
 const char *sbm_test_tmp_path(const char *name);
+/* Write text to sbm_test_tmp_path(name) (failing the test on error); @return that path. */
+const char *sbm_test_write_text(const char *name, const char *text);
 
 /* Exit status of a suite that cannot run here (ctest's SKIP_RETURN_CODE, as automake's). */
 #define SBM_TEST_SKIP_CODE 77

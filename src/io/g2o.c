@@ -8,8 +8,8 @@
  *     without some of its constraints would give a wrong answer that looks right.
  *   - 2D and 3D elements in one file are an error. Quaternions are normalised on reading (the
  *     files carry about seven digits); a zero quaternion is an error. Information matrices are
- *     the upper triangle, row by row, mirrored to the full symmetric matrix; a negative
- *     diagonal entry is an error.
+ *     the upper triangle, row by row, mirrored to the full symmetric matrix, and must be
+ *     positive semidefinite, or are repaired on request (g2o_information.c).
  *   - Vertex ids must be unique; an edge must join two different vertices; when the file has
  *     VERTEX lines every edge and FIX must name one of them. A file with no VERTEX lines gets
  *     its vertices from the edges, ordered by id, and poses composed along a breadth-first
@@ -64,6 +64,7 @@ sbm_g2o_info sbm_g2o_get_info(const sbm_g2o_graph *g)
     info.edge_measurement = g->emeas;
     info.edge_information = g->einfo;
     info.from_edges = g->from_edges;
+    info.repaired_information = g->nrepaired;
     return info;
 }
 
@@ -227,12 +228,44 @@ static int64_t uf_find(int64_t *parent, int64_t x)
     return x;
 }
 
+sbm_g2o_read_options sbm_g2o_read_default_options(void)
+{
+    sbm_g2o_read_options o;
+    memset(&o, 0, sizeof o);
+    o.information = SBM_G2O_INFORMATION_REFUSE;
+    return o;
+}
+
+static sbm_status read_graph(sbm_ctx *ctx, const char *path, const sbm_g2o_read_options *opt,
+                             sbm_g2o_graph **graph);
+
 sbm_status sbm_g2o_read(sbm_ctx *ctx, const char *path, sbm_g2o_graph **graph)
 {
     SBM__ENTER(ctx, "sbm_g2o_read");
+    return read_graph(ctx, path, NULL, graph);
+}
+
+sbm_status sbm_g2o_read_ex(sbm_ctx *ctx, const char *path, const sbm_g2o_read_options *options,
+                           sbm_g2o_graph **graph)
+{
+    SBM__ENTER(ctx, "sbm_g2o_read_ex");
+    return read_graph(ctx, path, options, graph);
+}
+
+static sbm_status read_graph(sbm_ctx *ctx, const char *path, const sbm_g2o_read_options *opt,
+                             sbm_g2o_graph **graph)
+{
     if (!graph) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument graph is NULL");
     *graph = NULL;
     if (!path) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument path is NULL");
+    const sbm_g2o_read_options o = opt ? *opt : sbm_g2o_read_default_options();
+    if (o.information != SBM_G2O_INFORMATION_REFUSE && o.information != SBM_G2O_INFORMATION_REPAIR)
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument options: information = %d is not an sbm_g2o_information "
+                          "(SBM_G2O_INFORMATION_REFUSE or SBM_G2O_INFORMATION_REPAIR)",
+                          (int)o.information);
+    sbm__g2o_omega_scan omega = {0};
+    omega.repair = o.information == SBM_G2O_INFORMATION_REPAIR;
 
     sbm__text_reader rd;
     garr verts = {NULL, 0, 0, sizeof(pvertex)};
@@ -327,13 +360,8 @@ sbm_status sbm_g2o_read(sbm_ctx *ctx, const char *path, sbm_g2o_graph **graph)
                 for (int c = r; c < ed; c++, k++) {
                     e->info[r + ed * c] = up[k];
                     e->info[c + ed * r] = up[k];
-                    if (r == c && up[k] < 0.0) {
-                        st = sbm__text_error(&rd, SBM_ERR_PARSE,
-                                             "%s: information matrix entry (%d,%d) = %g is negative",
-                                             tag, r + 1, c + 1, up[k]);
-                        goto done;
-                    }
                 }
+            sbm__g2o_omega_check(&omega, rd.line, e->from, e->to, ed, e->info);
         } else { /* FIX id... */
             if (nt < 2) {
                 st = sbm__text_error(&rd, SBM_ERR_PARSE, "FIX needs at least one vertex id");
@@ -360,6 +388,8 @@ sbm_status sbm_g2o_read(sbm_ctx *ctx, const char *path, sbm_g2o_graph **graph)
         st = sbm__text_error(&rd, SBM_ERR_PARSE, "no VERTEX or EDGE lines");
         goto done;
     }
+    st = sbm__g2o_omega_refuse(&rd, &omega, dim == 2 ? "EDGE_SE2" : "EDGE_SE3:QUAT", edges.n);
+    if (st != SBM_SUCCESS) goto done;
 
     const int ps = dim == 2 ? 3 : 7, ed = dim == 2 ? 3 : 6;
     const pvertex *pv = verts.p;
@@ -413,6 +443,7 @@ sbm_status sbm_g2o_read(sbm_ctx *ctx, const char *path, sbm_g2o_graph **graph)
     g->a = a;
     g->dim = dim, g->ps = ps, g->ed = ed;
     g->nv = nv, g->ne = edges.n, g->from_edges = from_edges;
+    g->nrepaired = omega.bad;
     g->vid = sbm__alloc_with(ctx, &a, (size_t)nv, sizeof(int32_t), "vertex ids");
     g->poses = g->vid ? sbm__alloc_with(ctx, &a, (size_t)nv, (size_t)ps * sizeof(double), "poses") : NULL;
     g->fixed = g->poses ? sbm__alloc_with(ctx, &a, (size_t)nv, 1, "fixed flags") : NULL;

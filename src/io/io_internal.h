@@ -138,8 +138,30 @@ struct sbm_g2o_graph {
     double *emeas;          /* ps per edge */
     double *einfo;          /* ed*ed per edge, column-major full */
     int from_edges;         /* 1: no VERTEX lines */
+    int64_t nrepaired;      /* information matrices projected to PSD on reading */
     sbm_allocator a;        /* allocator of everything */
 };
+
+/* The information matrices of a g2o file as it is read (g2o_information.c). */
+typedef struct sbm__g2o_omega_scan {
+    int repair;             /* 1: project an indefinite Omega (SBM_G2O_INFORMATION_REPAIR) */
+    int64_t bad;            /* Omegas outside SBM_G2O_PSD_TOLERANCE so far (repaired, if repair) */
+    int64_t first_line;     /* the first one: its line, */
+    int32_t first_from;     /* its vertex ids, */
+    int32_t first_to;
+    double first_smallest;  /* its smallest eigenvalue */
+    double first_largest;   /* and largest eigenvalue magnitude */
+} sbm__g2o_omega_scan;
+
+/* Check the n x n symmetric omega (full, column-major, n = 3 or 6; finite) of the edge from -> to
+ * on the given line, counting it in s when it is not PSD, and (s->repair) replacing it by the
+ * nearest PSD matrix; a PSD omega is left as it is. */
+void sbm__g2o_omega_check(sbm__g2o_omega_scan *s, int64_t line, int32_t from, int32_t to, int n,
+                          double *omega);
+/* After the whole file: SBM_ERR_PARSE naming the first indefinite Omega's file:line, edge,
+ * smallest eigenvalue and the count of them among edges, unless there is none or s->repair. */
+sbm_status sbm__g2o_omega_refuse(sbm__text_reader *rd, const sbm__g2o_omega_scan *s,
+                                 const char *tag, int64_t edges);
 
 /* A problem with arrays for the given counts (uninitialised), allocated as sbm_bal_read does. */
 sbm_status sbm__bal_alloc(sbm_ctx *ctx, int64_t ncam, int64_t npts, int64_t nobs,

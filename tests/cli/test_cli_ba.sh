@@ -528,6 +528,32 @@ for g in ais2klinik kitti_05 sphere_bignoise_vertex3; do
 done
 
 # ------------------------------------------------------------------------------------------
+# Indefinite information matrices (--information refuse|repair; tests/data/g2o/indefinite*.g2o)
+# ------------------------------------------------------------------------------------------
+fails 1 "indefinite2d.g2o:11: EDGE_SE2 1 2: the information matrix is not positive semidefinite" "$TMP/never_info.mtx" \
+    slam-info --g2o "$G2O/indefinite2d.g2o" -o "$TMP/never_info.mtx"
+grep -qF "; 2 of the 7 edges in the file have such a matrix" "$TMP/f.err" && ok || bad "refusal without the count: $(cat "$TMP/f.err")"
+fails 1 "indefinite3d.g2o:12: EDGE_SE3:QUAT 2 3: the information matrix" "-" \
+    slam-solve --g2o "$G2O/indefinite3d.g2o" --information refuse
+grep -qF "; 3 of the 7 edges" "$TMP/f.err" && ok || bad "refusal without the count: $(cat "$TMP/f.err")"
+runs slam-info --g2o "$G2O/indefinite3d.g2o" --information repair -o "$TMP/repaired.mtx" &&
+    { grep -qF "indefinite3d.g2o: repaired 3 information matrices (nearest positive semidefinite)" "$TMP/run.err" &&
+        [ -s "$TMP/repaired.mtx" ] && ok || bad "slam-info --information repair: $(cat "$TMP/run.err")"; }
+# a loop with an indefinite edge beside a proper one: repaired, then solved
+sed 's/^EDGE_SE2 4 0 0 -1 1.6 30 2 0 30 0 30$/&\nEDGE_SE2 4 0 0 -1 1.6 1 5 0 1 0 1/' "$LOOP" >"$TMP/loop_indef.g2o"
+fails 1 "loop_indef.g2o:12: EDGE_SE2 4 0:" "-" slam-solve --g2o "$TMP/loop_indef.g2o"
+runs slam-solve --g2o "$TMP/loop_indef.g2o" --information repair --iterations 3 &&
+    { grep -qF "repaired 1 information matrices" "$TMP/run.err" && ok || bad "slam-solve --information repair: $(cat "$TMP/run.err")"; } &&
+    decreases chi2 1 "repaired loop Gauss-Newton"
+# a file without indefinite matrices: repair changes nothing and says nothing
+runs slam-info --g2o "$G2O/tinyGrid3D.g2o.bz2" -o "$TMP/tiny_refuse.mtx" &&
+    runs slam-info --g2o "$G2O/tinyGrid3D.g2o.bz2" --information repair -o "$TMP/tiny_repair.mtx" &&
+    { ! grep -q "repaired" "$TMP/run.err" && cmp -s "$TMP/tiny_refuse.mtx" "$TMP/tiny_repair.mtx" && ok ||
+        bad "repair changed a PSD file: $(cat "$TMP/run.err")"; }
+fails 2 "unknown information mode 'fix' (refuse or repair)" "-" slam-solve --g2o "$LOOP" --information fix
+fails 2 "unknown option '--information'" "-" ba-solve --bal "$SMALL" --information repair
+
+# ------------------------------------------------------------------------------------------
 # Errors: exit code, message, no output left behind
 # ------------------------------------------------------------------------------------------
 O=$TMP/never.mtx

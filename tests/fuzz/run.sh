@@ -39,7 +39,7 @@ seed() { # seed <target> <files...>: the files that exist, decompressed, cut to 
   done
 }
 seed fuzz_mtx "$data"/mtx/*.mtx.* "$extra"/mtx/*.mtx
-seed fuzz_g2o "$data"/g2o/*.g2o.* "$extra"/g2o/*.g2o
+seed fuzz_g2o "$data"/g2o/*.g2o.* "$data"/g2o/*.g2o "$extra"/g2o/*.g2o
 seed fuzz_bal
 seed fuzz_cbc_create
 # BAL: the shipped problems are large; seed with their first observations and a tiny
