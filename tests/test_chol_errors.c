@@ -1,15 +1,15 @@
 /* Sparse block Cholesky (sbm_chol_*): every error of the API, by status and message. */
 #include "chol_test_common.h"
 
-/* Every error of the API: status and message. */
-static void test_chol_errors(void **state)
+/* sbm_chol_plan: NULL arguments, shapes, options, a block below the diagonal, a backend without
+ * the operation. */
+static void test_chol_plan_errors(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
     sbm_ctx *ctx = e->ctx;
     spd_matrix m = spd_make(7, 6, 2, PAT_BANDED, 1);
     sbm_cbc *A = spd_cbc(ctx, &m);
     sbm_chol *chol = (sbm_chol *)&m; /* must be reset to NULL by a failing plan */
-    /* plan */
     SBM_ASSERT_FAILS(NULL, sbm_chol_plan(NULL, A, NULL, &chol), SBM_ERR_NULL_ARGUMENT,
                      "sbm_chol_plan: argument ctx is NULL");
     SBM_ASSERT_FAILS(ctx, sbm_chol_plan(ctx, A, NULL, NULL), SBM_ERR_NULL_ARGUMENT,
@@ -55,8 +55,21 @@ static void test_chol_errors(void **state)
     SBM_ASSERT_FAILS(ctx, sbm_chol_plan(ctx, A, NULL, &chol), SBM_ERR_NOT_SUPPORTED,
                      "the sparse block Cholesky is not available on the");
     ctx->ops = ops;
+    assert_null(chol);
+    sbm_chol_destroy(chol);
+    sbm_cbc_destroy(A);
+    spd_free(&m);
+}
+
+/* sbm_chol_factor: NULL arguments, damping, lambda, another pattern or size, another backend. */
+static void test_chol_factor_errors(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    sbm_ctx *ctx = e->ctx;
+    spd_matrix m = spd_make(7, 6, 2, PAT_BANDED, 1);
+    sbm_cbc *A = spd_cbc(ctx, &m);
+    sbm_chol *chol = NULL;
     SBM_ASSERT_OK(ctx, sbm_chol_plan(ctx, A, NULL, &chol));
-    /* factor */
     SBM_ASSERT_FAILS(NULL, sbm_chol_factor(NULL, chol, A, SBM_DAMPING_NONE, 0), SBM_ERR_NULL_ARGUMENT,
                      "sbm_chol_factor: argument ctx is NULL");
     SBM_ASSERT_FAILS(ctx, sbm_chol_factor(ctx, NULL, A, SBM_DAMPING_NONE, 0), SBM_ERR_NULL_ARGUMENT,
@@ -94,7 +107,21 @@ static void test_chol_errors(void **state)
         sbm_chol_destroy(hc);
         sbm_cbc_destroy(H);
     }
-    /* solve */
+    sbm_chol_destroy(chol);
+    sbm_cbc_destroy(A);
+    spd_free(&m);
+}
+
+/* sbm_chol_solve: no factor, NULL arguments, nrhs, leading dimensions, overlapping X and B;
+ * sbm_chol_get_info and sbm_chol_destroy of NULL. */
+static void test_chol_solve_errors(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    sbm_ctx *ctx = e->ctx;
+    spd_matrix m = spd_make(7, 6, 2, PAT_BANDED, 1);
+    sbm_cbc *A = spd_cbc(ctx, &m);
+    sbm_chol *chol = NULL;
+    SBM_ASSERT_OK(ctx, sbm_chol_plan(ctx, A, NULL, &chol));
     const int64_t n = m.n;
     double *dB = sbm_test_vec_upload(ctx, m.dense, 3 * n);
     SBM_ASSERT_FAILS(ctx, sbm_chol_solve(ctx, chol, 1, dB, n, dB, n), SBM_ERR_INVALID_ARGUMENT,
@@ -130,10 +157,13 @@ static void test_chol_errors(void **state)
     sbm_cbc_destroy(A);
     spd_free(&m);
 }
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        SBM_TEST_BOTH(test_chol_errors),
+        SBM_TEST_BOTH(test_chol_plan_errors),
+        SBM_TEST_BOTH(test_chol_factor_errors),
+        SBM_TEST_BOTH(test_chol_solve_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
