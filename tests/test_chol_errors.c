@@ -83,7 +83,7 @@ static void test_chol_factor_errors(void **state)
         SBM_ASSERT_FAILS(ctx, sbm_chol_factor(ctx, chol, A, SBM_DAMPING_IDENTITY, bad_lambda[i]),
                          SBM_ERR_INVALID_ARGUMENT, "argument lambda:");
     spd_matrix other = spd_make(8, 6, 2, PAT_ARROW, 1); /* same size, another pattern */
-    R = spd_cbc(ctx, &other);
+    sbm_cbc *R = spd_cbc(ctx, &other);
     SBM_ASSERT_FAILS(ctx, sbm_chol_factor(ctx, chol, R, SBM_DAMPING_NONE, 0), SBM_ERR_PLAN_MISMATCH,
                      "argument A (6 x 6 blocks of 2x2, ");
     sbm_cbc_destroy(R);
