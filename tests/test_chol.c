@@ -43,8 +43,10 @@ static void test_chol_random(void **state)
 /* The symbolic structure is consistent: a permutation; fronts ascending with their own columns
  * first; every block of the true L (block-level symbolic elimination of P A P^T here) inside its
  * column's front; panels end to end; extend-add rows found in the parent; levels children first;
- * A's assembly offsets as chol_internal.h spells them. */
-static void check_symbolic(const sbm__chol_symbolic *s, const spd_matrix *m)
+ * A's assembly offsets as chol_internal.h spells them; the explicit zeros amalgamation may add.
+ * @return the number of explicit zero blocks. */
+static int64_t check_symbolic(const sbm__chol_symbolic *s, const spd_matrix *m,
+                              const sbm_chol_options *o)
 {
     const int64_t nb = s->nb, b = s->b;
     char *L = calloc((size_t)(nb * nb + 1), 1);
@@ -62,7 +64,9 @@ static void check_symbolic(const sbm__chol_symbolic *s, const spd_matrix *m)
     }
     assert_int_equal(s->sup_col[0], 0);
     assert_int_equal(s->sup_col[s->nsuper], nb);
-    int64_t *level = calloc((size_t)s->nsuper + 1, sizeof(int64_t));
+    int64_t *level = calloc((size_t)s->nsuper + 1, sizeof(int64_t)), zeros = 0;
+    int64_t max_front = 0, max_update = 0;
+    double flops = 0;
     for (int64_t l = 0; l < s->nlevels; l++)
         for (int64_t q = s->level_ptr[l]; q < s->level_ptr[l + 1]; q++) level[s->level_sup[q]] = l;
     assert_int_equal(s->level_ptr[s->nlevels], s->nsuper);
@@ -84,6 +88,22 @@ static void check_symbolic(const sbm__chol_symbolic *s, const spd_matrix *m)
                     if (q == mt) fail_msg("L(%lld, %lld) is not in front %lld", (long long)i, (long long)c, (long long)t);
                 }
         }
+        /* explicit zeros of the panel's lower trapezoid: none without amalgamation, else at most
+         * relax_zeros of it, in a supernode of at most relax_max_columns columns */
+        int64_t nz = 0;
+        for (int64_t q = 0; q < mt; q++)
+            for (int64_t c = s->sup_col[t]; c < s->sup_col[t + 1] && c <= rows[q]; c++) nz += L[rows[q] + c * nb];
+        const double stored = (double)(k * mt) - 0.5 * (double)(k * (k - 1));
+        if (o->relax_zeros == 0) assert_true(nz == (int64_t)stored);
+        if (nz < (int64_t)stored) {
+            zeros += (int64_t)stored - nz;
+            assert_true(stored - (double)nz <= o->relax_zeros * stored);
+            assert_true(k <= o->relax_max_columns);
+        }
+        const double kk = (double)(k * b), uu = (double)((mt - k) * b);
+        flops += kk * kk * kk / 3 + uu * kk * kk + uu * uu * kk;
+        max_front = mt * b > max_front ? mt * b : max_front;
+        max_update = (mt - k) * b > max_update ? (mt - k) * b : max_update;
         const int64_t par = s->sup_parent[t];
         assert_int_equal(s->rel_ptr[t + 1] - s->rel_ptr[t], mt - k);
         if (par < 0) {
@@ -106,13 +126,18 @@ static void check_symbolic(const sbm__chol_symbolic *s, const spd_matrix *m)
         assert_int_equal(s->a_trans[t], i < j);
         assert_int_equal(s->a_dst[t], s->L_ptr[sn] + (c - s->sup_col[sn]) * b * mt * b + q * b);
     }
+    assert_true(fabs(flops - s->flops) <= 1e-12 * flops);
+    assert_int_equal(max_front, s->max_front);
+    assert_int_equal(max_update, s->max_update);
     free(level);
     free(L);
+    return zeros;
 }
 
 static void test_chol_symbolic(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
+    int64_t relaxed_zeros = 0;
     for (int p = 0; p < NPATTERNS; p++)
         for (int v = 0; v < 4; v++) {
             spd_matrix m = spd_make(50 + (uint64_t)(p * 4 + v), 40 + v, 2, p, 1);
@@ -120,10 +145,11 @@ static void test_chol_symbolic(void **state)
             sbm_chol_options o = sbm_chol_default_options();
             o.ordering = v % 2 ? SBM_CHOL_ORDERING_NATURAL : SBM_CHOL_ORDERING_AMD;
             o.relax_zeros = v < 2 ? 0.0 : 0.5;
+            o.relax_max_columns = v == 3 ? 3 : 64;
             sbm_chol *chol = NULL;
             SBM_ASSERT_OK(e->ctx, sbm_chol_plan(e->ctx, A, &o, &chol));
             const sbm__chol_symbolic *s = sbm__chol_symbolic_of(chol);
-            check_symbolic(s, &m);
+            relaxed_zeros += check_symbolic(s, &m, &o);
             const sbm_chol_info info = sbm_chol_get_info(chol);
             assert_int_equal(info.block_columns, m.nb);
             assert_int_equal(info.block_size, 2);
@@ -139,6 +165,7 @@ static void test_chol_symbolic(void **state)
             sbm_cbc_destroy(A);
             spd_free(&m);
         }
+    assert_true(relaxed_zeros > 0); /* amalgamation did merge somewhere */
 }
 
 /* nb = 0, nb = 1, a diagonal-only matrix, a block column without a stored diagonal block. */
