@@ -104,6 +104,13 @@ static void test_chol_factor_errors(void **state)
                          SBM_ERR_BACKEND_MISMATCH, "argument chol was planned on the");
         SBM_ASSERT_FAILS(ctx, sbm_chol_solve(ctx, hc, 0, NULL, 12, NULL, 12), SBM_ERR_BACKEND_MISMATCH,
                          "sbm_chol_solve: argument chol was planned on the CPU backend");
+        /* A in the other backend's memory */
+        sbm_chol *bad = (sbm_chol *)&m;
+        SBM_ASSERT_FAILS(ctx, sbm_chol_plan(ctx, H, NULL, &bad), SBM_ERR_BACKEND_MISMATCH,
+                         "sbm_chol_plan: argument A lives on the CPU backend");
+        assert_null(bad);
+        SBM_ASSERT_FAILS(ctx, sbm_chol_factor(ctx, chol, H, SBM_DAMPING_NONE, 0),
+                         SBM_ERR_BACKEND_MISMATCH, "sbm_chol_factor: argument A lives on the CPU backend");
         sbm_chol_destroy(hc);
         sbm_cbc_destroy(H);
     }
