@@ -233,6 +233,7 @@ static void sbm__cuda_ctx_destroy(sbm_ctx *ctx)
     for (int i = 0; i < SBM__WS_SLOTS; i++) sbm__cuda_buffer_release(&S->ws[i]);
     sbm__cuda_tcache_clear(ctx);
     sbm__cuda_scache_clear(ctx);
+    sbm__cuda_chol_release(ctx);
     (void)cudaGetLastError();
     free(S);
     ctx->backend_data = NULL;

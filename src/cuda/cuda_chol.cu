@@ -4,8 +4,9 @@
  *
  * numeric_create uploads the index arrays once (one host-to-device copy) and allocates the
  * fronts: sum over the supernodes of (m_s b)^2 doubles, through the context's allocator, refused
- * with SBM_ERR_OUT_OF_MEMORY naming the bytes when they do not fit. It also creates the cuBLAS
- * and cuSOLVER handles of this factor.
+ * with SBM_ERR_OUT_OF_MEMORY naming the bytes when they do not fit. The cuBLAS and cuSOLVER
+ * handles belong to the context (made at its first plan, destroyed with it), so that planning
+ * again costs no handle creation.
  * factor: zero the fronts, assemble A + damping, then level by level (leaves first) the batched
  * kernel for the fronts below the dense threshold (sbm_tuning.chol_dense_front, default
  * SBM__CHOL_DENSE_FRONT rows) and extend-add + cusolverDnDpotrf + cublasDtrsm + cublasDsyrk for
@@ -34,8 +35,6 @@ struct sbm__chol_numeric {
     int64_t *h_w_rows;         /* [nsuper+1] host copy of the front vector offsets */
     size_t smem_optin;         /* dynamic shared memory a block may opt into */
     sbm__chol_dev dev;         /* device views */
-    cublasHandle_t blas;       /* NULL: not created */
-    cusolverDnHandle_t solver; /* NULL: not created */
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -74,6 +73,44 @@ static sbm_status sbm__chol_lib_fail(sbm_ctx *ctx, int alloc_failed, const char 
     } while (0)
 
 /* ---------------------------------------------------------------------------------------- */
+/* The context's handles                                                                    */
+/* ---------------------------------------------------------------------------------------- */
+
+static cublasHandle_t sbm__chol_blas(sbm_ctx *ctx) { return (cublasHandle_t)sbm__cuda_st(ctx)->blas; }
+
+static cusolverDnHandle_t sbm__chol_solver(sbm_ctx *ctx)
+{
+    return (cusolverDnHandle_t)sbm__cuda_st(ctx)->solver;
+}
+
+/* Makes the context's cuBLAS and cuSOLVER handles if it has none yet. */
+static sbm_status sbm__chol_handles(sbm_ctx *ctx)
+{
+    sbm_status st = SBM_SUCCESS;
+    sbm__cuda_state *S = sbm__cuda_st(ctx);
+    cublasHandle_t blas = NULL;
+    cusolverDnHandle_t solver = NULL;
+    if (!S->blas) {
+        SBM__BLAS(ctx, cublasCreate(&blas), "cublasCreate");
+        S->blas = blas;
+    }
+    if (!S->solver) {
+        SBM__SOLVER(ctx, cusolverDnCreate(&solver), "cusolverDnCreate");
+        S->solver = solver;
+    }
+done:
+    return st;
+}
+
+void sbm__cuda_chol_release(sbm_ctx *ctx)
+{
+    sbm__cuda_state *S = sbm__cuda_st(ctx);
+    if (S->blas) cublasDestroy((cublasHandle_t)S->blas);
+    if (S->solver) cusolverDnDestroy((cusolverDnHandle_t)S->solver);
+    S->blas = S->solver = NULL;
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* Create / destroy                                                                         */
 /* ---------------------------------------------------------------------------------------- */
 
@@ -84,8 +121,6 @@ void sbm__cuda_chol_numeric_destroy(sbm__chol_numeric *num)
     if (cudaGetDevice(&cur) == cudaSuccess && cur != num->device) cudaSetDevice(num->device);
     /* queued factor or solve work may still use the fronts, on whatever stream */
     cudaDeviceSynchronize();
-    if (num->blas) cublasDestroy(num->blas);
-    if (num->solver) cusolverDnDestroy(num->solver);
     if (num->d_F) num->allocator.free(num->allocator.user, num->d_F);
     if (num->d_index) num->allocator.free(num->allocator.user, num->d_index);
     (void)cudaGetLastError();
@@ -268,8 +303,7 @@ sbm_status sbm__cuda_chol_numeric_create(sbm_ctx *ctx, const sbm__chol_symbolic 
     sbm__chol_fill(sym, num, &L, h, (int64_t *)(h + L.total));
     SBM__CK(sbm__cuda_h2d(ctx, num->d_index, h, L.total));
     sbm__chol_bind(sym, num, &L);
-    SBM__BLAS(ctx, cublasCreate(&num->blas), "cublasCreate");
-    SBM__SOLVER(ctx, cusolverDnCreate(&num->solver), "cusolverDnCreate");
+    SBM__CK(sbm__chol_handles(ctx));
     *out = num;
     num = NULL;
 done:
@@ -318,8 +352,8 @@ static sbm_status sbm__chol_potrf_work(sbm_ctx *ctx, const sbm__chol_symbolic *s
         if (M < dense) continue;
         const int K = (int)((sym->sup_col[s + 1] - sym->sup_col[s]) * sym->b);
         int w = 0;
-        SBM__SOLVER(ctx, cusolverDnDpotrf_bufferSize(num->solver, CUBLAS_FILL_MODE_LOWER, K,
-                                                     num->d_F + num->h_f_ptr[s], (int)M, &w),
+        SBM__SOLVER(ctx, cusolverDnDpotrf_bufferSize(sbm__chol_solver(ctx), CUBLAS_FILL_MODE_LOWER,
+                                                     K, num->d_F + num->h_f_ptr[s], (int)M, &w),
                     "cusolverDnDpotrf_bufferSize");
         if (w > *lwork) *lwork = w;
     }
@@ -337,14 +371,15 @@ static sbm_status sbm__chol_factor_dense(sbm_ctx *ctx, const sbm__chol_symbolic 
     const int K = (int)((sym->sup_col[s + 1] - sym->sup_col[s]) * sym->b), U = M - K;
     const double one = 1.0, minus_one = -1.0;
     double *F = num->d_F + num->h_f_ptr[s];
-    SBM__SOLVER(ctx, cusolverDnDpotrf(num->solver, CUBLAS_FILL_MODE_LOWER, K, F, M, work, lwork,
-                                      num->dev.info + s),
+    cublasHandle_t blas = sbm__chol_blas(ctx);
+    SBM__SOLVER(ctx, cusolverDnDpotrf(sbm__chol_solver(ctx), CUBLAS_FILL_MODE_LOWER, K, F, M, work,
+                                      lwork, num->dev.info + s),
                 "cusolverDnDpotrf of a front");
     if (U == 0) goto done;
-    SBM__BLAS(ctx, cublasDtrsm(num->blas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+    SBM__BLAS(ctx, cublasDtrsm(blas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
                                CUBLAS_DIAG_NON_UNIT, U, K, &one, F, M, F + K, M),
               "cublasDtrsm of a front");
-    SBM__BLAS(ctx, cublasDsyrk(num->blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, U, K, &minus_one,
+    SBM__BLAS(ctx, cublasDsyrk(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, U, K, &minus_one,
                                F + K, M, &one, F + K + (int64_t)K * M, M),
               "cublasDsyrk of a front");
 done:
@@ -403,8 +438,8 @@ sbm_status sbm__cuda_chol_factor(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
     *failed = -1;
     SBM__CK(sbm__cuda_enter(ctx));
     if (sym->nsuper == 0) goto done;
-    SBM__BLAS(ctx, cublasSetStream(num->blas, s), "cublasSetStream");
-    SBM__SOLVER(ctx, cusolverDnSetStream(num->solver, s), "cusolverDnSetStream");
+    SBM__BLAS(ctx, cublasSetStream(sbm__chol_blas(ctx), s), "cublasSetStream");
+    SBM__SOLVER(ctx, cusolverDnSetStream(sbm__chol_solver(ctx), s), "cusolverDnSetStream");
     SBM__CK(sbm__cuda_zero(ctx, num->d_F, (size_t)num->f_total * sizeof(double)));
     SBM__CK(sbm__cuda_zero(ctx, num->dev.info, (size_t)sym->nsuper * sizeof(int)));
     SBM__CU(ctx, cudaMemsetAsync(num->dev.failed, 0xff, sizeof(unsigned long long), s),
@@ -436,20 +471,21 @@ static sbm_status sbm__chol_solve_dense(sbm_ctx *ctx, const sbm__chol_symbolic *
     const double one = 1.0, minus_one = -1.0;
     const double *F = num->d_F + num->h_f_ptr[s];
     double *w = W + num->h_w_rows[s] * nrhs;
+    cublasHandle_t blas = sbm__chol_blas(ctx);
     if (!backward) {
-        SBM__BLAS(ctx, cublasDtrsm(num->blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER,
+        SBM__BLAS(ctx, cublasDtrsm(blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER,
                                    CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, K, nrhs, &one, F, M, w, M),
                   "cublasDtrsm of the forward solve");
         if (U > 0)
-            SBM__BLAS(ctx, cublasDgemm(num->blas, CUBLAS_OP_N, CUBLAS_OP_N, U, nrhs, K,
+            SBM__BLAS(ctx, cublasDgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, U, nrhs, K,
                                        &minus_one, F + K, M, w, M, &one, w + K, M),
                       "cublasDgemm of the forward solve");
     } else {
         if (U > 0)
-            SBM__BLAS(ctx, cublasDgemm(num->blas, CUBLAS_OP_T, CUBLAS_OP_N, K, nrhs, U,
+            SBM__BLAS(ctx, cublasDgemm(blas, CUBLAS_OP_T, CUBLAS_OP_N, K, nrhs, U,
                                        &minus_one, F + K, M, w + K, M, &one, w, M),
                       "cublasDgemm of the backward solve");
-        SBM__BLAS(ctx, cublasDtrsm(num->blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER,
+        SBM__BLAS(ctx, cublasDtrsm(blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER,
                                    CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, K, nrhs, &one, F, M, w, M),
                   "cublasDtrsm of the backward solve");
     }
@@ -502,7 +538,7 @@ sbm_status sbm__cuda_chol_solve(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
     }
     SBM__CK(sbm__cuda_workspace(ctx, SBM__WS_OP_A,
                                 (size_t)(num->w_total * nrhs) * sizeof(double), (void **)&W));
-    SBM__BLAS(ctx, cublasSetStream(num->blas, s), "cublasSetStream");
+    SBM__BLAS(ctx, cublasSetStream(sbm__chol_blas(ctx), s), "cublasSetStream");
     for (int64_t l = 0; l < sym->nlevels; l++)
         SBM__CK(sbm__chol_solve_level(ctx, sym, num, l, 0, dense, nrhs, B, ldb, W));
     for (int64_t l = sym->nlevels - 1; l >= 0; l--)

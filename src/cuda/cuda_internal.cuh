@@ -88,6 +88,9 @@ typedef struct sbm__cuda_state {
     int hcache_next;                          /* round-robin replacement */
     sbm__cuda_scache scache[SBM__SCACHE_SIZE]; /* CSR row statistics for SpMV */
     uint64_t scache_clock;                    /* use counter for that cache */
+    void *blas;                               /* cublasHandle_t of the sparse Cholesky (made at
+                                                 its first plan, cuda_chol.cu), or NULL */
+    void *solver;                             /* cusolverDnHandle_t, likewise */
 } sbm__cuda_state;
 
 static inline sbm__cuda_state *sbm__cuda_st(sbm_ctx *ctx)
@@ -295,6 +298,8 @@ sbm_status sbm__cuda_chol_solve(sbm_ctx *ctx, const struct sbm__chol_symbolic *s
                                 const struct sbm__chol_numeric *num, int64_t nrhs, const double *B,
                                 int64_t ldb, double *X, int64_t ldx);
 void sbm__cuda_chol_numeric_destroy(struct sbm__chol_numeric *num);
+/* Destroys the context's cuBLAS and cuSOLVER handles (ctx_destroy). */
+void sbm__cuda_chol_release(sbm_ctx *ctx);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Device helpers                                                                           */
