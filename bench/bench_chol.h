@@ -56,9 +56,13 @@ double chol_residual(const chol_matrix *m, const double *x, const double *b, dou
 /* The seeded right-hand side of every solve (n values in [-1, 1)). */
 void chol_rhs(int64_t n, double *b);
 
-/* CHOLMOD's supernodal factorisation of m (AMD ordering only, postordered), reps timed calls of
- * each phase after a warm-up. Without CHOLMOD: a result that says so (ok = 0). */
-void run_cholmod(const chol_matrix *m, int reps, chol_run *r);
+/* The timed repetitions of a phase whose untimed warm-up took warm seconds: reps, or fewer so
+ * that they take about budget seconds, at least 1. */
+int chol_reps_for(double warm, int reps, double budget);
+
+/* CHOLMOD's supernodal factorisation of m (AMD ordering only, postordered), chol_reps_for timed
+ * calls of each phase after a warm-up. Without CHOLMOD: a result that says so (ok = 0). */
+void run_cholmod(const chol_matrix *m, int reps, double budget, chol_run *r);
 /* "CHOLMOD x.y.z (supernodal, AMD)" or "CHOLMOD: skipped (...)". */
 const char *cholmod_describe(void);
 /* 1 when the bench was built with CHOLMOD. */

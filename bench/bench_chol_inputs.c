@@ -31,6 +31,13 @@ double chol_now_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+int chol_reps_for(double warm, int reps, double budget)
+{
+    if (!(warm > 0)) return reps;
+    const double r = budget / warm;
+    return r >= reps ? reps : r < 1 ? 1 : (int)r;
+}
+
 void chol_rhs(int64_t n, double *b)
 {
     uint64_t s = 12345;
@@ -315,9 +322,9 @@ static void write_edge(FILE *f, int dim, int64_t i, int64_t j, const double *T, 
 /* Write the graph to path. @return 0 or -1 (errno set). */
 static int write_pose_graph(const char *path, int dim, int64_t poses, uint64_t seed)
 {
-    int64_t w = (int64_t)ceil(sqrt((double)poses));
-    const int64_t rows = (poses + w - 1) / w;
-    double *T = malloc(sizeof(double) * 3 * (size_t)poses), *TH = malloc(sizeof(double) * (size_t)poses);
+    const int64_t w = (int64_t)ceil(sqrt((double)poses)), rows = (poses + w - 1) / w;
+    double *T = malloc(sizeof(double) * 3 * (size_t)poses);
+    double *TH = malloc(sizeof(double) * (size_t)poses);
     quat *Q = malloc(sizeof(quat) * (size_t)poses);
     FILE *f = fopen(path, "w");
     int rc = -1;

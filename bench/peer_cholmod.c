@@ -3,11 +3,13 @@
  * Settings: supernodal, one ordering method, AMD (the ordering family of sbm_chol_plan),
  * postordered; the BLAS behind it is the same OpenBLAS as sbm's, with the thread count the
  * bench sets for both (OPENBLAS_NUM_THREADS). Timed as sbm: cholmod_l_analyze (the ordering and
- * symbolic factorisation, like sbm_chol_plan), cholmod_l_factorize on the analysed L (the numeric
- * factorisation, refactoring L in place as a Levenberg-Marquardt loop would), cholmod_l_solve,
- * each median [min-max] of reps calls after a warm-up. Memory: Common->memory_usage (CHOLMOD's
- * own peak of bytes in use) above what the input matrix holds.
- * Built without CHOLMOD (not found at configure time): run_cholmod says so and measures nothing. */
+ * symbolic factorisation, like sbm_chol_plan), cholmod_l_factorize on the analysed L (the
+ * numeric factorisation, refactoring L in place as a Levenberg-Marquardt loop would),
+ * cholmod_l_solve; each the median [min-max] of reps calls after a warm-up (fewer when the
+ * warm-up shows that reps would exceed the phase budget: chol_reps_for, as for sbm).
+ * Memory: Common->memory_usage (CHOLMOD's own peak of bytes in use) above what the input
+ * matrix holds, right-hand side and solution included.
+ * Built without CHOLMOD (not found at configure time): run_cholmod says so, measures nothing. */
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdio.h>
@@ -24,10 +26,11 @@ int cholmod_available(void) { return 0; }
 
 const char *cholmod_describe(void) { return CHOLMOD_SKIPPED; }
 
-void run_cholmod(const chol_matrix *m, int reps, chol_run *r)
+void run_cholmod(const chol_matrix *m, int reps, double budget, chol_run *r)
 {
     (void)m;
     (void)reps;
+    (void)budget;
     *r = chol_run_none();
     snprintf(r->note, sizeof r->note, "%s", CHOLMOD_SKIPPED);
 }
@@ -59,7 +62,7 @@ static void cholmod_setup(cholmod_common *c)
 }
 
 /* Analyze reps + 1 times (the first untimed); *L is the last one's. */
-static int time_analyze(cholmod_sparse *A, cholmod_common *c, int reps, double *t,
+static int time_analyze(cholmod_sparse *A, cholmod_common *c, int reps, double budget, double *t,
                         cholmod_factor **L, chol_run *r)
 {
     for (int rep = -1; rep < reps; rep++) {
@@ -67,6 +70,7 @@ static int time_analyze(cholmod_sparse *A, cholmod_common *c, int reps, double *
         const double t0 = chol_now_s();
         *L = cholmod_l_analyze(A, c);
         if (rep >= 0) t[rep] = 1e3 * (chol_now_s() - t0);
+        else reps = chol_reps_for(chol_now_s() - t0, reps, budget);
         if (*L == NULL) {
             snprintf(r->note, sizeof r->note, "cholmod_l_analyze failed (status %d)", c->status);
             return -1;
@@ -79,13 +83,14 @@ static int time_analyze(cholmod_sparse *A, cholmod_common *c, int reps, double *
 }
 
 /* Factorize reps + 1 times on the analysed L. */
-static int time_factor(cholmod_sparse *A, cholmod_common *c, int reps, double *t,
+static int time_factor(cholmod_sparse *A, cholmod_common *c, int reps, double budget, double *t,
                        cholmod_factor *L, chol_run *r)
 {
     for (int rep = -1; rep < reps; rep++) {
         const double t0 = chol_now_s();
         const int ok = cholmod_l_factorize(A, L, c);
         if (rep >= 0) t[rep] = 1e3 * (chol_now_s() - t0);
+        else reps = chol_reps_for(chol_now_s() - t0, reps, budget);
         if (!ok || c->status != CHOLMOD_OK) {
             if (c->status == CHOLMOD_NOT_POSDEF)
                 snprintf(r->note, sizeof r->note,
@@ -104,7 +109,7 @@ static int time_factor(cholmod_sparse *A, cholmod_common *c, int reps, double *t
 }
 
 /* Solve reps + 1 times; the residual of the last solve. */
-static int time_solve(const chol_matrix *m, cholmod_common *c, int reps, double *t,
+static int time_solve(const chol_matrix *m, cholmod_common *c, int reps, double budget, double *t,
                       cholmod_factor *L, chol_run *r)
 {
     cholmod_dense *B = cholmod_l_allocate_dense((size_t)m->n, 1, (size_t)m->n, CHOLMOD_REAL, c);
@@ -121,6 +126,7 @@ static int time_solve(const chol_matrix *m, cholmod_common *c, int reps, double 
         const double t0 = chol_now_s();
         X = cholmod_l_solve(CHOLMOD_A, L, B, c);
         if (rep >= 0) t[rep] = 1e3 * (chol_now_s() - t0);
+        else reps = chol_reps_for(chol_now_s() - t0, reps, budget);
         if (X == NULL) {
             snprintf(r->note, sizeof r->note, "cholmod_l_solve failed (status %d)", c->status);
             goto done;
@@ -136,7 +142,7 @@ done:
     return rc;
 }
 
-void run_cholmod(const chol_matrix *m, int reps, chol_run *r)
+void run_cholmod(const chol_matrix *m, int reps, double budget, chol_run *r)
 {
     *r = chol_run_none();
     cholmod_common c;
@@ -154,8 +160,9 @@ void run_cholmod(const chol_matrix *m, int reps, chol_run *r)
     memcpy(A->x, m->val, sizeof(double) * (size_t)m->nnz);
     const size_t base = c.memory_inuse;
     c.memory_usage = c.memory_inuse;
-    if (time_analyze(A, &c, reps, t, &L, r) != 0 || time_factor(A, &c, reps, t, L, r) != 0 ||
-        time_solve(m, &c, reps, t, L, r) != 0)
+    if (time_analyze(A, &c, reps, budget, t, &L, r) != 0 ||
+        time_factor(A, &c, reps, budget, t, L, r) != 0 ||
+        time_solve(m, &c, reps, budget, t, L, r) != 0)
         goto done;
     r->peak_bytes = (double)(c.memory_usage - base);
     r->ok = 1;

@@ -63,14 +63,6 @@ typedef struct options {
 
 /* ---- sbm ----------------------------------------------------------------------------------- */
 
-/* reps for a phase whose warm-up took warm seconds: within the budget, at least 1 */
-static int reps_for(double warm, const options *o)
-{
-    if (warm <= 0) return o->reps;
-    const double r = o->phase_budget / warm;
-    return r >= o->reps ? o->reps : r < 1 ? 1 : (int)r;
-}
-
 static void sbm_note(chol_run *r, const char *what, sbm_ctx *ctx)
 {
     snprintf(r->note, sizeof r->note, "%s: %s", what, sbm_ctx_last_error(ctx));
@@ -84,7 +76,7 @@ static int time_phase(sbm_ctx *ctx, phase_fn fn, void *state, const options *o, 
     double t[64];
     double t0 = chol_now_s();
     if (fn(ctx, state) != SBM_SUCCESS || sbm_ctx_synchronize(ctx) != SBM_SUCCESS) return -1;
-    int reps = reps_for(chol_now_s() - t0, o);
+    int reps = chol_reps_for(chol_now_s() - t0, o->reps, o->phase_budget);
     if (reps > 64) reps = 64;
     for (int rep = 0; rep < reps; rep++) {
         t0 = chol_now_s();
@@ -498,7 +490,7 @@ int main(int argc, char **argv)
         else snprintf(s.note, sizeof s.note, "not asked (--backend cuda)");
         if (gpu) run_sbm(gpu, &gpu_cnt, &m, &o, &g);
         else snprintf(g.note, sizeof g.note, "%s", gpu_note);
-        if (o.cholmod) run_cholmod(&m, o.reps, &c);
+        if (o.cholmod) run_cholmod(&m, o.reps, o.phase_budget, &c);
         else snprintf(c.note, sizeof c.note, "not asked (--no-cholmod)");
         const int check = residual_ok(&s, &c) && residual_ok(&g, &c);
         if (!check) rc = 1;
