@@ -87,7 +87,10 @@ static void base_name(const char *path, char *out, size_t size)
     }
 }
 
-/* m->A (a copy of src into host) and its scalar upper-triangle CSC. */
+/* m->A (a copy of src into host) and its scalar upper-triangle CSC. Diagonal blocks are stored
+ * whole and sbm_chol reads their lower triangle: the CSC takes (i, j) of such a block from its
+ * (j, i), so that CHOLMOD and the residual check see the matrix sbm factors (a block computed as
+ * U - Y W^T need not be symmetric to the last bit). */
 static int finish(sbm_ctx *host, const sbm_cbc *src, chol_matrix *m, char *err, size_t errsize)
 {
     sbm_status st = sbm_cbc_copy(host, src, &m->A);
@@ -121,11 +124,14 @@ static int finish(sbm_ctx *host, const sbm_cbc *src, chol_matrix *m, char *err, 
             const int64_t jj = j * b + c;
             for (int64_t k = a.colptr[j]; k < a.colptr[j + 1]; k++) {
                 const double *blk = a.values + (size_t)k * (size_t)(b * b);
+                const int diag = a.rowind[k] == j;
                 for (int r = 0; r < b; r++) {
                     const int64_t i = (int64_t)a.rowind[k] * b + r;
                     if (i > jj) break;
                     m->rowind[p] = i;
-                    m->val[p++] = blk[(size_t)c * (size_t)b + (size_t)r];
+                    /* a diagonal block: its lower triangle, the part sbm_chol reads */
+                    m->val[p++] = diag ? blk[(size_t)r * (size_t)b + (size_t)c]
+                                       : blk[(size_t)c * (size_t)b + (size_t)r];
                 }
             }
             m->colptr[jj + 1] = p;
