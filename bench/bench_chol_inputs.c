@@ -87,6 +87,14 @@ static void base_name(const char *path, char *out, size_t size)
     }
 }
 
+/* an empty m named after path (or path itself, NULL: the caller names it) */
+static void begin(chol_matrix *m, const char *path, const char *kind)
+{
+    memset(m, 0, sizeof *m);
+    if (path) base_name(path, m->name, sizeof m->name);
+    snprintf(m->kind, sizeof m->kind, "%s", kind);
+}
+
 /* m->A (a copy of src into host) and its scalar upper-triangle CSC. Diagonal blocks are stored
  * whole and sbm_chol reads their lower triangle: the CSC takes (i, j) of such a block from its
  * (j, i), so that CHOLMOD and the residual check see the matrix sbm factors (a block computed as
@@ -154,9 +162,7 @@ int chol_input_g2o(sbm_ctx *host, const char *path, chol_matrix *m, char *err, s
     sbm_g2o_graph *g = NULL;
     sbm_slam_system *sys = NULL;
     int rc = -1;
-    memset(m, 0, sizeof *m);
-    base_name(path, m->name, sizeof m->name);
-    snprintf(m->kind, sizeof m->kind, "Lambda");
+    begin(m, path, "Lambda");
     if (sbm_g2o_read(host, path, &g) != SBM_SUCCESS)
         FAIL("sbm_g2o_read refused it: %s", sbm_ctx_last_error(host));
     if (sbm_slam_system_create(host, g, &sys) != SBM_SUCCESS ||
@@ -195,9 +201,7 @@ int chol_input_bal(sbm_ctx *host, const char *path, chol_matrix *m, char *err, s
     const double t0 = chol_now_s();
     sbm_bal_problem *p = NULL;
     int rc = -1;
-    memset(m, 0, sizeof *m);
-    base_name(path, m->name, sizeof m->name);
-    snprintf(m->kind, sizeof m->kind, "S");
+    begin(m, path, "S");
     if (sbm_bal_read(host, path, &p) != SBM_SUCCESS)
         FAIL("sbm_bal_read refused it: %s", sbm_ctx_last_error(host));
     rc = ba_reduced(host, p, m, err, errsize);
@@ -213,10 +217,9 @@ int chol_input_ba_generated(sbm_ctx *host, int64_t cameras, int64_t points, int 
     const double t0 = chol_now_s();
     sbm_bal_problem *p = NULL;
     int rc = -1;
-    memset(m, 0, sizeof *m);
+    begin(m, NULL, "S");
     snprintf(m->name, sizeof m->name, "ba-%lld-%lld-%d", (long long)cameras, (long long)points,
              obs);
-    snprintf(m->kind, sizeof m->kind, "S");
     const sbm_bal_generate_options o = sbm_bal_generate_defaults(cameras, points, obs, 2026);
     if (sbm_bal_generate(host, &o, &p) != SBM_SUCCESS)
         FAIL("sbm_bal_generate(%lld, %lld, %d): %s", (long long)cameras, (long long)points, obs,
