@@ -52,7 +52,7 @@ if has build; then
     openblas=$(grep -E "^SBM_OPENBLAS_LIBRARY:" $BUILD/CMakeCache.txt | cut -d= -f2)
     gcc -std=c11 -O2 -Wall -Wno-deprecated-declarations -DSBM_BENCH_DATA_DIR="\"$PWD/.data\"" \
         bench/bench_gpu_*.c bench/peer_cusparse*.c bench/generators.c bench/bench_util.c -Iinclude -Ibench \
-        -I/usr/local/cuda/include $BUILD/libsbm.a -L/usr/local/cuda/lib64 -lcusparse -lcudart \
+        -I/usr/local/cuda/include $BUILD/libsbm.a -L/usr/local/cuda/lib64 -lcusparse -lcusolver -lcublas -lcudart \
         "$lapacke" "$openblas" -lstdc++ -lm -o $BUILD/bin/sbm-bench-gpu >>"$OUT/build.log" 2>&1
     say "== sbm-bench-gpu built by hand rc=$?"
   fi
@@ -185,7 +185,7 @@ if has sanitize; then
   log="$OUT/sanitizer.log"
   : >"$log"
   sdir=$(mktemp -d)
-  suites=${SAN_SUITES:-"test_cuda_gemm test_cuda_ops test_csr_spmv test_csr_spmm test_csr_gemm test_concurrency test_cuda_faults"}
+  suites=${SAN_SUITES:-"test_cuda_gemm test_cuda_ops test_csr_spmv test_csr_spmm test_csr_gemm test_concurrency test_cuda_faults test_chol"}
   tools=${SAN_TOOLS:-"memcheck racecheck initcheck"}
   : >"$sdir/jobs"
   for t in $suites; do

@@ -218,6 +218,10 @@ typedef struct sbm_tuning {
     int gemm_tile_grid;               /* staged kernels: CTAs (0: persistent or one per tile as
                                          chosen; at most one per tile) */
     sbm_tune_gemm_sort gemm_sort;     /* sort of sbm_cbc_gemm_plan */
+    int chol_dense_front;             /* sbm_chol_factor/_solve on CUDA: fronts of at least this
+                                         many rows (scalars) go to cuSOLVER/cuBLAS, smaller ones to
+                                         the batched kernels (0: the library's threshold, 128;
+                                         1: every front to cuSOLVER; INT_MAX: every front batched) */
 } sbm_tuning;
 
 /* @return the library's own choice everywhere (every field zero). */

@@ -191,6 +191,7 @@ static void test_tuning(void **state)
     t.gemm_tile_entries = 4096;
     t.gemm_tile_grid = 2;
     t.gemm_sort = SBM_TUNE_GEMM_SORT_RADIX;
+    t.chol_dense_front = 1;
     SBM_ASSERT_OK(e->ctx, sbm_ctx_set_tuning(e->ctx, &t));
     SBM_ASSERT_OK(e->ctx, sbm_ctx_get_tuning(e->ctx, &got));
     assert_memory_equal(&got, &t, sizeof t);
@@ -237,6 +238,7 @@ static void test_tuning(void **state)
         {18, 0, "argument tuning: gemm_tile_blocks is 5 but gemm_tile_entries is 0: set both or neither"},
         {19, -3, "argument tuning: gemm_tile_grid is -3, negative"},
         {20, 3, "argument tuning: gemm_sort is 3, not an sbm_tune_gemm_sort (0 to 2)"},
+        {21, -1, "argument tuning: chol_dense_front is -1, negative"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         sbm_tuning b = merge;
@@ -265,7 +267,8 @@ static void test_tuning(void **state)
         case 17: b.gemm_tile_entries = x; break;
         case 18: b.gemm_tile_entries = x; break;
         case 19: b.gemm_tile_grid = x; break;
-        default: b.gemm_sort = (sbm_tune_gemm_sort)x; break;
+        case 20: b.gemm_sort = (sbm_tune_gemm_sort)x; break;
+        default: b.chol_dense_front = x; break;
         }
         SBM_ASSERT_FAILS(e->ctx, sbm_ctx_set_tuning(e->ctx, &b), SBM_ERR_INVALID_ARGUMENT, bad[i].msg);
         assert_non_null(strstr(sbm_ctx_last_error(e->ctx), "sbm_ctx_set_tuning: "));

@@ -214,6 +214,9 @@ sbm_status sbm_ctx_set_tuning(sbm_ctx *ctx, const sbm_tuning *tuning)
     SBM__TRY(sbm__tuning_enum(ctx, "csr_gemm", (int)tuning->csr_gemm, "sbm_tune_csr_gemm",
                               SBM_TUNE_CSR_GEMM_GLOBAL));
     SBM__TRY(sbm__tuning_gemm(ctx, tuning));
+    if (tuning->chol_dense_front < 0)
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument tuning: chol_dense_front is %d, negative", tuning->chol_dense_front);
     ctx->tuning = *tuning;
     return SBM_SUCCESS;
 }

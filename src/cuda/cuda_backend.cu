@@ -233,6 +233,7 @@ static void sbm__cuda_ctx_destroy(sbm_ctx *ctx)
     for (int i = 0; i < SBM__WS_SLOTS; i++) sbm__cuda_buffer_release(&S->ws[i]);
     sbm__cuda_tcache_clear(ctx);
     sbm__cuda_scache_clear(ctx);
+    sbm__cuda_chol_release(ctx);
     (void)cudaGetLastError();
     free(S);
     ctx->backend_data = NULL;
@@ -294,6 +295,10 @@ static sbm__backend_ops sbm__make_cuda_ops(void)
     o.vec_axpy = sbm__cuda_vec_axpy;
     o.vec_xpay = sbm__cuda_vec_xpay;
     o.vec_scale = sbm__cuda_vec_scale;
+    o.chol_numeric_create = sbm__cuda_chol_numeric_create;
+    o.chol_factor = sbm__cuda_chol_factor;
+    o.chol_solve = sbm__cuda_chol_solve;
+    o.chol_numeric_destroy = sbm__cuda_chol_numeric_destroy;
     return o;
 }
 

@@ -88,6 +88,9 @@ typedef struct sbm__cuda_state {
     int hcache_next;                          /* round-robin replacement */
     sbm__cuda_scache scache[SBM__SCACHE_SIZE]; /* CSR row statistics for SpMV */
     uint64_t scache_clock;                    /* use counter for that cache */
+    void *blas;                               /* cublasHandle_t of the sparse Cholesky (made at
+                                                 its first plan, cuda_chol.cu), or NULL */
+    void *solver;                             /* cusolverDnHandle_t, likewise */
 } sbm__cuda_state;
 
 static inline sbm__cuda_state *sbm__cuda_st(sbm_ctx *ctx)
@@ -284,6 +287,19 @@ sbm_status sbm__cuda_vec_dot(sbm_ctx *ctx, int64_t n, const double *x, const dou
 sbm_status sbm__cuda_vec_axpy(sbm_ctx *ctx, int64_t n, double a, const double *x, double *y);
 sbm_status sbm__cuda_vec_xpay(sbm_ctx *ctx, int64_t n, const double *x, double a, double *y);
 sbm_status sbm__cuda_vec_scale(sbm_ctx *ctx, int64_t n, double a, double *x);
+
+/* cuda_chol.cu: the sparse block Cholesky's numeric phase (chol_internal.h) */
+sbm_status sbm__cuda_chol_numeric_create(sbm_ctx *ctx, const struct sbm__chol_symbolic *sym,
+                                         struct sbm__chol_numeric **num);
+sbm_status sbm__cuda_chol_factor(sbm_ctx *ctx, const struct sbm__chol_symbolic *sym,
+                                 struct sbm__chol_numeric *num, const sbm_cbc *A, int damping,
+                                 double lambda, int64_t *failed);
+sbm_status sbm__cuda_chol_solve(sbm_ctx *ctx, const struct sbm__chol_symbolic *sym,
+                                const struct sbm__chol_numeric *num, int64_t nrhs, const double *B,
+                                int64_t ldb, double *X, int64_t ldx);
+void sbm__cuda_chol_numeric_destroy(struct sbm__chol_numeric *num);
+/* Destroys the context's cuBLAS and cuSOLVER handles (ctx_destroy). */
+void sbm__cuda_chol_release(sbm_ctx *ctx);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Device helpers                                                                           */

@@ -1,0 +1,550 @@
+/* The CUDA backend's sparse block Cholesky numeric phase: chol_numeric_create / chol_factor /
+ * chol_solve / chol_numeric_destroy of the operations table (src/core/sbm_internal.h), from the
+ * symbolic structure of src/core/chol_internal.h.
+ *
+ * numeric_create uploads the index arrays once (one host-to-device copy) and allocates the
+ * fronts: sum over the supernodes of (m_s b)^2 doubles, through the context's allocator, refused
+ * with SBM_ERR_OUT_OF_MEMORY naming the bytes when they do not fit. The cuBLAS and cuSOLVER
+ * handles belong to the context (made at its first plan, destroyed with it), so that planning
+ * again costs no handle creation.
+ * factor: zero the fronts, assemble A + damping, then level by level (leaves first) the batched
+ * kernel for the fronts below the dense threshold (sbm_tuning.chol_dense_front, default
+ * SBM__CHOL_DENSE_FRONT rows) and extend-add + cusolverDnDpotrf + cublasDtrsm + cublasDsyrk for
+ * the others, all queued on the context's stream. The only device-to-host copy is the failed
+ * column word at the end (8 bytes).
+ * solve: the forward pass by levels (leaves first), the backward pass by levels (root first),
+ * the batched kernels or cublasDtrsm/cublasDgemm per front; no copy to the host. */
+#include "cuda_chol.cuh"
+
+#include <cublas_v2.h>
+#include <cusolverDn.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chol_internal.h"
+
+struct sbm__chol_numeric {
+    sbm_allocator allocator;   /* made d_index and d_F */
+    int device;                /* CUDA device ordinal */
+    void *d_index;             /* the index arrays, info and failed word (carved) */
+    double *d_F;               /* fronts */
+    int64_t f_total;           /* doubles in d_F */
+    int64_t w_total;           /* sum of M_s: rows of all front vectors */
+    int64_t *h_f_ptr;          /* [nsuper+1] host copy of the front offsets */
+    int64_t *h_w_rows;         /* [nsuper+1] host copy of the front vector offsets */
+    size_t smem_optin;         /* dynamic shared memory a block may opt into */
+    sbm__chol_dev dev;         /* device views */
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* Errors of cuBLAS and cuSOLVER                                                             */
+/* ---------------------------------------------------------------------------------------- */
+
+static sbm_status sbm__chol_lib_fail(sbm_ctx *ctx, int alloc_failed, const char *lib, int code,
+                                     const char *name, const char *what, int line)
+{
+    (void)cudaGetLastError();
+    return sbm__error(ctx, alloc_failed ? SBM_ERR_OUT_OF_MEMORY : SBM_ERR_CUDA,
+                      "%s failed on device %d: %s status %d (%s) (cuda_chol.cu:%d)", what,
+                      ctx->device, lib, code, name, line);
+}
+
+#define SBM__BLAS(ctx, call, what)                                                          \
+    do {                                                                                    \
+        cublasStatus_t sbm__b_ = (call);                                                    \
+        if (sbm__b_ != CUBLAS_STATUS_SUCCESS) {                                             \
+            st = sbm__chol_lib_fail((ctx), sbm__b_ == CUBLAS_STATUS_ALLOC_FAILED, "cuBLAS",   \
+                                    (int)sbm__b_, cublasGetStatusName(sbm__b_), (what),      \
+                                    __LINE__);                                              \
+            goto done;                                                                      \
+        }                                                                                   \
+    } while (0)
+
+#define SBM__SOLVER(ctx, call, what)                                                        \
+    do {                                                                                    \
+        cusolverStatus_t sbm__v_ = (call);                                                  \
+        if (sbm__v_ != CUSOLVER_STATUS_SUCCESS) {                                           \
+            st = sbm__chol_lib_fail((ctx), sbm__v_ == CUSOLVER_STATUS_ALLOC_FAILED,          \
+                                    "cuSOLVER", (int)sbm__v_, "cusolverStatus_t", (what),    \
+                                    __LINE__);                                              \
+            goto done;                                                                      \
+        }                                                                                   \
+    } while (0)
+
+/* ---------------------------------------------------------------------------------------- */
+/* The context's handles                                                                    */
+/* ---------------------------------------------------------------------------------------- */
+
+static cublasHandle_t sbm__chol_blas(sbm_ctx *ctx) { return (cublasHandle_t)sbm__cuda_st(ctx)->blas; }
+
+static cusolverDnHandle_t sbm__chol_solver(sbm_ctx *ctx)
+{
+    return (cusolverDnHandle_t)sbm__cuda_st(ctx)->solver;
+}
+
+/* Makes the context's cuBLAS and cuSOLVER handles if it has none yet. */
+static sbm_status sbm__chol_handles(sbm_ctx *ctx)
+{
+    sbm_status st = SBM_SUCCESS;
+    sbm__cuda_state *S = sbm__cuda_st(ctx);
+    cublasHandle_t blas = NULL;
+    cusolverDnHandle_t solver = NULL;
+    if (!S->blas) {
+        SBM__BLAS(ctx, cublasCreate(&blas), "cublasCreate");
+        S->blas = blas;
+    }
+    if (!S->solver) {
+        SBM__SOLVER(ctx, cusolverDnCreate(&solver), "cusolverDnCreate");
+        S->solver = solver;
+    }
+done:
+    return st;
+}
+
+void sbm__cuda_chol_release(sbm_ctx *ctx)
+{
+    sbm__cuda_state *S = sbm__cuda_st(ctx);
+    if (S->blas) cublasDestroy((cublasHandle_t)S->blas);
+    if (S->solver) cusolverDnDestroy((cusolverDnHandle_t)S->solver);
+    S->blas = S->solver = NULL;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Create / destroy                                                                         */
+/* ---------------------------------------------------------------------------------------- */
+
+void sbm__cuda_chol_numeric_destroy(sbm__chol_numeric *num)
+{
+    if (!num) return;
+    int cur = -1;
+    if (cudaGetDevice(&cur) == cudaSuccess && cur != num->device) cudaSetDevice(num->device);
+    /* queued factor or solve work may still use the fronts, on whatever stream */
+    cudaDeviceSynchronize();
+    if (num->d_F) num->allocator.free(num->allocator.user, num->d_F);
+    if (num->d_index) num->allocator.free(num->allocator.user, num->d_index);
+    (void)cudaGetLastError();
+    free(num->h_f_ptr);
+    free(num->h_w_rows);
+    free(num);
+}
+
+/* Offsets of the carved index buffer. */
+typedef struct sbm__chol_layout {
+    size_t sup_col, rowptr, rows, f_ptr, w_rows, rel_ptr, rel, child_ptr, child, col_sup, perm;
+    size_t a_front, a_sup, a_flags, level_sup, info, failed, total;
+} sbm__chol_layout;
+
+static sbm__chol_layout sbm__chol_carve(const sbm__chol_symbolic *sym)
+{
+    const int64_t ns = sym->nsuper, I = (int64_t)sizeof(int64_t);
+    sbm__carve c = {0};
+    sbm__chol_layout L;
+    L.sup_col = sbm__carve_add(&c, (size_t)((ns + 1) * I));
+    L.rowptr = sbm__carve_add(&c, (size_t)((ns + 1) * I));
+    L.rows = sbm__carve_add(&c, (size_t)(sym->sup_rowptr[ns] * I));
+    L.f_ptr = sbm__carve_add(&c, (size_t)((ns + 1) * I));
+    L.w_rows = sbm__carve_add(&c, (size_t)((ns + 1) * I));
+    L.rel_ptr = sbm__carve_add(&c, (size_t)((ns + 1) * I));
+    L.rel = sbm__carve_add(&c, (size_t)(sym->rel_ptr[ns] * I));
+    L.child_ptr = sbm__carve_add(&c, (size_t)((ns + 1) * I));
+    L.child = sbm__carve_add(&c, (size_t)(ns * I));
+    L.col_sup = sbm__carve_add(&c, (size_t)(sym->nb * I));
+    L.perm = sbm__carve_add(&c, (size_t)(sym->nb * I));
+    L.a_front = sbm__carve_add(&c, (size_t)(sym->nnzb_A * I));
+    L.a_sup = sbm__carve_add(&c, (size_t)(sym->nnzb_A * I));
+    L.a_flags = sbm__carve_add(&c, (size_t)sym->nnzb_A);
+    L.level_sup = sbm__carve_add(&c, (size_t)(ns * I));
+    L.info = sbm__carve_add(&c, (size_t)ns * sizeof(int));
+    L.failed = sbm__carve_add(&c, sizeof(unsigned long long));
+    L.total = c.total;
+    return L;
+}
+
+/* The host image of the index buffer: sym's arrays, the front and front vector offsets, the
+ * children lists (ascending: a postorder numbers children before parents) and A's assembly
+ * map rebased from the factor's panels onto the fronts. */
+static void sbm__chol_fill(const sbm__chol_symbolic *sym, const sbm__chol_numeric *num,
+                           const sbm__chol_layout *L, char *h, int64_t *next)
+{
+    const int64_t ns = sym->nsuper, b = sym->b;
+#define SBM__CP(field, src, count)                                                          \
+    if ((count) > 0) memcpy(h + L->field, (src), (size_t)(count) * sizeof(int64_t))
+    SBM__CP(sup_col, sym->sup_col, ns + 1);
+    SBM__CP(rowptr, sym->sup_rowptr, ns + 1);
+    SBM__CP(rows, sym->sup_rows, sym->sup_rowptr[ns]);
+    SBM__CP(f_ptr, num->h_f_ptr, ns + 1);
+    SBM__CP(w_rows, num->h_w_rows, ns + 1);
+    SBM__CP(rel_ptr, sym->rel_ptr, ns + 1);
+    SBM__CP(rel, sym->rel, sym->rel_ptr[ns]);
+    SBM__CP(col_sup, sym->col_sup, sym->nb);
+    SBM__CP(perm, sym->perm, sym->nb);
+    SBM__CP(level_sup, sym->level_sup, ns);
+#undef SBM__CP
+    int64_t *cptr = (int64_t *)(h + L->child_ptr), *child = (int64_t *)(h + L->child);
+    memset(cptr, 0, (size_t)(ns + 1) * sizeof(int64_t));
+    for (int64_t s = 0; s < ns; s++)
+        if (sym->sup_parent[s] >= 0) cptr[sym->sup_parent[s] + 1]++;
+    for (int64_t s = 0; s < ns; s++) cptr[s + 1] += cptr[s];
+    for (int64_t s = 0; s < ns; s++) next[s] = cptr[s];
+    for (int64_t s = 0; s < ns; s++)
+        if (sym->sup_parent[s] >= 0) child[next[sym->sup_parent[s]]++] = s;
+    int64_t *a_front = (int64_t *)(h + L->a_front), *a_sup = (int64_t *)(h + L->a_sup);
+    uint8_t *a_flags = (uint8_t *)(h + L->a_flags);
+    for (int64_t t = 0; t < sym->nnzb_A; t++) {
+        const int64_t s = sym->a_sup[t], off = sym->a_dst[t] - sym->L_ptr[s];
+        const int64_t M = (sym->sup_rowptr[s + 1] - sym->sup_rowptr[s]) * b;
+        a_front[t] = num->h_f_ptr[s] + off;
+        a_sup[t] = s;
+        a_flags[t] = (uint8_t)((sym->a_trans[t] ? SBM__CHOL_A_TRANS : 0) |
+                               (off % M == off / M ? SBM__CHOL_A_DIAG : 0));
+    }
+    memset(h + L->info, 0, (size_t)ns * sizeof(int));
+}
+
+/* Host offsets of the fronts and front vectors, with the overflow and cuBLAS int checks. */
+static sbm_status sbm__chol_offsets(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
+                                    sbm__chol_numeric *num)
+{
+    const int64_t ns = sym->nsuper;
+    num->h_f_ptr = (int64_t *)sbm__host_alloc(ctx, (size_t)(ns + 1) * sizeof(int64_t),
+                                              "the sparse Cholesky's front offsets");
+    num->h_w_rows = (int64_t *)sbm__host_alloc(ctx, (size_t)(ns + 1) * sizeof(int64_t),
+                                               "the sparse Cholesky's front vector offsets");
+    if (!num->h_f_ptr || !num->h_w_rows) return SBM_ERR_OUT_OF_MEMORY;
+    if (sym->max_front > INT_MAX)
+        return sbm__error(ctx, SBM_ERR_OVERFLOW, "argument A: the largest front has %lld rows, "
+                          "more than cuSOLVER's %d", (long long)sym->max_front, INT_MAX);
+    num->h_f_ptr[0] = num->h_w_rows[0] = 0;
+    for (int64_t s = 0; s < ns; s++) {
+        const int64_t M = (sym->sup_rowptr[s + 1] - sym->sup_rowptr[s]) * sym->b;
+        if (num->h_f_ptr[s] > (INT64_MAX / 8 - M * M))
+            return sbm__error(ctx, SBM_ERR_OVERFLOW, "argument A: the fronts of the sparse "
+                              "Cholesky need more than %lld doubles", (long long)(INT64_MAX / 8));
+        num->h_f_ptr[s + 1] = num->h_f_ptr[s] + M * M;
+        num->h_w_rows[s + 1] = num->h_w_rows[s] + M;
+    }
+    num->f_total = num->h_f_ptr[ns];
+    num->w_total = num->h_w_rows[ns];
+    return SBM_SUCCESS;
+}
+
+static void sbm__chol_bind(const sbm__chol_symbolic *sym, sbm__chol_numeric *num,
+                           const sbm__chol_layout *L)
+{
+    char *d = (char *)num->d_index;
+    sbm__chol_dev *v = &num->dev;
+    v->b = sym->b;
+    v->n = sym->n;
+    v->sup_col = (const int64_t *)(d + L->sup_col);
+    v->rowptr = (const int64_t *)(d + L->rowptr);
+    v->rows = (const int64_t *)(d + L->rows);
+    v->f_ptr = (const int64_t *)(d + L->f_ptr);
+    v->w_rows = (const int64_t *)(d + L->w_rows);
+    v->rel_ptr = (const int64_t *)(d + L->rel_ptr);
+    v->rel = (const int64_t *)(d + L->rel);
+    v->child_ptr = (const int64_t *)(d + L->child_ptr);
+    v->child = (const int64_t *)(d + L->child);
+    v->col_sup = (const int64_t *)(d + L->col_sup);
+    v->perm = (const int64_t *)(d + L->perm);
+    v->a_front = (const int64_t *)(d + L->a_front);
+    v->a_sup = (const int64_t *)(d + L->a_sup);
+    v->a_flags = (const uint8_t *)(d + L->a_flags);
+    v->F = num->d_F;
+    v->info = (int *)(d + L->info);
+    v->failed = (unsigned long long *)(d + L->failed);
+}
+
+/* The level lists on the device (part of the index buffer). */
+static const int64_t *sbm__chol_levels(const sbm__chol_numeric *num, const sbm__chol_symbolic *sym)
+{
+    return (const int64_t *)((const char *)num->d_index + sbm__chol_carve(sym).level_sup);
+}
+
+sbm_status sbm__cuda_chol_numeric_create(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
+                                         sbm__chol_numeric **out)
+{
+    sbm_status st = SBM_SUCCESS;
+    sbm__chol_numeric *num = NULL;
+    char *h = NULL;
+    sbm__chol_layout L;
+    *out = NULL;
+    SBM__CK(sbm__cuda_enter(ctx));
+    num = (sbm__chol_numeric *)calloc(1, sizeof *num);
+    if (!num) {
+        st = sbm__error(ctx, SBM_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes of host memory "
+                        "for the sparse Cholesky's numeric state", sizeof *num);
+        goto done;
+    }
+    num->allocator = ctx->allocator;
+    num->device = ctx->device;
+    num->smem_optin = sbm__cuda_st(ctx)->prop.sharedMemPerBlockOptin;
+    SBM__CK(sbm__chol_offsets(ctx, sym, num));
+    L = sbm__chol_carve(sym);
+    num->d_F = (double *)sbm__alloc(ctx, (size_t)num->f_total * sizeof(double),
+                                    "the frontal matrices of the sparse Cholesky (the sum over "
+                                    "the supernodes of (m_s b)^2 doubles)");
+    if (!num->d_F) {
+        st = SBM_ERR_OUT_OF_MEMORY;
+        goto done;
+    }
+    num->d_index = sbm__alloc(ctx, L.total, "the index arrays of the sparse Cholesky");
+    if (!num->d_index) {
+        st = SBM_ERR_OUT_OF_MEMORY;
+        goto done;
+    }
+    /* the host image, then nsuper int64 of scratch for the children lists */
+    h = (char *)sbm__host_alloc(ctx, L.total + (size_t)sym->nsuper * sizeof(int64_t),
+                                "the index arrays of the sparse Cholesky");
+    if (!h) {
+        st = SBM_ERR_OUT_OF_MEMORY;
+        goto done;
+    }
+    sbm__chol_fill(sym, num, &L, h, (int64_t *)(h + L.total));
+    SBM__CK(sbm__cuda_h2d(ctx, num->d_index, h, L.total));
+    sbm__chol_bind(sym, num, &L);
+    SBM__CK(sbm__chol_handles(ctx));
+    *out = num;
+    num = NULL;
+done:
+    sbm__host_free(ctx, h);
+    sbm__cuda_chol_numeric_destroy(num);
+    return st;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Factor                                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+static int64_t sbm__chol_dense_front(sbm_ctx *ctx)
+{
+    const int t = ctx->tuning.chol_dense_front;
+    return t > 0 ? (int64_t)t : (int64_t)SBM__CHOL_DENSE_FRONT;
+}
+
+static int64_t sbm__chol_front_rows(const sbm__chol_symbolic *sym, int64_t s)
+{
+    return (sym->sup_rowptr[s + 1] - sym->sup_rowptr[s]) * sym->b;
+}
+
+/* Shared memory of the batched kernel for one level: the largest small front, or 0 (global
+ * memory) when that does not fit in what a block may opt into. */
+static size_t sbm__chol_level_smem(const sbm__chol_symbolic *sym, const sbm__chol_numeric *num,
+                                   int64_t l, int64_t dense)
+{
+    int64_t mx = 0;
+    for (int64_t i = sym->level_ptr[l]; i < sym->level_ptr[l + 1]; i++) {
+        const int64_t M = sbm__chol_front_rows(sym, sym->level_sup[i]);
+        if (M < dense && M > mx) mx = M;
+    }
+    const size_t bytes = (size_t)(mx * mx) * sizeof(double);
+    return bytes <= num->smem_optin ? bytes : 0;
+}
+
+/* cuSOLVER workspace (doubles) for the largest dense front. */
+static sbm_status sbm__chol_potrf_work(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
+                                       const sbm__chol_numeric *num, int64_t dense, int *lwork)
+{
+    sbm_status st = SBM_SUCCESS;
+    *lwork = 0;
+    for (int64_t s = 0; s < sym->nsuper; s++) {
+        const int64_t M = sbm__chol_front_rows(sym, s);
+        if (M < dense) continue;
+        const int K = (int)((sym->sup_col[s + 1] - sym->sup_col[s]) * sym->b);
+        int w = 0;
+        SBM__SOLVER(ctx, cusolverDnDpotrf_bufferSize(sbm__chol_solver(ctx), CUBLAS_FILL_MODE_LOWER,
+                                                     K, num->d_F + num->h_f_ptr[s], (int)M, &w),
+                    "cusolverDnDpotrf_bufferSize");
+        if (w > *lwork) *lwork = w;
+    }
+done:
+    return st;
+}
+
+/* One dense front: L11 = chol(F11) (cuSOLVER), L21 = F21 L11^-T, F22 -= L21 L21^T (cuBLAS). */
+static sbm_status sbm__chol_factor_dense(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
+                                         sbm__chol_numeric *num, int64_t s, double *work,
+                                         int lwork)
+{
+    sbm_status st = SBM_SUCCESS;
+    const int M = (int)sbm__chol_front_rows(sym, s);
+    const int K = (int)((sym->sup_col[s + 1] - sym->sup_col[s]) * sym->b), U = M - K;
+    const double one = 1.0, minus_one = -1.0;
+    double *F = num->d_F + num->h_f_ptr[s];
+    cublasHandle_t blas = sbm__chol_blas(ctx);
+    SBM__SOLVER(ctx, cusolverDnDpotrf(sbm__chol_solver(ctx), CUBLAS_FILL_MODE_LOWER, K, F, M, work,
+                                      lwork, num->dev.info + s),
+                "cusolverDnDpotrf of a front");
+    if (U == 0) goto done;
+    SBM__BLAS(ctx, cublasDtrsm(blas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
+                               CUBLAS_DIAG_NON_UNIT, U, K, &one, F, M, F + K, M),
+              "cublasDtrsm of a front");
+    SBM__BLAS(ctx, cublasDsyrk(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, U, K, &minus_one,
+                               F + K, M, &one, F + K + (int64_t)K * M, M),
+              "cublasDsyrk of a front");
+done:
+    return st;
+}
+
+/* Every level, leaves first. */
+static sbm_status sbm__chol_factor_levels(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
+                                          sbm__chol_numeric *num, int64_t dense)
+{
+    sbm_status st = SBM_SUCCESS;
+    cudaStream_t s = sbm__cuda_stream(ctx);
+    const int64_t *levels = sbm__chol_levels(num, sym);
+    double *work = NULL;
+    int lwork = 0;
+    size_t smem_max = 0;
+    SBM__CK(sbm__chol_potrf_work(ctx, sym, num, dense, &lwork));
+    if (lwork > 0)
+        SBM__CK(sbm__cuda_workspace(ctx, SBM__WS_OP_B, (size_t)lwork * sizeof(double),
+                                    (void **)&work));
+    for (int64_t l = 0; l < sym->nlevels; l++) {
+        const size_t smem = sbm__chol_level_smem(sym, num, l, dense);
+        if (smem > smem_max) smem_max = smem;
+    }
+    if (smem_max > 48 * 1024)
+        SBM__CU(ctx, sbm__chol_factor_small_smem(smem_max),
+                "cudaFuncSetAttribute (shared memory of the batched front factorisation)");
+    for (int64_t l = 0; l < sym->nlevels; l++) {
+        const int64_t lo = sym->level_ptr[l], count = sym->level_ptr[l + 1] - lo;
+        int any_dense = 0;
+        sbm__chol_launch_factor_small(num->dev, levels + lo, count, dense,
+                                      sbm__chol_level_smem(sym, num, l, dense), s);
+        SBM__LAUNCHED(ctx, "batched front factorisation");
+        for (int64_t i = lo; i < lo + count; i++)
+            if (sbm__chol_front_rows(sym, sym->level_sup[i]) >= dense) any_dense = 1;
+        if (!any_dense) continue;
+        sbm__chol_launch_extend_add(num->dev, levels + lo, count, dense, s);
+        SBM__LAUNCHED(ctx, "extend-add of the dense fronts");
+        for (int64_t i = lo; i < lo + count; i++)
+            if (sbm__chol_front_rows(sym, sym->level_sup[i]) >= dense)
+                SBM__CK(sbm__chol_factor_dense(ctx, sym, num, sym->level_sup[i], work, lwork));
+        sbm__chol_launch_check(num->dev, levels + lo, count, dense, s);
+        SBM__LAUNCHED(ctx, "pivot check of the dense fronts");
+    }
+done:
+    return st;
+}
+
+sbm_status sbm__cuda_chol_factor(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
+                                 sbm__chol_numeric *num, const sbm_cbc *A, int damping,
+                                 double lambda, int64_t *failed)
+{
+    sbm_status st = SBM_SUCCESS;
+    cudaStream_t s = sbm__cuda_stream(ctx);
+    unsigned long long h_failed = SBM__CHOL_NO_FAILURE;
+    *failed = -1;
+    SBM__CK(sbm__cuda_enter(ctx));
+    if (sym->nsuper == 0) goto done;
+    SBM__BLAS(ctx, cublasSetStream(sbm__chol_blas(ctx), s), "cublasSetStream");
+    SBM__SOLVER(ctx, cusolverDnSetStream(sbm__chol_solver(ctx), s), "cusolverDnSetStream");
+    SBM__CK(sbm__cuda_zero(ctx, num->d_F, (size_t)num->f_total * sizeof(double)));
+    SBM__CK(sbm__cuda_zero(ctx, num->dev.info, (size_t)sym->nsuper * sizeof(int)));
+    SBM__CU(ctx, cudaMemsetAsync(num->dev.failed, 0xff, sizeof(unsigned long long), s),
+            "cudaMemsetAsync (failed column)");
+    sbm__chol_launch_assemble(num->dev, A->nnzb, A->values, damping, lambda, s);
+    SBM__LAUNCHED(ctx, "assembly of A into the fronts");
+    SBM__CK(sbm__chol_factor_levels(ctx, sym, num, sbm__chol_dense_front(ctx)));
+    SBM__CK(sbm__cuda_d2h(ctx, &h_failed, num->dev.failed, sizeof h_failed));
+    if (h_failed != SBM__CHOL_NO_FAILURE) {
+        *failed = (int64_t)h_failed;
+        st = SBM_ERR_NOT_POSITIVE_DEFINITE; /* the front end writes the message */
+    }
+done:
+    return st;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Solve                                                                                    */
+/* ---------------------------------------------------------------------------------------- */
+
+/* One dense front of the forward (backward = 0) or backward pass on its gathered vector. */
+static sbm_status sbm__chol_solve_dense(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
+                                        const sbm__chol_numeric *num, int64_t s, int backward,
+                                        int nrhs, double *W)
+{
+    sbm_status st = SBM_SUCCESS;
+    const int M = (int)sbm__chol_front_rows(sym, s);
+    const int K = (int)((sym->sup_col[s + 1] - sym->sup_col[s]) * sym->b), U = M - K;
+    const double one = 1.0, minus_one = -1.0;
+    const double *F = num->d_F + num->h_f_ptr[s];
+    double *w = W + num->h_w_rows[s] * nrhs;
+    cublasHandle_t blas = sbm__chol_blas(ctx);
+    if (!backward) {
+        SBM__BLAS(ctx, cublasDtrsm(blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER,
+                                   CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, K, nrhs, &one, F, M, w, M),
+                  "cublasDtrsm of the forward solve");
+        if (U > 0)
+            SBM__BLAS(ctx, cublasDgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, U, nrhs, K,
+                                       &minus_one, F + K, M, w, M, &one, w + K, M),
+                      "cublasDgemm of the forward solve");
+    } else {
+        if (U > 0)
+            SBM__BLAS(ctx, cublasDgemm(blas, CUBLAS_OP_T, CUBLAS_OP_N, K, nrhs, U,
+                                       &minus_one, F + K, M, w + K, M, &one, w, M),
+                      "cublasDgemm of the backward solve");
+        SBM__BLAS(ctx, cublasDtrsm(blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER,
+                                   CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, K, nrhs, &one, F, M, w, M),
+                  "cublasDtrsm of the backward solve");
+    }
+done:
+    return st;
+}
+
+/* One level of one pass: the batched kernel, then the dense fronts (gather, cuBLAS). */
+static sbm_status sbm__chol_solve_level(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
+                                        const sbm__chol_numeric *num, int64_t l, int backward,
+                                        int64_t dense, int64_t nrhs, const double *B,
+                                        int64_t ldb, double *W)
+{
+    sbm_status st = SBM_SUCCESS;
+    cudaStream_t s = sbm__cuda_stream(ctx);
+    const int64_t lo = sym->level_ptr[l], count = sym->level_ptr[l + 1] - lo;
+    const int64_t *list = sbm__chol_levels(num, sym) + lo;
+    int any_dense = 0;
+    for (int64_t i = lo; i < lo + count; i++)
+        if (sbm__chol_front_rows(sym, sym->level_sup[i]) >= dense) any_dense = 1;
+    for (int gather = 0; gather <= any_dense; gather++) {
+        if (backward) sbm__chol_launch_backward(num->dev, list, count, dense, gather, nrhs, W, s);
+        else sbm__chol_launch_forward(num->dev, list, count, dense, gather, nrhs, B, ldb, W, s);
+        SBM__LAUNCHED(ctx, gather ? "gather of the dense fronts' solve"
+                                  : "batched solve of the small fronts");
+    }
+    for (int64_t i = lo; any_dense && i < lo + count; i++)
+        if (sbm__chol_front_rows(sym, sym->level_sup[i]) >= dense)
+            SBM__CK(sbm__chol_solve_dense(ctx, sym, num, sym->level_sup[i], backward, (int)nrhs,
+                                          W));
+done:
+    return st;
+}
+
+sbm_status sbm__cuda_chol_solve(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
+                                const sbm__chol_numeric *num, int64_t nrhs, const double *B,
+                                int64_t ldb, double *X, int64_t ldx)
+{
+    sbm_status st = SBM_SUCCESS;
+    cudaStream_t s = sbm__cuda_stream(ctx);
+    const int64_t dense = sbm__chol_dense_front(ctx);
+    double *W = NULL;
+    SBM__CK(sbm__cuda_enter(ctx));
+    if (sym->n == 0 || nrhs == 0) goto done;
+    if (nrhs > INT_MAX || num->w_total > (INT64_MAX / 8) / nrhs) {
+        st = sbm__error(ctx, SBM_ERR_OVERFLOW, "argument nrhs: %lld right-hand sides overflow the "
+                        "solve's workspace (%lld rows of front vectors each)", (long long)nrhs,
+                        (long long)num->w_total);
+        goto done;
+    }
+    SBM__CK(sbm__cuda_workspace(ctx, SBM__WS_OP_A,
+                                (size_t)(num->w_total * nrhs) * sizeof(double), (void **)&W));
+    SBM__BLAS(ctx, cublasSetStream(sbm__chol_blas(ctx), s), "cublasSetStream");
+    for (int64_t l = 0; l < sym->nlevels; l++)
+        SBM__CK(sbm__chol_solve_level(ctx, sym, num, l, 0, dense, nrhs, B, ldb, W));
+    for (int64_t l = sym->nlevels - 1; l >= 0; l--)
+        SBM__CK(sbm__chol_solve_level(ctx, sym, num, l, 1, dense, nrhs, B, ldb, W));
+    sbm__chol_launch_scatter(num->dev, nrhs, W, X, ldx, s);
+    SBM__LAUNCHED(ctx, "scatter of the solution");
+done:
+    return st;
+}

@@ -1,0 +1,263 @@
+/* The CUDA sparse block Cholesky against the CPU backend (GPU only; skips visibly without one).
+ * test_chol.c checks both backends against a dense reference; this suite checks what is the
+ * device's own: both numeric paths forced through sbm_tuning.chol_dense_front (the batched
+ * per-front kernels, in shared or global memory, and cuSOLVER/cuBLAS) for every block size 1..9
+ * on SLAM-like pose graphs and on an arrow pattern whose root front is large; the failed column
+ * of a matrix that is not positive definite (and of a non-finite one) on each path equal to the
+ * CPU's; bitwise repeatability on each path; a refactorisation with a new lambda; and the
+ * transfers of one factor + solve (one 8-byte copy to the host, nothing else). */
+#include "test_util.h"
+#include "sbm_internal.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Thresholds of the two paths: the library's, every front dense, a mix, every front batched
+ * (fronts over ~170 rows then in global memory). */
+static const int thresholds[4] = {0, 1, 24, INT_MAX};
+
+/* Upper block triangle of an SPD pose-graph matrix: a chain, loop closures (i, j) with
+ * probability `closure`, and with `arrow` block row 0 full (a front as large as A in the
+ * natural order). Diagonal blocks dominate their block row. */
+static sbm_cbc *pose_graph(sbm_ctx *ctx, uint64_t seed, int64_t nb, int b, double closure,
+                           int arrow)
+{
+    sbm_test_rng g = sbm_test_rng_seed(seed);
+    const int64_t cap = nb * nb + 1;
+    int32_t *r = malloc((size_t)cap * sizeof(int32_t)), *c = malloc((size_t)cap * sizeof(int32_t));
+    double *v = malloc((size_t)(cap * b * b) * sizeof(double));
+    int64_t nt = 0;
+    for (int64_t j = 0; j < nb; j++)
+        for (int64_t i = 0; i <= j; i++) {
+            const int on = i == j || i == j - 1 || (arrow && i == 0) ||
+                           (i < j - 1 && sbm_test_rng_uniform(&g) < closure);
+            if (!on) continue;
+            r[nt] = (int32_t)i, c[nt] = (int32_t)j;
+            double *blk = v + nt * b * b;
+            for (int q = 0; q < b * b; q++) blk[q] = 0.5 * sbm_test_rng_value(&g);
+            if (i == j) /* symmetric, dominant: |off-diagonal row sums| < 0.5 b (nb + 1) */
+                for (int x = 0; x < b; x++)
+                    for (int y = 0; y <= x; y++)
+                        blk[x + y * b] = blk[y + x * b] = x == y ? 0.5 * b * (double)(nb + 2) : blk[x + y * b];
+            nt++;
+        }
+    sbm_cbc *A = NULL;
+    SBM_ASSERT_OK(ctx, sbm_cbc_from_triplets(ctx, &A, nb, nb, b, b, nt, r, c, v));
+    free(r);
+    free(c);
+    free(v);
+    return A;
+}
+
+static void set_threshold(sbm_ctx *ctx, int t)
+{
+    sbm_tuning tune = sbm_tuning_default();
+    tune.chol_dense_front = t;
+    SBM_ASSERT_OK(ctx, sbm_ctx_set_tuning(ctx, &tune));
+}
+
+/* Plan (natural or AMD), factor with (damping, lambda), solve nrhs random right-hand sides into
+ * a host array X (n x nrhs). @return the factor's status; *failed its info.failed_column. */
+static sbm_status plan_factor_solve(sbm_ctx *ctx, const sbm_cbc *A, int natural, int damping,
+                                    double lambda, int64_t nrhs, double *X, int64_t *failed)
+{
+    sbm_chol *chol = NULL;
+    sbm_chol_options o = sbm_chol_default_options();
+    o.ordering = natural ? SBM_CHOL_ORDERING_NATURAL : SBM_CHOL_ORDERING_AMD;
+    SBM_ASSERT_OK(ctx, sbm_chol_plan(ctx, A, &o, &chol));
+    const sbm_chol_info info = sbm_chol_get_info(chol);
+    const int64_t n = info.block_columns * info.block_size;
+    const sbm_status st = sbm_chol_factor(ctx, chol, A, (sbm_damping)damping, lambda);
+    *failed = sbm_chol_get_info(chol).failed_column;
+    if (st == SBM_SUCCESS && nrhs > 0) {
+        double *B = sbm_test_random_vector(5 + (uint64_t)n, n * nrhs);
+        double *dB = sbm_test_vec_upload(ctx, B, n * nrhs);
+        SBM_ASSERT_OK(ctx, sbm_chol_solve(ctx, chol, nrhs, dB, n, dB, n));
+        sbm_test_vec_download_into(ctx, X, dB, n * nrhs);
+        sbm__free(ctx, dB);
+        free(B);
+    }
+    sbm_chol_destroy(chol);
+    return st;
+}
+
+/* Every block size, both orderings, both patterns, every threshold: the device's solution
+ * agrees with the CPU's. */
+static void test_cuda_chol_paths(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    for (int b = 1; b <= 9; b++)
+        for (int arrow = 0; arrow < 2; arrow++) {
+            const int64_t nb = arrow ? 40 : 30 + 3 * b, n = nb * b, nrhs = 1 + b % 3;
+            sbm_cbc *A = pose_graph(e->ctx, 300 + (uint64_t)b, nb, b, 0.06, arrow);
+            sbm_cbc *H = pose_graph(e->host, 300 + (uint64_t)b, nb, b, 0.06, arrow);
+            double *X = malloc((size_t)(n * nrhs) * sizeof(double));
+            double *XH = malloc((size_t)(n * nrhs) * sizeof(double));
+            int64_t failed = 0;
+            for (int natural = 0; natural < 2; natural++) {
+                const int damping = (b + natural) % 3;
+                SBM_ASSERT_OK(e->host, plan_factor_solve(e->host, H, natural, damping, 0.3, nrhs,
+                                                         XH, &failed));
+                for (int t = 0; t < 4; t++) {
+                    char what[128];
+                    snprintf(what, sizeof what, "b %d, %s, %s order, chol_dense_front %d", b,
+                             arrow ? "arrow" : "pose graph", natural ? "natural" : "AMD",
+                             thresholds[t]);
+                    set_threshold(e->ctx, thresholds[t]);
+                    SBM_ASSERT_OK(e->ctx, plan_factor_solve(e->ctx, A, natural, damping, 0.3,
+                                                            nrhs, X, &failed));
+                    assert_int_equal(failed, -1);
+                    sbm_test_assert_near(X, XH, n * nrhs, 1e-10, what);
+                }
+            }
+            set_threshold(e->ctx, 0);
+            free(X);
+            free(XH);
+            sbm_cbc_destroy(A);
+            sbm_cbc_destroy(H);
+        }
+}
+
+/* Block column 7's diagonal block negated, then a NaN in block (2, 3): the device reports the
+ * CPU's failed column on every path; the chol refuses to solve; a damping that makes the
+ * matrix positive definite again factors it, like the CPU. */
+static void test_cuda_chol_not_pd(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    const int b = 3;
+    const int64_t nb = 24, n = nb * b;
+    for (int kind = 0; kind < 2; kind++)
+        for (int natural = 0; natural < 2; natural++) {
+            sbm_cbc *A = pose_graph(e->host, 77, nb, b, 0.1, 0);
+            const int64_t *cp = A->colptr;
+            if (kind == 0) {
+                for (int64_t p = cp[7]; p < cp[8]; p++)
+                    if (A->rowind[p] == 7)
+                        for (int q = 0; q < b * b; q++) A->values[p * b * b + q] *= -1.0;
+            } else {
+                for (int64_t p = cp[3]; p < cp[4]; p++)
+                    if (A->rowind[p] == 2) A->values[p * b * b + 4] = NAN;
+            }
+            sbm_cbc *D = NULL;
+            SBM_ASSERT_OK(e->ctx, sbm_cbc_copy(e->ctx, A, &D));
+            int64_t want = -2, got = -2;
+            double X[72], XH[72];
+            assert_int_equal(plan_factor_solve(e->host, A, natural, SBM_DAMPING_NONE, 0, 1, XH,
+                                               &want),
+                             SBM_ERR_NOT_POSITIVE_DEFINITE);
+            assert_true(want >= 0 && want < nb);
+            for (int t = 0; t < 4; t++) {
+                set_threshold(e->ctx, thresholds[t]);
+                assert_int_equal(plan_factor_solve(e->ctx, D, natural, SBM_DAMPING_NONE, 0, 1, X,
+                                                   &got),
+                                 SBM_ERR_NOT_POSITIVE_DEFINITE);
+                assert_int_equal(got, want);
+                char msg[64];
+                snprintf(msg, sizeof msg, "not positive definite: block column %lld", (long long)want);
+                assert_non_null(strstr(sbm_ctx_last_error(e->ctx), msg));
+            }
+            if (kind == 0) { /* a large identity damping makes it positive definite */
+                SBM_ASSERT_OK(e->host, plan_factor_solve(e->host, A, natural,
+                                                         SBM_DAMPING_IDENTITY, 100.0, 1, XH, &want));
+                for (int t = 0; t < 4; t++) {
+                    set_threshold(e->ctx, thresholds[t]);
+                    SBM_ASSERT_OK(e->ctx, plan_factor_solve(e->ctx, D, natural,
+                                                            SBM_DAMPING_IDENTITY, 100.0, 1, X, &got));
+                    sbm_test_assert_near(X, XH, n, 1e-10, "damped");
+                }
+            }
+            set_threshold(e->ctx, 0);
+            sbm_cbc_destroy(A);
+            sbm_cbc_destroy(D);
+        }
+}
+
+/* Two plans of the same matrix, each factored twice with a lambda in between, agree bitwise on
+ * each path; the chol refactored with a new lambda follows the CPU. */
+static void test_cuda_chol_repeatable(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    const int b = 6;
+    const int64_t nb = 40, n = nb * b, nrhs = 2;
+    sbm_cbc *A = pose_graph(e->ctx, 91, nb, b, 0.08, 1);
+    sbm_cbc *H = pose_graph(e->host, 91, nb, b, 0.08, 1);
+    double *B = sbm_test_random_vector(19, n * nrhs);
+    double *X[2], *XH = malloc((size_t)(n * nrhs) * sizeof(double));
+    double *dB = sbm_test_vec_upload(e->ctx, B, n * nrhs);
+    double *dX = sbm_test_vec_upload(e->ctx, B, n * nrhs);
+    sbm_chol *hc = NULL;
+    SBM_ASSERT_OK(e->host, sbm_chol_plan(e->host, H, NULL, &hc));
+    SBM_ASSERT_OK(e->host, sbm_chol_factor(e->host, hc, H, SBM_DAMPING_DIAGONAL, 0.7));
+    SBM_ASSERT_OK(e->host, sbm_chol_solve(e->host, hc, nrhs, B, n, XH, n));
+    for (int t = 1; t < 4; t += 2) {
+        set_threshold(e->ctx, thresholds[t]);
+        for (int r = 0; r < 2; r++) {
+            sbm_chol *chol = NULL;
+            SBM_ASSERT_OK(e->ctx, sbm_chol_plan(e->ctx, A, NULL, &chol));
+            SBM_ASSERT_OK(e->ctx, sbm_chol_factor(e->ctx, chol, A, SBM_DAMPING_IDENTITY, 5.0));
+            SBM_ASSERT_OK(e->ctx, sbm_chol_factor(e->ctx, chol, A, SBM_DAMPING_DIAGONAL, 0.7));
+            SBM_ASSERT_OK(e->ctx, sbm_chol_solve(e->ctx, chol, nrhs, dB, n, dX, n));
+            X[r] = sbm_test_vec_download(e->ctx, dX, n * nrhs);
+            sbm_chol_destroy(chol);
+        }
+        assert_memory_equal(X[0], X[1], (size_t)(n * nrhs) * sizeof(double));
+        sbm_test_assert_near(X[0], XH, n * nrhs, 1e-10, "refactored with a new lambda");
+        free(X[0]);
+        free(X[1]);
+    }
+    set_threshold(e->ctx, 0);
+    sbm_chol_destroy(hc);
+    sbm__free(e->ctx, dX);
+    sbm__free(e->ctx, dB);
+    free(B);
+    free(XH);
+    sbm_cbc_destroy(A);
+    sbm_cbc_destroy(H);
+}
+
+/* Once warm, a factor + solve copies 8 bytes to the host (the failed-column word), nothing to
+ * the device, and allocates nothing, on each path. */
+static void test_cuda_chol_transfers(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    const int b = 4;
+    const int64_t nb = 40, n = nb * b, nrhs = 3;
+    sbm_cbc *A = pose_graph(e->ctx, 12, nb, b, 0.08, 1);
+    double *B = sbm_test_random_vector(3, n * nrhs);
+    double *dB = sbm_test_vec_upload(e->ctx, B, n * nrhs);
+    for (int t = 0; t < 4; t++) {
+        set_threshold(e->ctx, thresholds[t]);
+        sbm_chol *chol = NULL;
+        SBM_ASSERT_OK(e->ctx, sbm_chol_plan(e->ctx, A, NULL, &chol));
+        SBM_ASSERT_OK(e->ctx, sbm_chol_factor(e->ctx, chol, A, SBM_DAMPING_IDENTITY, 1.0));
+        SBM_ASSERT_OK(e->ctx, sbm_chol_solve(e->ctx, chol, nrhs, dB, n, dB, n));
+        sbm__stats_reset(e->ctx);
+        SBM_ASSERT_OK(e->ctx, sbm_chol_factor(e->ctx, chol, A, SBM_DAMPING_IDENTITY, 2.0));
+        SBM_ASSERT_OK(e->ctx, sbm_chol_solve(e->ctx, chol, nrhs, dB, n, dB, n));
+        const sbm__stats st = sbm__stats_get(e->ctx);
+        assert_int_equal(st.d2h_copies, 1);
+        assert_int_equal(st.d2h_bytes, 8);
+        assert_int_equal(st.h2d_copies, 0);
+        assert_int_equal(st.allocs, 0);
+        sbm_chol_destroy(chol);
+    }
+    set_threshold(e->ctx, 0);
+    sbm__free(e->ctx, dB);
+    free(B);
+    sbm_cbc_destroy(A);
+}
+
+int main(void)
+{
+    sbm_test_require_gpu("test_cuda_chol");
+    const struct CMUnitTest tests[] = {
+        SBM_TEST_CUDA(test_cuda_chol_paths),
+        SBM_TEST_CUDA(test_cuda_chol_not_pd),
+        SBM_TEST_CUDA(test_cuda_chol_repeatable),
+        SBM_TEST_CUDA(test_cuda_chol_transfers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
