@@ -129,7 +129,9 @@ if has bench-chol; then
   # CMAKE_PREFIX_PATH); its libblas.so.3 / liblapack.so.3 are pointed at the OpenBLAS sbm links,
   # so both run the same BLAS with the same thread count (--threads: OPENBLAS_NUM_THREADS).
   # Expected about 3 minutes on the H100 host (16 cores): the 5000-camera S (n = 45 000, L nearly
-  # dense) takes most of it, each phase repeated only as often as --phase-budget allows.
+  # dense, ~30 TFLOP per factorisation on the CPU paths) takes most of it; each phase is repeated
+  # only as often as --phase-budget allows, and a call longer than it is timed once, without a
+  # separate warm-up. The CSV gets a row as each matrix ends, so a cut run keeps what finished.
   # Env: BENCH_CHOL_TIMEOUT (300 s), BENCH_CHOL_THREADS (the machine's cores).
   chol=$BUILD/bin/sbm-bench-chol
   if [ -x $chol ]; then

@@ -56,12 +56,28 @@ double chol_residual(const chol_matrix *m, const double *x, const double *b, dou
 /* The seeded right-hand side of every solve (n values in [-1, 1)). */
 void chol_rhs(int64_t n, double *b);
 
-/* The timed repetitions of a phase whose untimed warm-up took warm seconds: reps, or fewer so
- * that they take about budget seconds, at least 1. */
-int chol_reps_for(double warm, int reps, double budget);
+/* The timing of one phase (the same rule for sbm and CHOLMOD): an untimed warm-up call, then
+ * up to reps timed calls, fewer when the warm-up shows that reps would exceed budget seconds
+ * (at least 1); a warm-up call longer than budget is itself the one timed call (its first-touch
+ * effects are small against its length; this halves the time of the largest factorisations).
+ *     chol_timing tm; chol_timing_start(&tm, reps, budget);
+ *     do { t0 = now; call...; } while (chol_timing_next(&tm, now - t0));
+ *     stat = chol_timing_stat(&tm); */
+#define CHOL_MAX_REPS 64
 
-/* CHOLMOD's supernodal factorisation of m (AMD ordering only, postordered), chol_reps_for timed
- * calls of each phase after a warm-up. Without CHOLMOD: a result that says so (ok = 0). */
+typedef struct chol_timing {
+    double t[CHOL_MAX_REPS]; /* ms of the timed calls */
+    int want, done, calls;
+    double budget;
+} chol_timing;
+
+void chol_timing_start(chol_timing *tm, int reps, double budget);
+/* Record a call of s seconds; 1 if another call is wanted. */
+int chol_timing_next(chol_timing *tm, double s);
+bench_stat chol_timing_stat(chol_timing *tm);
+
+/* CHOLMOD's supernodal factorisation of m (AMD ordering only, postordered), each phase timed
+ * as chol_timing says. Without CHOLMOD: a result that says so (ok = 0). */
 void run_cholmod(const chol_matrix *m, int reps, double budget, chol_run *r);
 /* "CHOLMOD x.y.z (supernodal, AMD)" or "CHOLMOD: skipped (...)". */
 const char *cholmod_describe(void);

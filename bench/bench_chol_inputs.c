@@ -31,12 +31,29 @@ double chol_now_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-int chol_reps_for(double warm, int reps, double budget)
+void chol_timing_start(chol_timing *tm, int reps, double budget)
 {
-    if (!(warm > 0)) return reps;
-    const double r = budget / warm;
-    return r >= reps ? reps : r < 1 ? 1 : (int)r;
+    memset(tm, 0, sizeof *tm);
+    tm->want = reps < 1 ? 1 : reps > CHOL_MAX_REPS ? CHOL_MAX_REPS : reps;
+    tm->budget = budget;
 }
+
+int chol_timing_next(chol_timing *tm, double s)
+{
+    if (tm->calls++ == 0) { /* the warm-up */
+        if (s > tm->budget) {
+            tm->t[tm->done++] = 1e3 * s;
+            return 0;
+        }
+        if (s > 0 && tm->budget / s < tm->want)
+            tm->want = tm->budget / s < 1 ? 1 : (int)(tm->budget / s);
+        return 1;
+    }
+    tm->t[tm->done++] = 1e3 * s;
+    return tm->done < tm->want;
+}
+
+bench_stat chol_timing_stat(chol_timing *tm) { return bench_stat_of(tm->t, tm->done); }
 
 void chol_rhs(int64_t n, double *b)
 {

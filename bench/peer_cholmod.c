@@ -5,8 +5,8 @@
  * bench sets for both (OPENBLAS_NUM_THREADS). Timed as sbm: cholmod_l_analyze (the ordering and
  * symbolic factorisation, like sbm_chol_plan), cholmod_l_factorize on the analysed L (the
  * numeric factorisation, refactoring L in place as a Levenberg-Marquardt loop would),
- * cholmod_l_solve; each the median [min-max] of reps calls after a warm-up (fewer when the
- * warm-up shows that reps would exceed the phase budget: chol_reps_for, as for sbm).
+ * cholmod_l_solve; each timed as sbm is (chol_timing: median [min-max] of up to reps calls
+ * after a warm-up, within the phase budget).
  * Memory: Common->memory_usage (CHOLMOD's own peak of bytes in use) above what the input
  * matrix holds, right-hand side and solution included.
  * Built without CHOLMOD (not found at configure time): run_cholmod says so, measures nothing. */
@@ -61,36 +61,34 @@ static void cholmod_setup(cholmod_common *c)
     c->print = 0; /* a matrix that is not positive definite is reported in the table */
 }
 
-/* Analyze reps + 1 times (the first untimed); *L is the last one's. */
-static int time_analyze(cholmod_sparse *A, cholmod_common *c, int reps, double budget, double *t,
+/* Analyze as chol_timing says; *L is the last call's. */
+static int time_analyze(cholmod_sparse *A, cholmod_common *c, chol_timing *tm,
                         cholmod_factor **L, chol_run *r)
 {
-    for (int rep = -1; rep < reps; rep++) {
+    double t0;
+    do {
         cholmod_l_free_factor(L, c);
-        const double t0 = chol_now_s();
+        t0 = chol_now_s();
         *L = cholmod_l_analyze(A, c);
-        if (rep >= 0) t[rep] = 1e3 * (chol_now_s() - t0);
-        else reps = chol_reps_for(chol_now_s() - t0, reps, budget);
         if (*L == NULL) {
             snprintf(r->note, sizeof r->note, "cholmod_l_analyze failed (status %d)", c->status);
             return -1;
         }
-    }
-    r->analyze = bench_stat_of(t, reps);
+    } while (chol_timing_next(tm, chol_now_s() - t0));
+    r->analyze = chol_timing_stat(tm);
     r->lnz = c->lnz;
     r->flops = c->fl;
     return 0;
 }
 
-/* Factorize reps + 1 times on the analysed L. */
-static int time_factor(cholmod_sparse *A, cholmod_common *c, int reps, double budget, double *t,
-                       cholmod_factor *L, chol_run *r)
+/* Factorize as chol_timing says, on the analysed L. */
+static int time_factor(cholmod_sparse *A, cholmod_common *c, chol_timing *tm, cholmod_factor *L,
+                       chol_run *r)
 {
-    for (int rep = -1; rep < reps; rep++) {
-        const double t0 = chol_now_s();
+    double t0;
+    do {
+        t0 = chol_now_s();
         const int ok = cholmod_l_factorize(A, L, c);
-        if (rep >= 0) t[rep] = 1e3 * (chol_now_s() - t0);
-        else reps = chol_reps_for(chol_now_s() - t0, reps, budget);
         if (!ok || c->status != CHOLMOD_OK) {
             if (c->status == CHOLMOD_NOT_POSDEF)
                 snprintf(r->note, sizeof r->note,
@@ -101,16 +99,16 @@ static int time_factor(cholmod_sparse *A, cholmod_common *c, int reps, double bu
                          c->status);
             return -1;
         }
-    }
-    r->factor = bench_stat_of(t, reps);
+    } while (chol_timing_next(tm, chol_now_s() - t0));
+    r->factor = chol_timing_stat(tm);
     r->factor_values = (double)L->xsize;
     r->supernodes = (double)L->nsuper;
     return 0;
 }
 
-/* Solve reps + 1 times; the residual of the last solve. */
-static int time_solve(const chol_matrix *m, cholmod_common *c, int reps, double budget, double *t,
-                      cholmod_factor *L, chol_run *r)
+/* Solve as chol_timing says; the residual of the last solve. */
+static int time_solve(const chol_matrix *m, cholmod_common *c, chol_timing *tm, cholmod_factor *L,
+                      chol_run *r)
 {
     cholmod_dense *B = cholmod_l_allocate_dense((size_t)m->n, 1, (size_t)m->n, CHOLMOD_REAL, c);
     cholmod_dense *X = NULL;
@@ -121,18 +119,17 @@ static int time_solve(const chol_matrix *m, cholmod_common *c, int reps, double 
         goto done;
     }
     chol_rhs(m->n, B->x);
-    for (int rep = -1; rep < reps; rep++) {
+    double t0;
+    do {
         cholmod_l_free_dense(&X, c);
-        const double t0 = chol_now_s();
+        t0 = chol_now_s();
         X = cholmod_l_solve(CHOLMOD_A, L, B, c);
-        if (rep >= 0) t[rep] = 1e3 * (chol_now_s() - t0);
-        else reps = chol_reps_for(chol_now_s() - t0, reps, budget);
         if (X == NULL) {
             snprintf(r->note, sizeof r->note, "cholmod_l_solve failed (status %d)", c->status);
             goto done;
         }
-    }
-    r->solve = bench_stat_of(t, reps);
+    } while (chol_timing_next(tm, chol_now_s() - t0));
+    r->solve = chol_timing_stat(tm);
     r->residual = chol_residual(m, X->x, B->x, work);
     rc = 0;
 done:
@@ -148,10 +145,13 @@ void run_cholmod(const chol_matrix *m, int reps, double budget, chol_run *r)
     cholmod_common c;
     cholmod_setup(&c);
     cholmod_factor *L = NULL;
-    double *t = malloc(sizeof(double) * (size_t)reps);
+    chol_timing ta, tf, ts;
+    chol_timing_start(&ta, reps, budget);
+    chol_timing_start(&tf, reps, budget);
+    chol_timing_start(&ts, reps, budget);
     cholmod_sparse *A = cholmod_l_allocate_sparse((size_t)m->n, (size_t)m->n, (size_t)m->nnz, 1,
                                                   1, 1, CHOLMOD_REAL, &c);
-    if (A == NULL || t == NULL) {
+    if (A == NULL) {
         snprintf(r->note, sizeof r->note, "out of memory for CHOLMOD's copy of A");
         goto done;
     }
@@ -160,9 +160,8 @@ void run_cholmod(const chol_matrix *m, int reps, double budget, chol_run *r)
     memcpy(A->x, m->val, sizeof(double) * (size_t)m->nnz);
     const size_t base = c.memory_inuse;
     c.memory_usage = c.memory_inuse;
-    if (time_analyze(A, &c, reps, budget, t, &L, r) != 0 ||
-        time_factor(A, &c, reps, budget, t, L, r) != 0 ||
-        time_solve(m, &c, reps, budget, t, L, r) != 0)
+    if (time_analyze(A, &c, &ta, &L, r) != 0 || time_factor(A, &c, &tf, L, r) != 0 ||
+        time_solve(m, &c, &ts, L, r) != 0)
         goto done;
     r->peak_bytes = (double)(c.memory_usage - base);
     r->ok = 1;
@@ -170,7 +169,6 @@ done:
     cholmod_l_free_factor(&L, &c);
     cholmod_l_free_sparse(&A, &c);
     cholmod_l_finish(&c);
-    free(t);
 }
 
 #endif /* SBM_BENCH_HAVE_CHOLMOD */

@@ -17,7 +17,8 @@
  * CUDA build with a device, on a CUDA context (timed with the context synchronised); CHOLMOD's
  * analyze, factorize and solve (peer_cholmod.c). Every time is the median [min-max] of reps
  * timed calls after an untimed warm-up call; a phase whose warm-up took long runs fewer reps so
- * that its timed calls stay within --phase-budget seconds (default 10; at least 1 rep).
+ * that its timed calls stay within --phase-budget seconds (default 10; at least 1 rep), and a
+ * warm-up call longer than the budget is itself the one timed call (bench_chol.h, chol_timing).
  * nnz(L): the doubles stored for L (sbm: factor_values, amalgamation zeros included; CHOLMOD:
  * L->xsize, likewise); flops: each library's own count for its ordering; GFLOP/s = flops /
  * factor time. Memory: the most bytes in use at once during plan + factor + solve above the
@@ -68,22 +69,20 @@ static void sbm_note(chol_run *r, const char *what, sbm_ctx *ctx)
     snprintf(r->note, sizeof r->note, "%s: %s", what, sbm_ctx_last_error(ctx));
 }
 
-/* Time fn reps + 1 times (the first untimed); 0 or -1 at the first failure. */
+/* Time fn as chol_timing says (context synchronised after each call); 0 or -1 at the first
+ * failure. */
 typedef sbm_status (*phase_fn)(sbm_ctx *ctx, void *state);
 
 static int time_phase(sbm_ctx *ctx, phase_fn fn, void *state, const options *o, bench_stat *out)
 {
-    double t[64];
-    double t0 = chol_now_s();
-    if (fn(ctx, state) != SBM_SUCCESS || sbm_ctx_synchronize(ctx) != SBM_SUCCESS) return -1;
-    int reps = chol_reps_for(chol_now_s() - t0, o->reps, o->phase_budget);
-    if (reps > 64) reps = 64;
-    for (int rep = 0; rep < reps; rep++) {
+    chol_timing tm;
+    chol_timing_start(&tm, o->reps, o->phase_budget);
+    double t0;
+    do {
         t0 = chol_now_s();
         if (fn(ctx, state) != SBM_SUCCESS || sbm_ctx_synchronize(ctx) != SBM_SUCCESS) return -1;
-        t[rep] = 1e3 * (chol_now_s() - t0);
-    }
-    *out = bench_stat_of(t, reps);
+    } while (chol_timing_next(&tm, chol_now_s() - t0));
+    *out = chol_timing_stat(&tm);
     return 0;
 }
 
@@ -472,7 +471,7 @@ int main(int argc, char **argv)
     if (csv) bench_csv_header(csv, csv_cols);
     const int threads = threads_in_use();
     printf("sbm-bench-chol: OpenBLAS threads %d (both sbm and CHOLMOD); reps %d after a warm-up "
-           "(phase budget %.0f s); %s; %s\n", threads, o.reps, o.phase_budget,
+           "(phase budget %g s); %s; %s\n", threads, o.reps, o.phase_budget,
            o.cholmod ? cholmod_describe() : "CHOLMOD: not asked (--no-cholmod)",
            gpu ? "cuda: device 0" : gpu_note);
     print_header();
