@@ -1,7 +1,7 @@
 /* sbm-bench-chol: sbm's sparse block Cholesky (sbm_chol_plan / factor / solve) against CHOLMOD's
  * supernodal factorisation on the matrices a solver factors: Lambda of pose graphs, S of BA.
  *
- *   sbm-bench-chol [--g2o FILE]... [--bal FILE]... [--generate C,P,K]... [--poses D:N]...
+ *   sbm-bench-chol [--g2o FILE]... [--bal FILE]... [--generate C,P,K]... [--poses D:N]... [FILE]...
  *                  [--reps N] [--phase-budget S] [--threads N] [--backend cpu|cuda|all]
  *                  [--no-cholmod] [--tmp DIR] [--csv FILE]
  *
@@ -13,6 +13,7 @@
  *                   cameras, P points, K observations per point
  *   --poses D:N     Lambda of a seeded synthetic pose graph of N poses, D = 2 (SE2 grid) or 3
  *                   (SE3 sphere), odometry + loop closures (bench_chol_inputs.c)
+ *   FILE            --g2o FILE when its name contains ".g2o", else --bal FILE
  * Per matrix: sbm's plan, factor and solve (one right-hand side) on the CPU context and, on a
  * CUDA build with a device, on a CUDA context (timed with the context synchronised); CHOLMOD's
  * analyze, factorize and solve (peer_cholmod.c). Every time is the median [min-max] of reps
@@ -313,7 +314,7 @@ static int usage(const char *why)
 {
     fprintf(stderr,
             "%s%ssbm-bench-chol [--g2o FILE]... [--bal FILE]... [--generate C,P,K]... "
-            "[--poses D:N]...\n"
+            "[--poses D:N]... [FILE]...\n"
             "               [--reps N] [--phase-budget S] [--threads N] "
             "[--backend cpu|cuda|all] [--no-cholmod] [--tmp DIR] [--csv FILE]\n",
             why ? why : "", why ? "\n" : "");
@@ -341,6 +342,11 @@ static int parse_options(int argc, char **argv, options *o)
         int z = 0, used = 1, bad = 0;
         if (strcmp(a, "--no-cholmod") == 0) {
             o->cholmod = 0;
+            used = 0;
+        } else if (a[0] != '-') { /* a file: g2o if its name says so, else BAL */
+            in.type = strstr(a, ".g2o") ? 'g' : 'b';
+            in.path = a;
+            bad = add_input(o, in);
             used = 0;
         } else if (v == NULL) {
             return usage("missing value");
@@ -377,7 +383,10 @@ static int parse_options(int argc, char **argv, options *o)
             return usage("unknown option");
         }
         if (bad) {
-            fprintf(stderr, "sbm-bench-chol: bad value for %s: %s\n", a, v);
+            if (a[0] != '-')
+                fprintf(stderr, "sbm-bench-chol: more than %d inputs at %s\n", MAX_INPUTS, a);
+            else
+                fprintf(stderr, "sbm-bench-chol: bad value for %s: %s\n", a, v);
             return 2;
         }
         i += used;
