@@ -622,5 +622,6 @@ const fault_op fault_ops[] = {
     OP(op_g2o_read, FAULT_CPU),       OP(op_g2o_chi2, FAULT_CPU),
     {"chol_plan_factor_solve_amd", fault_op_chol_amd, BOTH},
     {"chol_plan_factor_solve_natural", fault_op_chol_natural, BOTH},
+    {"chol_dense_fronts", fault_op_chol_dense_fronts, FAULT_CUDA},
 };
 const size_t fault_op_count = sizeof fault_ops / sizeof fault_ops[0];

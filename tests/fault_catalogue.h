@@ -79,6 +79,7 @@ typedef struct fault_op {
 sbm_cbc *fault_chol_input(sbm_ctx *ctx);
 sbm_status fault_op_chol_amd(fault_fixture *f);
 sbm_status fault_op_chol_natural(fault_fixture *f);
+sbm_status fault_op_chol_dense_fronts(fault_fixture *f); /* CUDA: every front to cuSOLVER */
 
 extern const fault_op fault_ops[];
 extern const size_t fault_op_count;

@@ -50,3 +50,15 @@ static sbm_status chol_run(fault_fixture *f, sbm_chol_ordering ordering)
 
 sbm_status fault_op_chol_amd(fault_fixture *f) { return chol_run(f, SBM_CHOL_ORDERING_AMD); }
 sbm_status fault_op_chol_natural(fault_fixture *f) { return chol_run(f, SBM_CHOL_ORDERING_NATURAL); }
+
+/* The CUDA backend with every front through cuSOLVER/cuBLAS (chol_dense_front = 1), whose
+ * potrf workspace comes from the context's pool as well. */
+sbm_status fault_op_chol_dense_fronts(fault_fixture *f)
+{
+    sbm_tuning t = sbm_tuning_default();
+    t.chol_dense_front = 1;
+    sbm_status st = sbm_ctx_set_tuning(f->ctx, &t);
+    if (st == SBM_SUCCESS) st = chol_run(f, SBM_CHOL_ORDERING_AMD);
+    SBM_ASSERT_OK(f->ctx, sbm_ctx_set_tuning(f->ctx, NULL));
+    return st;
+}

@@ -17,9 +17,11 @@
  *     device memory (measured through the hook). A "device" of a few hundred KiB (a hook that
  *     refuses allocations beyond a cap): with a small budget the product fits by slicing; with
  *     the default budget (no slicing) it fails cleanly with SBM_ERR_OUT_OF_MEMORY; and below the
- *     one-column-per-slice minimum it fails cleanly whatever the budget. */
+ *     one-column-per-slice minimum it fails cleanly whatever the budget.
+ * (c) A sparse Cholesky whose fronts do not fit such a device fails to plan, naming their bytes. */
 #include "fault_catalogue.h"
 #include "sbm_internal.h" /* white-box: device vectors, copies */
+#include "chol_symbolic.h" /* white-box: the sparse Cholesky's fronts */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -466,6 +468,48 @@ static void test_cuda_tiny_device(void **state)
     for (int t = 0; t < 4; t++) sbm_cbc_destroy(own[t]);
 }
 
+/* A sparse Cholesky whose fronts (the sum over the supernodes of (m_s b)^2 doubles) do not fit
+ * the device: the plan fails cleanly, naming those bytes, and leaks nothing; with room, it
+ * plans. */
+static void test_cuda_chol_memory(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    sbm_cbc *H = sbm_test_random_cbc_upper(e->host, 23, 120, 120, 6, 6, 0.03, 1), *A = NULL;
+    SBM_ASSERT_OK(e->ctx, sbm_cbc_copy(e->ctx, H, &A));
+    sbm_chol *hc = NULL, *chol = (sbm_chol *)0x1;
+    SBM_ASSERT_OK(e->host, sbm_chol_plan(e->host, H, NULL, &hc));
+    const sbm__chol_symbolic *sym = sbm__chol_symbolic_of(hc);
+    size_t bytes = 0;
+    for (int64_t s = 0; s < sym->nsuper; s++) {
+        const size_t M = (size_t)((sym->sup_rowptr[s + 1] - sym->sup_rowptr[s]) * sym->b);
+        bytes += M * M * sizeof(double);
+    }
+    devmem *m = calloc(1, sizeof *m);
+    assert_non_null(m);
+    devmem_reset(m, 0, bytes - 1);
+    sbm_ctx *ctx = hooked_ctx(m);
+    char want[128];
+    snprintf(want, sizeof want, "cannot allocate %zu bytes for the frontal matrices", bytes);
+    SBM_ASSERT_FAILS(ctx, sbm_chol_plan(ctx, A, NULL, &chol), SBM_ERR_OUT_OF_MEMORY, want);
+    assert_null(chol);
+    assert_true(m->refused > 0);
+    print_message("  fronts of %zu bytes on a device of %zu: \"%s\"\n", bytes, bytes - 1,
+                  sbm_ctx_last_error(ctx));
+    sbm_ctx_destroy(ctx);
+    assert_int_equal(m->live, 0);
+    devmem_reset(m, 0, 0);
+    ctx = hooked_ctx(m);
+    SBM_ASSERT_OK(ctx, sbm_chol_plan(ctx, A, NULL, &chol));
+    assert_true(m->peak_bytes >= bytes);
+    sbm_chol_destroy(chol);
+    sbm_ctx_destroy(ctx);
+    assert_int_equal(m->live, 0);
+    free(m);
+    sbm_chol_destroy(hc);
+    sbm_cbc_destroy(A);
+    sbm_cbc_destroy(H);
+}
+
 int main(void)
 {
     sbm_test_require_gpu("test_cuda_faults");
@@ -474,6 +518,7 @@ int main(void)
         SBM_TEST_CUDA(test_cuda_solvers),
         SBM_TEST_CUDA(test_cuda_budget_slices),
         SBM_TEST_CUDA(test_cuda_tiny_device),
+        SBM_TEST_CUDA(test_cuda_chol_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
