@@ -40,6 +40,27 @@ static void test_chol_random(void **state)
         }
 }
 
+/* Deeper trees: a 15 x 15 grid graph and three random pieces of 200 blocks, every option. */
+static void test_chol_larger(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    static const int pats[2] = {PAT_GRID, PAT_PIECES};
+    for (int p = 0; p < 2; p++) {
+        const int64_t nb = p ? 200 : 225;
+        spd_matrix m = spd_make(400 + (uint64_t)p, nb, 2, pats[p], 1);
+        for (int v = 0; v < 4; v++) {
+            solve_case c = default_case();
+            c.opt.ordering = v % 2 ? SBM_CHOL_ORDERING_NATURAL : SBM_CHOL_ORDERING_AMD;
+            c.opt.relax_zeros = v < 2 ? 0.0 : 0.3;
+            c.damping = v % 3;
+            c.lambda = 0.5;
+            c.nrhs = 2;
+            check_case(e, &m, &c, pattern_names[pats[p]]);
+        }
+        spd_free(&m);
+    }
+}
+
 /* The symbolic structure is consistent: a permutation; fronts ascending with their own columns
  * first; every block of the true L (block-level symbolic elimination of P A P^T here) inside its
  * column's front; panels end to end; extend-add rows found in the parent; levels children first;
@@ -379,7 +400,8 @@ static void test_chol_repeatable(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        SBM_TEST_BOTH(test_chol_random),     SBM_TEST_BOTH(test_chol_symbolic),
+        SBM_TEST_BOTH(test_chol_random),     SBM_TEST_BOTH(test_chol_larger),
+        SBM_TEST_BOTH(test_chol_symbolic),
         SBM_TEST_BOTH(test_chol_degenerate), SBM_TEST_BOTH(test_chol_refactor),
         SBM_TEST_BOTH(test_chol_not_pd),     SBM_TEST_BOTH(test_chol_repeatable),
     };
