@@ -187,7 +187,7 @@ if has sanitize; then
   log="$OUT/sanitizer.log"
   : >"$log"
   sdir=$(mktemp -d)
-  suites=${SAN_SUITES:-"test_cuda_gemm test_cuda_ops test_csr_spmv test_csr_spmm test_csr_gemm test_concurrency test_cuda_faults test_chol"}
+  suites=${SAN_SUITES:-"test_cuda_gemm test_cuda_ops test_csr_spmv test_csr_spmm test_csr_gemm test_concurrency test_cuda_faults test_chol test_chol_real test_chol_errors test_cuda_chol"}
   tools=${SAN_TOOLS:-"memcheck racecheck initcheck"}
   : >"$sdir/jobs"
   for t in $suites; do

@@ -4,13 +4,16 @@
  * per-front kernels, in shared or global memory, and cuSOLVER/cuBLAS) for every block size 1..9
  * on SLAM-like pose graphs and on an arrow pattern whose root front is large; the failed column
  * of a matrix that is not positive definite (and of a non-finite one) on each path equal to the
- * CPU's; bitwise repeatability on each path; a refactorisation with a new lambda; and the
- * transfers of one factor + solve (one 8-byte copy to the host, nothing else). */
+ * CPU's; bitwise repeatability on each path; a refactorisation with a new lambda; the
+ * transfers of one factor + solve (one 8-byte copy to the host, nothing else); and, for the
+ * record, the times of plan, factor and solve of g2o graphs' Lambda on the device and the CPU. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "test_util.h"
 #include "sbm_internal.h"
 
 #include <limits.h>
 #include <math.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,6 +253,84 @@ static void test_cuda_chol_transfers(void **state)
     sbm_cbc_destroy(A);
 }
 
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Plan once, then the fastest of 5 factorisations (identity damping 1e-3) and of 5 solves of one
+ * right-hand side, each synchronised; x = the solution (host). */
+static void time_chol(sbm_ctx *ctx, const sbm_cbc *A, const double *rhs, int64_t n, double t[3],
+                      double *x)
+{
+    sbm_chol *chol = NULL;
+    double t0 = now_s();
+    SBM_ASSERT_OK(ctx, sbm_chol_plan(ctx, A, NULL, &chol));
+    t[0] = now_s() - t0;
+    double *d = sbm_test_vec_upload(ctx, rhs, n);
+    t[1] = t[2] = 1e30;
+    for (int r = 0; r < 6; r++) { /* the first is a warm-up */
+        SBM_ASSERT_OK(ctx, sbm_ctx_synchronize(ctx));
+        t0 = now_s();
+        SBM_ASSERT_OK(ctx, sbm_chol_factor(ctx, chol, A, SBM_DAMPING_IDENTITY, 1e-3));
+        SBM_ASSERT_OK(ctx, sbm_ctx_synchronize(ctx));
+        const double tf = now_s() - t0;
+        SBM_ASSERT_OK(ctx, sbm_array_upload(ctx, d, rhs, n));
+        t0 = now_s();
+        SBM_ASSERT_OK(ctx, sbm_chol_solve(ctx, chol, 1, d, n, d, n));
+        SBM_ASSERT_OK(ctx, sbm_ctx_synchronize(ctx));
+        const double ts = now_s() - t0;
+        if (r > 0) t[1] = fmin(t[1], tf), t[2] = fmin(t[2], ts);
+    }
+    sbm_test_vec_download_into(ctx, x, d, n);
+    sbm__free(ctx, d);
+    sbm_chol_destroy(chol);
+}
+
+/* Lambda of three g2o graphs: times on the device (each path) and the CPU, printed; the
+ * solutions agree (loosely: these matrices are ill-conditioned, test_chol_real checks accuracy). */
+static void test_cuda_chol_timing(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    static const char *const files[] = {"g2o/manhattan.g2o", "g2o/sphere2500.g2o",
+                                        "g2o/parking-garage.g2o"};
+    for (int f = 0; f < 3; f++) {
+        sbm_g2o_graph *g = NULL;
+        sbm_slam_system *sys = NULL;
+        SBM_ASSERT_OK(e->host, sbm_g2o_read(e->host, sbm_test_data_path(files[f]), &g));
+        SBM_ASSERT_OK(e->host, sbm_slam_system_create(e->host, g, &sys));
+        SBM_ASSERT_OK(e->host, sbm_slam_linearize(e->host, sys, g));
+        const sbm_cbc *H = sbm_slam_system_get_info(sys).Lambda;
+        const int64_t n = sbm_cbc_get_info(H).nbc * sbm_cbc_get_info(H).r;
+        double *rhs = malloc((size_t)n * sizeof(double)), *xh = malloc((size_t)n * sizeof(double));
+        double *x = malloc((size_t)n * sizeof(double)), th[3], td[3];
+        SBM_ASSERT_OK(e->host, sbm_slam_system_get_b(e->host, sys, rhs));
+        time_chol(e->host, H, rhs, n, th, xh);
+        print_message("[  INFO    ] %s (n = %lld) CPU: plan %.2f ms, factor %.2f ms, solve %.2f ms\n",
+                      files[f], (long long)n, 1e3 * th[0], 1e3 * th[1], 1e3 * th[2]);
+        sbm_cbc *A = NULL;
+        SBM_ASSERT_OK(e->ctx, sbm_cbc_copy(e->ctx, H, &A));
+        for (int t = 0; t < 4; t++) {
+            if (t == 2) continue; /* the mixed threshold says nothing more here */
+            set_threshold(e->ctx, thresholds[t]);
+            time_chol(e->ctx, A, rhs, n, td, x);
+            print_message("[  INFO    ] %s GPU, chol_dense_front %d: plan %.2f ms, factor %.2f ms, "
+                          "solve %.2f ms\n", files[f], thresholds[t], 1e3 * td[0], 1e3 * td[1],
+                          1e3 * td[2]);
+            sbm_test_assert_near(x, xh, n, 1e-6, files[f]);
+        }
+        set_threshold(e->ctx, 0);
+        sbm_cbc_destroy(A);
+        free(rhs);
+        free(xh);
+        free(x);
+        sbm_slam_system_destroy(sys);
+        sbm_g2o_destroy(g);
+    }
+}
+
 int main(void)
 {
     sbm_test_require_gpu("test_cuda_chol");
@@ -258,6 +339,7 @@ int main(void)
         SBM_TEST_CUDA(test_cuda_chol_not_pd),
         SBM_TEST_CUDA(test_cuda_chol_repeatable),
         SBM_TEST_CUDA(test_cuda_chol_transfers),
+        SBM_TEST_CUDA(test_cuda_chol_timing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -90,13 +90,18 @@ static sbm_status sbm__chol_handles(sbm_ctx *ctx)
     sbm__cuda_state *S = sbm__cuda_st(ctx);
     cublasHandle_t blas = NULL;
     cusolverDnHandle_t solver = NULL;
+    /* bitwise repeatable results are part of the contract: say so rather than rely on defaults */
     if (!S->blas) {
         SBM__BLAS(ctx, cublasCreate(&blas), "cublasCreate");
         S->blas = blas;
+        SBM__BLAS(ctx, cublasSetAtomicsMode(blas, CUBLAS_ATOMICS_NOT_ALLOWED),
+                  "cublasSetAtomicsMode");
     }
     if (!S->solver) {
         SBM__SOLVER(ctx, cusolverDnCreate(&solver), "cusolverDnCreate");
         S->solver = solver;
+        SBM__SOLVER(ctx, cusolverDnSetDeterministicMode(solver, CUSOLVER_DETERMINISTIC_RESULTS),
+                    "cusolverDnSetDeterministicMode");
     }
 done:
     return st;
@@ -327,18 +332,51 @@ static int64_t sbm__chol_front_rows(const sbm__chol_symbolic *sym, int64_t s)
     return (sym->sup_rowptr[s + 1] - sym->sup_rowptr[s]) * sym->b;
 }
 
-/* Shared memory of the batched kernel for one level: the largest small front, or 0 (global
- * memory) when that does not fit in what a block may opt into. */
-static size_t sbm__chol_level_smem(const sbm__chol_symbolic *sym, const sbm__chol_numeric *num,
-                                   int64_t l, int64_t dense)
+/* Dynamic shared memory of the batched kernel for the fronts of level l with lo <= M < hi: the
+ * largest one's, or 0 (global memory) when that does not fit what a block may opt into. *any:
+ * whether the level has such a front. */
+static size_t sbm__chol_class_smem(const sbm__chol_symbolic *sym, const sbm__chol_numeric *num,
+                                   int64_t l, int64_t lo, int64_t hi, int *any)
 {
     int64_t mx = 0;
+    *any = 0;
     for (int64_t i = sym->level_ptr[l]; i < sym->level_ptr[l + 1]; i++) {
         const int64_t M = sbm__chol_front_rows(sym, sym->level_sup[i]);
-        if (M < dense && M > mx) mx = M;
+        if (M >= lo && M < hi) {
+            *any = 1;
+            if (M > mx) mx = M;
+        }
     }
     const size_t bytes = (size_t)(mx * mx) * sizeof(double);
     return bytes <= num->smem_optin ? bytes : 0;
+}
+
+/* The batched kernel's classes of fronts: M in [bounds[c], bounds[c+1]), c = 0, 1. */
+static void sbm__chol_classes(int64_t dense, int64_t bounds[3])
+{
+    bounds[0] = 0;
+    bounds[1] = dense < SBM__CHOL_TINY_FRONT ? dense : SBM__CHOL_TINY_FRONT;
+    bounds[2] = dense;
+}
+
+/* One level's batched launches (one per class present). */
+static sbm_status sbm__chol_factor_batched(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
+                                           sbm__chol_numeric *num, int64_t l, int64_t dense)
+{
+    sbm_status st = SBM_SUCCESS;
+    const int64_t lo = sym->level_ptr[l], count = sym->level_ptr[l + 1] - lo;
+    int64_t bounds[3];
+    sbm__chol_classes(dense, bounds);
+    for (int c = 0; c < 2; c++) {
+        int any = 0;
+        const size_t smem = sbm__chol_class_smem(sym, num, l, bounds[c], bounds[c + 1], &any);
+        if (!any) continue;
+        sbm__chol_launch_factor_small(num->dev, sbm__chol_levels(num, sym) + lo, count, bounds[c],
+                                      bounds[c + 1], smem, sbm__cuda_stream(ctx));
+        SBM__LAUNCHED(ctx, "batched front factorisation");
+    }
+done:
+    return st;
 }
 
 /* cuSOLVER workspace (doubles) for the largest dense front. */
@@ -396,23 +434,25 @@ static sbm_status sbm__chol_factor_levels(sbm_ctx *ctx, const sbm__chol_symbolic
     double *work = NULL;
     int lwork = 0;
     size_t smem_max = 0;
+    int64_t bounds[3];
     SBM__CK(sbm__chol_potrf_work(ctx, sym, num, dense, &lwork));
     if (lwork > 0)
         SBM__CK(sbm__cuda_workspace(ctx, SBM__WS_OP_B, (size_t)lwork * sizeof(double),
                                     (void **)&work));
-    for (int64_t l = 0; l < sym->nlevels; l++) {
-        const size_t smem = sbm__chol_level_smem(sym, num, l, dense);
-        if (smem > smem_max) smem_max = smem;
-    }
+    sbm__chol_classes(dense, bounds);
+    for (int64_t l = 0; l < sym->nlevels; l++)
+        for (int c = 0; c < 2; c++) {
+            int any = 0;
+            const size_t smem = sbm__chol_class_smem(sym, num, l, bounds[c], bounds[c + 1], &any);
+            if (smem > smem_max) smem_max = smem;
+        }
     if (smem_max > 48 * 1024)
         SBM__CU(ctx, sbm__chol_factor_small_smem(smem_max),
                 "cudaFuncSetAttribute (shared memory of the batched front factorisation)");
     for (int64_t l = 0; l < sym->nlevels; l++) {
         const int64_t lo = sym->level_ptr[l], count = sym->level_ptr[l + 1] - lo;
         int any_dense = 0;
-        sbm__chol_launch_factor_small(num->dev, levels + lo, count, dense,
-                                      sbm__chol_level_smem(sym, num, l, dense), s);
-        SBM__LAUNCHED(ctx, "batched front factorisation");
+        SBM__CK(sbm__chol_factor_batched(ctx, sym, num, l, dense));
         for (int64_t i = lo; i < lo + count; i++)
             if (sbm__chol_front_rows(sym, sym->level_sup[i]) >= dense) any_dense = 1;
         if (!any_dense) continue;

@@ -18,6 +18,10 @@
  * leaves chol_dense_front at 0; smaller ones to the batched kernels (in shared memory: 128^2
  * doubles are 128 KiB, within the 227 KiB an H100 block may opt into). */
 #define SBM__CHOL_DENSE_FRONT 128
+/* The batched factor kernel runs once per level for the fronts below this many rows and once
+ * for the others below the dense threshold, so that a level's few larger fronts do not make
+ * its many small ones reserve their shared memory (fewer blocks per SM). */
+#define SBM__CHOL_TINY_FRONT 48
 /* "No failure" in the failed-column word (atomicMin keeps the smallest new block column). */
 #define SBM__CHOL_NO_FAILURE (~0ull)
 
@@ -53,8 +57,9 @@ typedef struct sbm__chol_dev {
  * `smem` is the dynamic shared memory of the batched factor kernel (0: in global memory). */
 void sbm__chol_launch_assemble(const sbm__chol_dev &d, int64_t nnzb, const double *A_values,
                                int damping, double lambda, cudaStream_t s);
+/* The batched factor kernel serves the fronts with m_lo <= M < m_hi of the list. */
 void sbm__chol_launch_factor_small(const sbm__chol_dev &d, const int64_t *list, int64_t count,
-                                   int64_t dense_front, size_t smem, cudaStream_t s);
+                                   int64_t m_lo, int64_t m_hi, size_t smem, cudaStream_t s);
 void sbm__chol_launch_extend_add(const sbm__chol_dev &d, const int64_t *list, int64_t count,
                                  int64_t dense_front, cudaStream_t s);
 void sbm__chol_launch_check(const sbm__chol_dev &d, const int64_t *list, int64_t count,

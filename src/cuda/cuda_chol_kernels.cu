@@ -129,13 +129,13 @@ __device__ __forceinline__ void sbm__chol_record(const sbm__chol_dev &d, int64_t
 }
 
 __global__ void __launch_bounds__(SBM__CHOL_THREADS)
-    sbm__k_chol_factor_small(sbm__chol_dev d, const int64_t *__restrict__ list,
-                             int64_t dense_front, int use_shared)
+    sbm__k_chol_factor_small(sbm__chol_dev d, const int64_t *__restrict__ list, int64_t m_lo,
+                             int64_t m_hi, int use_shared)
 {
     extern __shared__ double sh[];
     const int64_t s = list[blockIdx.x];
     const int64_t M = sbm__chol_rows(d, s), K = sbm__chol_cols(d, s);
-    if (M >= dense_front) return; /* the dense path's */
+    if (M < m_lo || M >= m_hi) return; /* another launch's or the dense path's */
     double *Fg = d.F + d.f_ptr[s];
     double *F = use_shared ? sh : Fg;
     if (use_shared) {
@@ -156,11 +156,11 @@ cudaError_t sbm__chol_factor_small_smem(size_t smem)
 }
 
 void sbm__chol_launch_factor_small(const sbm__chol_dev &d, const int64_t *list, int64_t count,
-                                   int64_t dense_front, size_t smem, cudaStream_t s)
+                                   int64_t m_lo, int64_t m_hi, size_t smem, cudaStream_t s)
 {
     if (count > 0)
         sbm__k_chol_factor_small<<<(unsigned)count, SBM__CHOL_THREADS, smem, s>>>(
-            d, list, dense_front, smem > 0);
+            d, list, m_lo, m_hi, smem > 0);
 }
 
 __global__ void __launch_bounds__(SBM__CHOL_THREADS)
