@@ -212,11 +212,12 @@ static sbm_status sbm__chol_offsets(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
                                     sbm__chol_numeric *num)
 {
     const int64_t ns = sym->nsuper;
-    num->h_f_ptr = (int64_t *)sbm__host_alloc(ctx, (size_t)(ns + 1) * sizeof(int64_t),
-                                              "the sparse Cholesky's front offsets");
-    num->h_w_rows = (int64_t *)sbm__host_alloc(ctx, (size_t)(ns + 1) * sizeof(int64_t),
-                                               "the sparse Cholesky's front vector offsets");
-    if (!num->h_f_ptr || !num->h_w_rows) return SBM_ERR_OUT_OF_MEMORY;
+    const size_t bytes = (size_t)(ns + 1) * sizeof(int64_t);
+    num->h_f_ptr = (int64_t *)malloc(bytes); /* freed by sbm__cuda_chol_numeric_destroy */
+    num->h_w_rows = (int64_t *)malloc(bytes);
+    if (!num->h_f_ptr || !num->h_w_rows)
+        return sbm__error(ctx, SBM_ERR_OUT_OF_MEMORY, "cannot allocate 2 x %zu bytes of host "
+                          "memory for the sparse Cholesky's front offsets", bytes);
     if (sym->max_front > INT_MAX)
         return sbm__error(ctx, SBM_ERR_OVERFLOW, "argument A: the largest front has %lld rows, "
                           "more than cuSOLVER's %d", (long long)sym->max_front, INT_MAX);
