@@ -2,9 +2,10 @@
 # One whole device session on the GPU machine: build, tests, compute-sanitizer, benchmark.
 # Logs and CSV go under $OUT (at most 8 files come back). Run from the repository root:
 #   .ci/device-run.sh [build] [tests] [sanitize] [bench] [bench-quick] [bench-block] [bench-csr]
-#                     [bench-cpu]
+#                     [bench-cpu] [bench-chol]
 #   (default: build tests sanitize bench; bench-quick: the small sizes; bench-block / bench-csr:
-#   one section of the GPU benchmark; bench-cpu: sbm-bench on the host, CPU against CSparse)
+#   one section of the GPU benchmark; bench-cpu: sbm-bench on the host, CPU against CSparse;
+#   bench-chol: sbm-bench-chol, the sparse block Cholesky on the CPU and GPU against CHOLMOD)
 # Expects the cmocka packages in .deps/ and the data files in .data/ (both carried, ignored by git).
 # All steps together exceed one 10-minute device call (build ~1.5 min, tests ~2, bench ~6,
 # sanitize ~7): run `build tests` in one call, `bench` in the next and `sanitize` in a third while
@@ -119,6 +120,51 @@ if has bench-cpu; then
   say "== sbm-bench (CPU) rc=$? ($(elapsed))"
   cat "$OUT/bench_cpu.txt" >>"$summary"
   rm -f "$OUT/bench_cpu.txt"
+fi
+if has bench-chol; then
+  # sbm's sparse block Cholesky (CPU and CUDA contexts) against CHOLMOD's supernodal factorisation
+  # (bench/NOTES-chol.md): the shared g2o graphs and BAL files, synthetic pose graphs of 1k, 10k
+  # and 100k poses (SE2 and SE3), synthetic BA problems of 100 to 5000 cameras (S), the largest
+  # last. CHOLMOD comes from the carried Debian packages in /opt/deps (found by CMake through
+  # CMAKE_PREFIX_PATH); its libblas.so.3 / liblapack.so.3 are pointed at the OpenBLAS sbm links,
+  # so both run the same BLAS with the same thread count (--threads: OPENBLAS_NUM_THREADS).
+  # Expected about 3 minutes on the H100 host (16 cores): the 5000-camera S (n = 45 000, L nearly
+  # dense, ~30 TFLOP per factorisation on the CPU paths) takes most of it; each phase is repeated
+  # only as often as --phase-budget allows, and a call longer than it is timed once, without a
+  # separate warm-up. The CSV gets a row as each matrix ends, so a cut run keeps what finished.
+  # Env: BENCH_CHOL_TIMEOUT (300 s), BENCH_CHOL_THREADS (the machine's cores).
+  chol=$BUILD/bin/sbm-bench-chol
+  if [ -x $chol ]; then
+    openblas=$(grep -E "^SBM_OPENBLAS_LIBRARY:" $BUILD/CMakeCache.txt | cut -d= -f2)
+    blasdir=/opt/deps/sbm-blas
+    mkdir -p $blasdir
+    case "$openblas" in
+      *.so*) for l in libblas.so.3 liblapack.so.3; do ln -sf "$(readlink -f "$openblas")" $blasdir/$l; done ;;
+    esac
+    : >"$OUT/bench_chol.txt"
+    LD_LIBRARY_PATH=$blasdir:$LD_LIBRARY_PATH ldd $chol | grep -E "cholmod|blas|lapack|not found" \
+        >>"$OUT/bench_chol.txt"
+    args=""
+    for g in intel manhattan CSAIL sphere2500 parking-garage smallGrid3D tinyGrid3D ais2klinik \
+             sphere_bignoise_vertex3 kitti_05; do
+      [ -f "$SBM_DATA_DIR/g2o/$g.g2o" ] && args="$args --g2o $SBM_DATA_DIR/g2o/$g.g2o"
+    done
+    for b in "$SBM_DATA_DIR"/bal/problem-*; do [ -f "$b" ] && args="$args --bal $b"; done
+    for n in 1000 10000 100000; do args="$args --poses 2:$n --poses 3:$n"; done
+    for c in 100 300 1000 2000 5000; do args="$args --generate $c,$((5 * c)),4"; done
+    LD_LIBRARY_PATH=$blasdir:$LD_LIBRARY_PATH timeout ${BENCH_CHOL_TIMEOUT:-300} $chol \
+        --threads ${BENCH_CHOL_THREADS:-$(nproc)} --reps 5 --phase-budget 3 $args \
+        --csv "$OUT/bench_chol.csv" >>"$OUT/bench_chol.txt" 2>&1
+    say "== sbm-bench-chol rc=$? ($(elapsed))"
+    cat "$OUT/bench_chol.txt" >>"$summary"
+    rm -f "$OUT/bench_chol.txt"
+    if [ -s "$OUT/bench_chol.csv" ]; then
+      python3 bench/make_chol_results.py "$OUT/bench_chol.csv" >"$OUT/results_chol.md" 2>&1
+      say "== make_chol_results.py rc=$? (results_chol.md)"
+    fi
+  else
+    say "== sbm-bench-chol not built"
+  fi
 fi
 if has sanitize; then
   # compute-sanitizer memcheck (with leak check), racecheck and initcheck on every GPU suite,
