@@ -351,7 +351,7 @@ static void test_lm_options(void **state)
     sbm_test_env *e = sbm_test_begin(state);
     sbm_g2o_graph *g = noisy_se2_loop(e, 32, 0.3, 0.3);
     const sbm_solver_options d = sbm_solver_default_options();
-    assert_true(d.method == SBM_METHOD_LEVENBERG_MARQUARDT && d.max_iterations == 100);
+    assert_true(d.method == SBM_METHOD_LEVENBERG_MARQUARDT && d.max_iterations == 200);
     assert_true(d.function_tolerance == 1e-10 && d.gradient_tolerance == 1e-10 &&
                 d.parameter_tolerance == 1e-10 && d.linear_solver == SBM_LINEAR_AUTO);
     sbm_solver_options o = d;
