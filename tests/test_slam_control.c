@@ -282,6 +282,19 @@ static void test_lm_stop_rules(void **state)
     run_lm(e, g, SBM_LINEAR_SPARSE_CHOLESKY, 1e-4, 10, &s);
     assert_true(s.iterations == 0 && s.stop_reason == SBM_STOP_NONE && s.initial_cost == 0.125);
     sbm_g2o_destroy(g);
+    /* lambda 0 on an error linear in the step: one exact step to a zero cost, each method */
+    for (int m = 0; m < 2; m++) {
+        g = g2o_from_text(e, "one_step", "VERTEX_SE2 0 0 0 0\nVERTEX_SE2 1 1.5 0 0\n"
+                                         "EDGE_SE2 0 1 1 0 0 1 0 0 1 0 1\n");
+        trace t;
+        sbm_solver_options o = trace_start(&t, g, SBM_LINEAR_SPARSE_CHOLESKY, 0.0, 10);
+        o.method = m ? SBM_METHOD_GAUSS_NEWTON : SBM_METHOD_LEVENBERG_MARQUARDT;
+        SBM_TEST_OK_OR_SKIP(e, sbm_slam_solve(e->ctx, g, &o, &s));
+        assert_true(s.iterations == 1 && s.final_cost == 0.0 && s.initial_cost == 0.125);
+        assert_int_equal(s.stop_reason, SBM_STOP_ZERO_COST);
+        trace_free(&t);
+        sbm_g2o_destroy(g);
+    }
     g = noisy_se2_loop(e, 32, 3.0, 3.0);
     run_lm(e, g, SBM_LINEAR_SPARSE_CHOLESKY, 1e-4, 0, &s);
     assert_true(s.iterations == 0 && s.stop_reason == SBM_STOP_MAX_ITERATIONS);

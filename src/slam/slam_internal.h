@@ -27,7 +27,7 @@ typedef struct sbm__slam_run {
     sbm_g2o_graph *graph;
     sbm_g2o_info gi;
     const sbm_solver_options *opt;
-    sbm_solver_summary *summary;  /* may be NULL */
+    sbm_solver_summary *summary;  /* never NULL (sbm_slam_solve's own when the caller's is) */
     sbm_slam_system *sys;
     sbm_slam_system_info si;      /* of the last linearisation */
     int64_t n;                    /* unknowns: error_dim * free vertices */

@@ -107,7 +107,7 @@ sbm_status sbm__slam_run_init(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solv
     r->ls = opt->linear_solver == SBM_LINEAR_AUTO ? SBM_LINEAR_SPARSE_CHOLESKY : opt->linear_solver;
     SBM__TRY(setup_linear(r));
     SBM__TRY(sbm__slam_run_linearize(r, &rep));
-    if (summary) {
+    {
         summary->initial_cost = summary->final_cost = r->cost;
         summary->linear_solver = r->ls;
         summary->time_linearize = rep.time_linearize;
@@ -336,7 +336,6 @@ sbm_status sbm__slam_accept(sbm__slam_run *r, int it, double new_cost, int small
 sbm_status sbm__slam_finish(sbm__slam_run *r, sbm_stop_reason stop)
 {
     if (stop == SBM_STOP_NONE && r->n > 0) stop = SBM_STOP_MAX_ITERATIONS;
-    if (!r->summary) return SBM_SUCCESS;
     if (r->moved) {
         sbm_iteration_report rep;
         memset(&rep, 0, sizeof rep);
@@ -363,14 +362,16 @@ sbm_status sbm_slam_solve(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solver_o
                           "argument options: SBM_LINEAR_PCG_MATRIX_FREE is the BA reduced system's "
                           "solver; pose graphs use SBM_LINEAR_SPARSE_CHOLESKY, "
                           "SBM_LINEAR_DENSE_CHOLESKY or SBM_LINEAR_PCG");
-    if (summary) memset(summary, 0, sizeof *summary);
+    sbm_solver_summary own; /* the run always reports into one */
+    if (!summary) summary = &own;
+    memset(summary, 0, sizeof *summary);
     const double t_start = sbm__now(ctx, 1);
     sbm__slam_run run;
     sbm_status st = sbm__slam_run_init(ctx, graph, &opt, summary, &run);
     if (st == SBM_SUCCESS)
         st = opt.method == SBM_METHOD_GAUSS_NEWTON ? sbm__slam_gauss_newton(&run)
                                                    : sbm__slam_levenberg_marquardt(&run);
-    if (summary) summary->time_total = sbm__now(ctx, 1) - t_start;
+    summary->time_total = sbm__now(ctx, 1) - t_start;
     sbm__slam_run_free(&run);
     return st;
 }
