@@ -676,7 +676,8 @@ static int slam_solve_run(const cli_opts *o, const ba_cmd *c)
     else
         printf("NOT converged: %s\n", sbm_stop_reason_name(s.stop_reason));
     if (o->out) {
-        if (sbm_g2o_write(c->host, c->g, o->out) != SBM_SUCCESS) return cli_lib_error(c->host, NULL);
+        if (sbm_g2o_write(c->host, c->g, o->out) != SBM_SUCCESS)
+            return cli_lib_error(c->host, NULL);
         printf("wrote %s\n", o->out);
     }
     return 0;

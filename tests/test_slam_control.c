@@ -10,8 +10,7 @@
  *   - every reported cost, the final one included, is 0.5 chi2 of the poses returned, by the
  *     reference errors (not sbm_g2o_chi2);
  *   - every stop rule ends a solve with its stop_reason.
- * Gauss-Newton: the line search halves the step until the cost falls; a failed search restores
- * the poses bitwise and stops (no progress); Lambda not positive definite is an error.  * tests/README-mutations.md records which injected control-flow bugs these tests catch. */
+ * tests/README-mutations.md records which injected control-flow bugs these tests catch. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "slam_trace.h"
@@ -107,7 +106,8 @@ static run_stats check_lm(const sbm_g2o_graph *g, const trace *t, const sbm_solv
     for (int k = 0; k < t->n; k++) {
         const sbm_iteration_report *r = &t->rep[k];
         print_message("    %2d  lambda %-12.6g %s  cost %.9e -> %.9e  |dx| %.3e\n", r->iteration,
-                      r->lambda, r->accepted ? "accepted" : r->linear_failed ? "failed  " : "rejected",
+                      r->lambda,
+                      r->accepted ? "accepted" : r->linear_failed ? "failed  " : "rejected",
                       r->cost_before, r->cost, r->step_norm);
         assert_int_equal(r->iteration, k + 1);
         assert_true(r->cost_before == cost);
@@ -193,11 +193,12 @@ static void test_lm_trajectories(void **state)
 /* ---------------------------------------------------------------------------------------- */
 
 /* Vertex 7 hangs on vertex 5 (the gauge) by two edges; the second one's information couples y
- * and theta with an indefinite 2x2 block [1 3; 3 1] (set after reading: the file is PSD). With J = I (both measurements and poses
- * unrotated), Lambda = [2 0 0; 0 2 3; 0 3 1.5] is indefinite; Marquardt's damping scales its
- * diagonal by 1 + lambda, positive definite once (1 + lambda)^2 > 3: from 1e-4 that takes five
- * failed factorisations (lambda 2e-4, 1.6e-3, 0.1024, 3.3), each a rejected step that leaves
- * the poses bitwise and names the vertex by its id; the sixth step is taken. */
+ * and theta with an indefinite 2x2 block [1 3; 3 1] (set after reading: the reader refuses it).
+ * With J = I (both measurements and poses unrotated), Lambda = [2 0 0; 0 2 3; 0 3 1.5] is
+ * indefinite; Marquardt's damping scales its diagonal by 1 + lambda, positive definite once
+ * (1 + lambda)^2 > 3: from 1e-4 that takes five failed factorisations (lambda 1e-4, 2e-4, 8e-4,
+ * 6.4e-3, 0.1024), each a rejected step that leaves the poses bitwise and names the vertex by its
+ * id; the sixth step (lambda 3.2768) is taken. */
 static void test_lm_failed_factorisation(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);

@@ -73,6 +73,8 @@ double sbm__slam_cost(const sbm_g2o_graph *g);
 /* |alpha dx| <= parameter_tolerance * (|x| + parameter_tolerance), x the free poses saved. */
 int sbm__slam_run_small_step(const sbm__slam_run *run, double alpha, double *step_norm);
 
+/* The report of iteration it before its step: the cost and gradient at its start. */
+sbm_iteration_report sbm__slam_iteration_start(const sbm__slam_run *run, int it);
 /* Before an iteration: the stop rules that need no step (no unknowns, zero cost, gradient). */
 sbm_stop_reason sbm__slam_stop_before(const sbm__slam_run *run);
 /* Iteration it took a step to new_cost (small_step: the parameter rule holds): relinearise

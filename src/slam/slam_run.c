@@ -13,6 +13,7 @@
 #include "slam_internal.h"
 
 #include <inttypes.h>
+#include <lapacke.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -156,7 +157,8 @@ static sbm_status upload_damped(sbm__slam_run *r, sbm_damping damping, double la
             double *v = dv + r->diag_pos[j] + a * (d + 1);
             *v += lambda * (damping == SBM_DAMPING_DIAGONAL ? r->h_diag[d * j + a] : 1.0);
             if (!isfinite(*v))
-                return not_positive_definite(r, damping, lambda, j, "its damped diagonal overflows");
+                return not_positive_definite(r, damping, lambda, j,
+                                             "its damped diagonal overflows");
         }
     return sbm__vec_upload(r->ctx, r->damped->values, dv, nvals);
 }
@@ -171,18 +173,7 @@ static int64_t first_indefinite_block(const sbm__slam_run *r)
         if (r->diag_pos[j] < 0) return j;
         double L[36];
         memcpy(L, dv + r->diag_pos[j], (size_t)(d * d) * sizeof(double));
-        for (int c = 0; c < d; c++) {
-            double p = L[c + d * c];
-            for (int k = 0; k < c; k++) p -= L[c + d * k] * L[c + d * k];
-            if (!(p > 0.0) || !isfinite(p)) return j;
-            p = sqrt(p);
-            L[c + d * c] = p;
-            for (int i = c + 1; i < d; i++) {
-                double s = L[i + d * c];
-                for (int k = 0; k < c; k++) s -= L[i + d * k] * L[c + d * k];
-                L[i + d * c] = s / p;
-            }
-        }
+        if (LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', d, L, d) != 0) return j;
     }
     return -1;
 }
@@ -226,7 +217,8 @@ sbm_status sbm__slam_run_solve(sbm__slam_run *r, sbm_damping damping, double lam
     } else if (r->ls == SBM_LINEAR_DENSE_CHOLESKY) {
         int64_t failed = -1;
         st = upload_damped(r, damping, lambda);
-        if (st == SBM_SUCCESS) st = sbm__dense_spd_solve_at(ctx, r->damped, h_rhs, r->h_dx, &failed);
+        if (st == SBM_SUCCESS)
+            st = sbm__dense_spd_solve_at(ctx, r->damped, h_rhs, r->h_dx, &failed);
         if (st == SBM_ERR_NOT_POSITIVE_DEFINITE)
             st = not_positive_definite(r, damping, lambda, failed / r->si.error_dim,
                                        "dense Cholesky");
@@ -294,6 +286,16 @@ int sbm__slam_run_small_step(const sbm__slam_run *r, double alpha, double *step_
     const double tol = r->opt->parameter_tolerance;
     *step_norm = fabs(alpha) * sqrt(s2);
     return *step_norm <= tol * (sqrt(x2) + tol);
+}
+
+sbm_iteration_report sbm__slam_iteration_start(const sbm__slam_run *r, int it)
+{
+    sbm_iteration_report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.iteration = it;
+    rep.cost_before = rep.cost = r->cost;
+    rep.gradient_norm = r->gradient_norm;
+    return rep;
 }
 
 /* Before an iteration: the stop rules that need no step (zero cost, gradient). */
