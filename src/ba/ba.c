@@ -14,6 +14,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -330,6 +331,33 @@ void sbm__ba_damping_diagonal(const sbm_ba_system *s, double *out)
             o[3 * j + a] = fmin(fmax(s->h_V[9 * j + 4 * a], DAMP_MIN), DAMP_MAX);
 }
 
+void sbm__ba_append_message(sbm_ctx *ctx, const char *fmt, ...)
+{
+    const size_t len = strlen(ctx->message);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(ctx->message + len, SBM__MSG_SIZE - len, fmt, ap);
+    va_end(ap);
+}
+
+/* V's block j at the system's damping. */
+static void damped_v_block(const sbm_ba_system *s, int64_t j, double v[9])
+{
+    memcpy(v, s->h_V + 9 * j, 9 * sizeof(double));
+    for (int a = 0; a < 3; a++)
+        v[4 * a] += s->lambda * fmin(fmax(v[4 * a], DAMP_MIN), DAMP_MAX);
+}
+
+int64_t sbm__ba_npd_point(const sbm_ba_system *s)
+{
+    for (int64_t j = 0; j < s->np; j++) {
+        double v[9], vinv[9];
+        damped_v_block(s, j, v);
+        if (sbm__host_spd_inverse(3, v, vinv) != 0) return j;
+    }
+    return -1;
+}
+
 /* Block diagonal of S = U - W V^-1 W^T at damping lambda, on the host (the block-Jacobi
  * preconditioner of matrix-free PCG): nc blocks of 9x9 into out. */
 sbm_status sbm__ba_schur_diagonal_host(sbm_ctx *ctx, const sbm_ba_system *s, double *out)
@@ -343,8 +371,7 @@ sbm_status sbm__ba_schur_diagonal_host(sbm_ctx *ctx, const sbm_ba_system *s, dou
         }
     for (int64_t j = 0; j < s->np; j++) {
         double v[9], vinv[9];
-        memcpy(v, s->h_V + 9 * j, sizeof v);
-        for (int a = 0; a < 3; a++) v[4 * a] += lambda * fmin(fmax(v[4 * a], DAMP_MIN), DAMP_MAX);
+        damped_v_block(s, j, v);
         if (sbm__host_spd_inverse(3, v, vinv) != 0) continue; /* the Schur step reports it */
         for (int64_t k = s->w_colptr[j]; k < s->w_colptr[j + 1]; k++) {
             const double *w = s->h_W + 27 * k;
@@ -523,10 +550,8 @@ sbm_status sbm_ba_schur_execute(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cb
     sbm_status st = SBM__NESTED(ctx, sbm_bdiag_inverse(ctx, V, plan->Vinv));
     if (st == SBM_ERR_NOT_POSITIVE_DEFINITE) {
         /* name the BA meaning of the failing block */
-        const size_t len = strlen(ctx->message);
-        snprintf(ctx->message + len, SBM__MSG_SIZE - len,
-                 " (argument V: its blocks must be SPD; the block of a point seen by a single "
-                 "camera is singular without damping)");
+        sbm__ba_append_message(ctx, " (argument V: its blocks must be SPD; the block of a point "
+                                    "seen by a single camera is singular without damping)");
     }
     if (st != SBM_SUCCESS) return st;
     /* Vinv has V's pattern, which sbm_bdiag_inverse has just checked */
