@@ -70,6 +70,7 @@ typedef struct lm_state {
     sbm_cbc *Dinv;          /* PCG: inverses of S's diagonal blocks */
     sbm__symup ssym;        /* PCG: products with the upper-stored S */
     sbm__bjacobi bj;        /* matrix-free PCG: block Jacobi from the host */
+    sbm_chol *chol;         /* sparse Cholesky of S, planned once */
     double *d_rhs;          /* context memory: n */
     double *d_dc;           /* n */
     double *d_dp;           /* 3 * points */
@@ -92,10 +93,41 @@ static void lm_free(lm_state *s)
     sbm__free_with(&ctx->allocator, s->d_dp);
     sbm__bjacobi_free(&s->bj);
     sbm__symup_free(&s->ssym);
+    sbm_chol_destroy(s->chol);
     sbm_cbc_destroy(s->Dinv);
     sbm_cbc_destroy(s->S);
     sbm_schur_plan_destroy(s->plan);
     sbm_ba_system_destroy(s->sys);
+}
+
+/* AUTO above dense_max_dim: the sparse Cholesky of S when its factorisation costs at most this
+ * many flops per stored value of S, else PCG. One PCG iteration reads S's values twice (about 4
+ * flops each) at memory speed, several times slower per flop than the factorisation's dense
+ * kernels; the budget is worth some tens of PCG iterations (measured in bench/NOTES-solvers.md). */
+#define AUTO_SPARSE_FLOPS_PER_VALUE 2000.0
+
+/* The linear solver for AUTO, from S's pattern: dense Cholesky while S is small; above, the
+ * sparse Cholesky unless its symbolic analysis shows a factorisation dearer than PCG (S nearly
+ * dense: cameras that share points with most others). The plan made is kept for the sparse
+ * path. */
+static sbm_status lm_choose(lm_state *s)
+{
+    sbm_ctx *ctx = s->ctx;
+    if (s->ls != SBM_LINEAR_AUTO) return SBM_SUCCESS;
+    if (s->n <= s->opt->dense_max_dim) {
+        s->ls = SBM_LINEAR_DENSE_CHOLESKY;
+        return SBM_SUCCESS;
+    }
+    SBM__TRY(SBM__NESTED(ctx, sbm_chol_plan(ctx, s->S, NULL, &s->chol)));
+    const double values = (double)s->S->nnzb * s->S->r * s->S->c;
+    if (sbm_chol_get_info(s->chol).flops <= AUTO_SPARSE_FLOPS_PER_VALUE * values) {
+        s->ls = SBM_LINEAR_SPARSE_CHOLESKY;
+    } else {
+        sbm_chol_destroy(s->chol);
+        s->chol = NULL;
+        s->ls = SBM_LINEAR_PCG;
+    }
+    return SBM_SUCCESS;
 }
 
 /* The system at the start, the Schur plan, the vectors and what the linear solver keeps from one
@@ -112,6 +144,7 @@ static sbm_status lm_setup(lm_state *s, double *t_lin)
     const unsigned flags = s->ls == SBM_LINEAR_PCG_MATRIX_FREE ? SBM_SCHUR_MATRIX_FREE : 0u;
     SBM__TRY(SBM__NESTED(ctx, sbm_ba_schur_plan(ctx, si.U, si.V, si.W, flags, &s->plan,
                                                 flags ? NULL : &s->S)));
+    SBM__TRY(lm_choose(s));
     s->d_rhs = sbm__vec_alloc(ctx, n, "rhs");
     s->d_dc = s->d_rhs ? sbm__vec_alloc(ctx, n, "dc") : NULL;
     s->d_dp = s->d_dc ? sbm__vec_alloc(ctx, 3 * np, "dp") : NULL;
@@ -127,6 +160,10 @@ static sbm_status lm_setup(lm_state *s, double *t_lin)
         SBM__TRY(sbm__symup_init(ctx, s->S, &s->ssym));
         return SBM__NESTED(ctx, sbm_cbc_copy(ctx, s->ssym.D, &s->Dinv));
     case SBM_LINEAR_PCG_MATRIX_FREE: return sbm__bjacobi_init(ctx, n / 9, 9, &s->bj);
+    case SBM_LINEAR_SPARSE_CHOLESKY:
+        /* S's pattern is the Schur plan's: one symbolic analysis for the whole solve */
+        if (s->chol) return SBM_SUCCESS;
+        return SBM__NESTED(ctx, sbm_chol_plan(ctx, s->S, NULL, &s->chol));
     default: return SBM_SUCCESS;
     }
 }
@@ -144,6 +181,19 @@ static sbm_status lm_solve_reduced(lm_state *s, sbm_iteration_report *rep, int *
         st = sbm__vec_download(ctx, s->h_rhs, s->d_rhs, n);
         if (st == SBM_SUCCESS) st = sbm__dense_spd_solve(ctx, s->S, s->h_rhs, s->h_step);
         if (st == SBM_SUCCESS) st = sbm__vec_upload(ctx, s->d_dc, s->h_step, n);
+        break;
+    case SBM_LINEAR_SPARSE_CHOLESKY:
+        /* S carries the damping already (through U and V) */
+        st = SBM__NESTED(ctx, sbm_chol_factor(ctx, s->chol, s->S, SBM_DAMPING_NONE, 0.0));
+        if (st == SBM_ERR_NOT_POSITIVE_DEFINITE)
+            sbm__ba_append_message(ctx, " (block column %" PRId64 " of S is camera %" PRId64
+                                        " as numbered in the BAL file)",
+                                   sbm_chol_get_info(s->chol).failed_column,
+                                   sbm_chol_get_info(s->chol).failed_column);
+        if (st == SBM_SUCCESS)
+            st = SBM__NESTED(ctx, sbm_chol_solve(ctx, s->chol, 1, s->d_rhs, n > 0 ? n : 1,
+                                                 s->d_dc, n > 0 ? n : 1));
+        if (st == SBM_SUCCESS) st = sbm__vec_download(ctx, s->h_step, s->d_dc, n);
         break;
     case SBM_LINEAR_PCG:
         st = sbm__symup_refresh(ctx, &s->ssym);
@@ -251,14 +301,6 @@ static void lm_restore(lm_state *s)
 /* The solver                                                                               */
 /* ---------------------------------------------------------------------------------------- */
 
-/* Linear solver for AUTO: dense Cholesky while S is small, then the sparse Cholesky of S,
- * which beats block-Jacobi PCG on BA's reduced systems (bench/NOTES-solvers.md). */
-static sbm_linear_solver resolve_linear_solver(const sbm_solver_options *opt, int64_t n)
-{
-    if (opt->linear_solver != SBM_LINEAR_AUTO) return opt->linear_solver;
-    return n <= opt->dense_max_dim ? SBM_LINEAR_DENSE_CHOLESKY : SBM_LINEAR_PCG;
-}
-
 /* Iterations from the linearised start until a stop rule; sum collects the reports. */
 static sbm_status lm_iterate(lm_state *s, sbm_solver_summary *sum)
 {
@@ -339,10 +381,6 @@ sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver
     if (!problem) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument problem is NULL");
     const sbm_solver_options opt = options ? *options : sbm_solver_default_options();
     SBM__TRY(sbm__check_solver_options(ctx, &opt));
-    if (opt.linear_solver == SBM_LINEAR_SPARSE_CHOLESKY)
-        return sbm__error(ctx, SBM_ERR_NOT_SUPPORTED,
-                          "argument options: SBM_LINEAR_SPARSE_CHOLESKY needs sbm_chol_* (branch "
-                          "chol), not merged yet");
     if (summary) memset(summary, 0, sizeof *summary);
 
     lm_state s;
@@ -350,12 +388,12 @@ sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver
     s.ctx = ctx, s.opt = &opt, s.problem = problem;
     s.pi = sbm_bal_get_info(problem);
     s.n = 9 * s.pi.cameras, s.np = s.pi.points, s.nall = s.n + 3 * s.np;
-    s.ls = resolve_linear_solver(&opt, s.n);
+    s.ls = opt.linear_solver;
     sbm_solver_summary sum;
     memset(&sum, 0, sizeof sum);
-    sum.linear_solver = s.ls;
     const double t_start = sbm__now(ctx, 1);
     sbm_status st = lm_setup(&s, &sum.time_linearize);
+    sum.linear_solver = s.ls;
     if (st == SBM_SUCCESS) {
         sum.initial_cost = sum.final_cost = sbm_ba_system_get_info(s.sys).cost;
         st = lm_iterate(&s, &sum);
