@@ -101,9 +101,10 @@ static void lm_free(lm_state *s)
 }
 
 /* AUTO above dense_max_dim: the sparse Cholesky of S when its factorisation costs at most this
- * many flops per stored value of S, else PCG. One PCG iteration reads S's values twice (about 4
- * flops each) at memory speed, several times slower per flop than the factorisation's dense
- * kernels; the budget is worth some tens of PCG iterations (measured in bench/NOTES-solvers.md). */
+ * many flops per stored value of S, else PCG. One PCG iteration reads S's values twice at memory
+ * speed: ~1.1 ns per value on the 2-core machine of bench/NOTES-ba-solve.md, where the
+ * factorisation's dense kernels run at ~18 GFlop/s, i.e. an iteration costs as much as ~20
+ * factorisation flops per value. The budget is a factorisation worth ~100 PCG iterations. */
 #define AUTO_SPARSE_FLOPS_PER_VALUE 2000.0
 
 /* The linear solver for AUTO, from S's pattern: dense Cholesky while S is small; above, the
