@@ -63,9 +63,10 @@ static const char *const usage_ba_solve =
     "                      cameras (SEED default 1)\n"
     "  --backend B         cpu (default), cuda, auto (cuda when a GPU is present)\n"
     "  --iterations N      iterations at most (default 10)\n"
-    "  --linear-solver S   auto (default: dense Cholesky up to 2000 unknowns of S, else sparse),\n"
-    "                      dense, sparse (supernodal Cholesky of S, planned once), pcg\n"
-    "                      (block-Jacobi on the explicit S), pcg-matrix-free\n"
+    "  --linear-solver S   auto (default: dense Cholesky up to 2000 unknowns of S; above,\n"
+    "                      sparse, or pcg / pcg-matrix-free where S is nearly dense), dense,\n"
+    "                      sparse (supernodal Cholesky of S, planned once), pcg (block-Jacobi\n"
+    "                      on the explicit S), pcg-matrix-free (S never formed)\n"
     "  --pcg-iterations N  PCG iterations per step at most (default 200)\n"
     "  --pcg-tolerance T   PCG relative residual (default 1e-8)\n"
     "  -o, --output FILE   write the refined problem in BAL format\n";
