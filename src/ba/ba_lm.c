@@ -385,6 +385,8 @@ static sbm_status lm_iterate(lm_state *s, sbm_solver_summary *sum)
             stop = small_step ? SBM_STOP_PARAMETER_TOLERANCE
                    : lambda > LAMBDA_MAX ? SBM_STOP_NO_PROGRESS : SBM_STOP_NONE;
         }
+        sum->linear_failures += rep.linear_failed;
+        sum->linear_capped += rep.linear_capped;
         sbm__solver_end_iteration(ctx, opt, it, cost, t_it, &rep, sum);
         if (stop != SBM_STOP_NONE) {
             sum->stop_reason = stop;

@@ -7,7 +7,8 @@
  *     SBM_ERR_NOT_SUPPORTED naming it and its line, rather than silently dropped: a graph solved
  *     without some of its constraints would give a wrong answer that looks right.
  *   - 2D and 3D elements in one file are an error. Quaternions are normalised on reading (the
- *     files carry about seven digits); a zero quaternion is an error. Information matrices are
+ *     files carry about seven digits; one unit to 4 ulp is kept as written, so that a file from
+ *     sbm_g2o_write reads back bitwise); a zero quaternion is an error. Information matrices are
  *     the upper triangle, row by row, mirrored to the full symmetric matrix; a negative
  *     diagonal entry is an error.
  *   - Vertex ids must be unique; an edge must join two different vertices; when the file has
@@ -24,6 +25,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -181,7 +183,10 @@ static sbm_status normalize_quat(sbm__text_reader *rd, const char *tag, double *
     if (!(n > 1e-12))
         return sbm__text_error(rd, SBM_ERR_PARSE, "%s: the quaternion (%g %g %g %g) has zero norm",
                                tag, q[0], q[1], q[2], q[3]);
-    for (int k = 0; k < 4; k++) q[k] /= n;
+    /* a quaternion unit to rounding (one written by sbm_g2o_write) is kept as written:
+     * dividing by its norm would only add round-off */
+    if (fabs(n - 1.0) > 4.0 * DBL_EPSILON)
+        for (int k = 0; k < 4; k++) q[k] /= n;
     return SBM_SUCCESS;
 }
 
