@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Coverage of the nonlinear solvers' control flow: a CPU-only gcc build with
-# --coverage, the solver suites (test_ba, test_slam, test_slam_control, test_slam_gn,
-# test_solver_control), then gcov -b on src/ba/ba_lm.c and src/slam/slam_{lm,gn,run}.c. Prints their line and branch coverage and the lines
+# --coverage, the solver suites (test_ba, test_ba_lm, test_slam, test_slam_control,
+# test_slam_gn, test_solver_control), then gcov -b on src/ba/ba_lm.c and
+# src/slam/slam_{lm,gn,run}.c. Prints their line and branch coverage and the lines
 # never run, and fails when a control-flow outcome is not reached: a rejected step and its
 # restore, each not-positive-definite path, the Gauss-Newton restore, every stop rule (the
 # gates below name them by their source text, so a refactor that renames one fails loudly here
@@ -12,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build-coverage}
 mkdir -p "$build" && build=$(cd "$build" && pwd)
-suites=${SBM_COVERAGE_SUITES:-test_ba test_slam test_slam_control test_slam_gn test_solver_control}
+suites=${SBM_COVERAGE_SUITES:-test_ba test_ba_lm test_slam test_slam_control test_slam_gn test_solver_control}
 data_arg=()
 if [ -n "${SBM_DATA_DIR:-}" ]; then data_arg=(-DSBM_DATA_DIR="$SBM_DATA_DIR"); fi
 
@@ -43,14 +44,22 @@ out = sys.argv[1]
 # (file, source text, mode): "run" = every line with the text ran; "both" = every branch of
 # every such line was taken both ways. anchor: only the first match after the anchor line.
 GATES = [
-    ("ba_lm.c", "failed_linear = 1;", "run", None),              # NPD: Schur and reduced system
+    ("ba_lm.c", "*failed = 1;", "run", None),                   # NPD: V, and S (every solver)
     ("ba_lm.c", "if (st == SBM_ERR_NOT_POSITIVE_DEFINITE)", "both", None),
     ("ba_lm.c", "lambda *= fmax(1.0 / 3.0", "run", None),        # an accepted step
-    ("ba_lm.c", "memcpy(pi.camera_params, h_saved", "run", None), # a rejected step restored
+    ("ba_lm.c", "if (!failed) lm_restore(s);", "both", None),    # rejected: restored / no step
     ("ba_lm.c", "lambda *= nu;", "run", None),                   # a rejected step
-    ("ba_lm.c", "for (int it = 1; it <= opt.max_iterations", "both", None),  # max_iterations, zero cost
-    ("ba_lm.c", "if (it < opt.max_iterations && !stop)", "both", None),      # function tolerance
-    ("ba_lm.c", "if (stop) break;", "both", None),               # lambda > 1e32 or tolerance
+    ("ba_lm.c", "if (cost == 0.0) {", "both", None),             # zero cost at the start
+    ("ba_lm.c", "if (gnorm <= opt->gradient_tolerance) {", "both", None),  # gradient tolerance
+    ("ba_lm.c", "if (it < opt->max_iterations && stop == SBM_STOP_NONE)", "both", None),
+    ("ba_lm.c", ": small_step", "both", None),                   # parameter tolerance, accepted
+    ("ba_lm.c", "stop = small_step ?", "both", None),            # parameter tolerance, rejected
+    ("ba_lm.c", ": lambda > LAMBDA_MAX", "both", None),          # no progress
+    ("ba_lm.c", "if (stop != SBM_STOP_NONE) {", "both", None),
+    ("ba_lm.c", "if (st == SBM_SUCCESS && s.stale) {", "both", None),  # final gradient
+    ("ba_lm.c", "if (s->n <= s->opt->dense_max_dim) {", "both", None), # AUTO: dense / above
+    ("ba_lm.c", "if (sbm_chol_get_info(s->chol).flops <=", "both", None),  # AUTO: sparse / PCG
+    ("ba_lm.c", "if (81.0 * (double)bs >", "both", None),   # AUTO: matrix-free / explicit S
     ("slam_gn.c", "sbm__slam_run_restore(r);", "run", None),  # a failed line search restored
     ("slam_gn.c", "rep.lambda = alpha;", "run", None),         # an accepted step
     ("slam_gn.c", "stop = SBM_STOP_NO_PROGRESS;", "run", None), # a failed line search
