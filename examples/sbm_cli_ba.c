@@ -107,7 +107,7 @@ static const char *const usage_slam_solve =
     "  --information M     an indefinite edge information matrix: refuse (default: the file is\n"
     "                      an error naming its first such edge and their count) or repair (each\n"
     "                      projected to the nearest positive semidefinite matrix, counted)\n"
-    "    "  --method M          lm (default): Levenberg-Marquardt, gain-ratio damping of Lambda's\n"
+    "  --method M          lm (default): Levenberg-Marquardt, gain-ratio damping of Lambda's\n"
     "                      diagonal; gn: Gauss-Newton with a backtracking line search\n"
     "  --iterations N      iterations at most (default 200); the run also stops when the cost\n"
     "                      falls by at most 1e-10 of itself, max |gradient| <= 1e-10 or\n"
