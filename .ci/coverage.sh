@@ -83,7 +83,7 @@ GATES = [
     ("slam_run.c", "if (r->moved) {", "both", None),          # final gradient relinearised
     ("slam_run.c", "if (r->ls == SBM_LINEAR_SPARSE_CHOLESKY) {", "both", None),  # each solver
     ("slam_run.c", "} else if (r->ls == SBM_LINEAR_DENSE_CHOLESKY) {", "both", None),
-    ("slam_run.c", "return not_positive_definite(r, damping, lambda, j, \"its damped", "run", None),
+    ("slam_run.c", "return not_positive_definite(r, damping, lambda, j,", "run", None),
 ]
 def parse(name):
     lines, cur = [], None

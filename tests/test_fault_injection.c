@@ -114,7 +114,8 @@ static void test_nested_schur(void **state)
 
 /* The solvers (many nested calls per iteration): every allocation of a short Levenberg-Marquardt
  * run on a small BAL problem (dense Cholesky, PCG, the sparse Cholesky, AUTO's choice above
- * dense_max_dim) and of a Gauss-Newton run on a small pose graph (dense Cholesky, PCG). On
+ * dense_max_dim) and of a Levenberg-Marquardt run on a small pose graph (dense Cholesky, PCG,
+ * the sparse Cholesky). On
  * failure the estimate may have moved (the solve updates it in place as steps are accepted), so
  * only status, message and leaks are checked. */
 static void test_solvers(void **state)
@@ -134,7 +135,8 @@ static void test_solvers(void **state)
                  {0, SBM_LINEAR_SPARSE_CHOLESKY, "sparse Cholesky"},
                  {0, SBM_LINEAR_AUTO, "AUTO above dense_max_dim"},
                  {1, SBM_LINEAR_DENSE_CHOLESKY, "dense Cholesky"},
-                 {1, SBM_LINEAR_PCG, "PCG"}};
+                 {1, SBM_LINEAR_PCG, "PCG"},
+                 {1, SBM_LINEAR_SPARSE_CHOLESKY, "sparse Cholesky"}};
     for (int which = 0; which < (int)(sizeof paths / sizeof paths[0]); which++) {
         const int slam = paths[which].slam;
         sbm_solver_options o = sbm_solver_default_options();

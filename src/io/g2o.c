@@ -7,8 +7,7 @@
  *     SBM_ERR_NOT_SUPPORTED naming it and its line, rather than silently dropped: a graph solved
  *     without some of its constraints would give a wrong answer that looks right.
  *   - 2D and 3D elements in one file are an error. Quaternions are normalised on reading (the
- *     files carry about seven digits; one unit to 4 ulp is kept as written, so that a file from
- *     sbm_g2o_write reads back bitwise); a zero quaternion is an error. Information matrices are
+ *     files carry about seven digits); a zero quaternion is an error. Information matrices are
  *     the upper triangle, row by row, mirrored to the full symmetric matrix; a negative
  *     diagonal entry is an error.
  *   - Vertex ids must be unique; an edge must join two different vertices; when the file has
@@ -176,7 +175,8 @@ static sbm_status parse_values(sbm__text_reader *rd, const char *tag, char **tok
     return SBM_SUCCESS;
 }
 
-/* Normalise the quaternion q (x y z w) of an element. */
+/* Normalise the quaternion q (x y z w) of an element; one unit to 4 ulp is kept as written, so
+ * that a file from sbm_g2o_write reads back bitwise. */
 static sbm_status normalize_quat(sbm__text_reader *rd, const char *tag, double *q)
 {
     const double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);

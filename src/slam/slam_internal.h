@@ -39,8 +39,8 @@ typedef struct sbm__slam_run {
     /* dense Cholesky and PCG: a copy of Lambda whose diagonal carries the damping */
     sbm_cbc *damped;
     int64_t *diag_pos;            /* host, [free vertices]: value offset of the diagonal block */
-    double *h_vals;               /* host: Lambda's values at the last linearisation */
-    int vals_current;             /* h_vals holds the last linearisation's values */
+    double *h_vals;               /* host: Lambda's values at the last linearisation, then
+                                   * (dense Cholesky, PCG) the damped values */
     sbm__symup lsym;              /* PCG on the damped copy, block Jacobi */
     sbm_cbc *Dinv;
     double *d_rhs, *d_x;          /* context memory, n */

@@ -72,7 +72,8 @@ static sbm_status setup_linear(sbm__slam_run *r)
     r->diag_pos = r->free_vertex ? sbm__host_alloc(ctx, (size_t)(nf + 1) * sizeof(int64_t),
                                                    "diagonal blocks") : NULL;
     /* Lambda's values, and the damped ones (dense Cholesky, PCG) */
-    r->h_vals = r->diag_pos ? sbm__host_alloc(ctx, (size_t)(2 * nvals + 1) * sizeof(double),
+    const int64_t copies = r->ls == SBM_LINEAR_SPARSE_CHOLESKY ? 1 : 2;
+    r->h_vals = r->diag_pos ? sbm__host_alloc(ctx, (size_t)(copies * nvals + 1) * sizeof(double),
                                               "Lambda values") : NULL;
     /* b, rhs, step, damping scale (n each), the saved poses */
     r->h = r->h_vals ? sbm__host_alloc(ctx, (size_t)(4 * n + r->np + 1) * sizeof(double),
@@ -108,13 +109,11 @@ sbm_status sbm__slam_run_init(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solv
     r->ls = opt->linear_solver == SBM_LINEAR_AUTO ? SBM_LINEAR_SPARSE_CHOLESKY : opt->linear_solver;
     SBM__TRY(setup_linear(r));
     SBM__TRY(sbm__slam_run_linearize(r, &rep));
-    {
-        summary->initial_cost = summary->final_cost = r->cost;
-        summary->linear_solver = r->ls;
-        summary->time_linearize = rep.time_linearize;
-        summary->time_schur = rep.time_schur;
-        summary->final_gradient_norm = r->gradient_norm;
-    }
+    summary->initial_cost = summary->final_cost = r->cost;
+    summary->linear_solver = r->ls;
+    summary->time_linearize = rep.time_linearize;
+    summary->time_schur = rep.time_schur;
+    summary->final_gradient_norm = r->gradient_norm;
     return SBM_SUCCESS;
 }
 
