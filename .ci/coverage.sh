@@ -52,9 +52,12 @@ GATES = [
     ("ba_lm.c", "if (cost == 0.0) {", "both", None),             # zero cost at the start
     ("ba_lm.c", "if (gnorm <= opt->gradient_tolerance) {", "both", None),  # gradient tolerance
     ("ba_lm.c", "if (it < opt->max_iterations && stop == SBM_STOP_NONE)", "both", None),
-    ("ba_lm.c", ": small_step", "both", None),                   # parameter tolerance, accepted
-    ("ba_lm.c", "stop = small_step ?", "both", None),            # parameter tolerance, rejected
-    ("ba_lm.c", ": lambda > LAMBDA_MAX", "both", None),          # no progress
+    # the stop after an accepted step: its branches sit on the ternary's second line; zero
+    # cost after a step is the one outcome not reached (no BA step lands on exactly 0)
+    ("ba_lm.c", ": small_step", "run", None),                    # parameter tolerance, accepted
+    # after a rejected step (branches on the line below "stop = small_step ?"): parameter
+    # tolerance, no progress, neither
+    ("ba_lm.c", ": lambda > LAMBDA_MAX", "both", None),
     ("ba_lm.c", "if (stop != SBM_STOP_NONE) {", "both", None),
     ("ba_lm.c", "if (st == SBM_SUCCESS && s.stale) {", "both", None),  # final gradient
     ("ba_lm.c", "if (s->n <= s->opt->dense_max_dim) {", "both", None), # AUTO: dense / above
@@ -80,7 +83,7 @@ GATES = [
     ("slam_run.c", "if (r->moved) {", "both", None),          # final gradient relinearised
     ("slam_run.c", "if (r->ls == SBM_LINEAR_SPARSE_CHOLESKY) {", "both", None),  # each solver
     ("slam_run.c", "} else if (r->ls == SBM_LINEAR_DENSE_CHOLESKY) {", "both", None),
-    ("slam_run.c", "return not_positive_definite(r, damping, lambda, j, \"its damped", "run", None),
+    ("slam_run.c", "return not_positive_definite(r, damping, lambda, j,", "run", None),
 ]
 def parse(name):
     lines, cur = [], None

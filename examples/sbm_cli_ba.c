@@ -467,6 +467,28 @@ done:
 /* ba-solve and slam-solve                                                                  */
 /* ---------------------------------------------------------------------------------------- */
 
+/* The solvers' time line (system: "Schur" or "Lambda") and stop line (none: what
+ * SBM_STOP_NONE means for the command). */
+static void print_times(const sbm_solver_summary *s, const char *system)
+{
+    const double tot = s->time_total > 0 ? s->time_total : 1e-300;
+    printf("time %.3f s: linearize %.3f s (%.0f%%), %s %.3f s (%.0f%%), solve %.3f s (%.0f%%), "
+           "update %.3f s (%.0f%%)\n",
+           s->time_total, s->time_linearize, 100 * s->time_linearize / tot, system,
+           s->time_schur, 100 * s->time_schur / tot, s->time_solve, 100 * s->time_solve / tot,
+           s->time_update, 100 * s->time_update / tot);
+}
+
+static void print_stop_reason(const sbm_solver_summary *s, const char *none)
+{
+    if (sbm_stop_reason_converged(s->stop_reason))
+        printf("converged (%s)\n", sbm_stop_reason_name(s->stop_reason));
+    else if (s->stop_reason == SBM_STOP_NONE)
+        printf("nothing to optimise (%s)\n", none);
+    else
+        printf("NOT converged: %s\n", sbm_stop_reason_name(s->stop_reason));
+}
+
 /* ba-solve's report: one line per iteration, the failure of a rejected factorisation below
  * its line (user: the context, which holds the message). */
 static void ba_print_iteration(void *user, const sbm_iteration_report *r)
@@ -501,16 +523,11 @@ static int ba_solve_run(const cli_opts *o, const ba_cmd *c)
     so.user = c->ctx;
     sbm_solver_summary s;
     if (sbm_ba_solve(c->ctx, c->p, &so, &s) != SBM_SUCCESS) return cli_lib_error(c->ctx, o->bal);
-    const double tot = s.time_total > 0 ? s.time_total : 1e-300;
     printf("cost %.12e -> %.12e (%.3g times lower) in %d iterations (%d accepted), %s; "
            "max |gradient| %.3e\n",
            s.initial_cost, s.final_cost, s.final_cost > 0 ? s.initial_cost / s.final_cost : INFINITY,
            s.iterations, s.accepted, solver_name(s.linear_solver), s.final_gradient_norm);
-    printf("time %.3f s: linearize %.3f s (%.0f%%), Schur %.3f s (%.0f%%), solve %.3f s (%.0f%%), "
-           "update %.3f s (%.0f%%)\n",
-           s.time_total, s.time_linearize, 100 * s.time_linearize / tot, s.time_schur,
-           100 * s.time_schur / tot, s.time_solve, 100 * s.time_solve / tot, s.time_update,
-           100 * s.time_update / tot);
+    print_times(&s, "Schur");
     if (s.linear_failures > 0)
         printf("%d of %d steps rejected: the factorisation failed\n", s.linear_failures,
                s.iterations);
@@ -518,10 +535,7 @@ static int ba_solve_run(const cli_opts *o, const ba_cmd *c)
         printf("warning: PCG hit its %d-iteration cap in %d of %d solves; the steps were inexact "
                "(raise --pcg-iterations or use --linear-solver sparse)\n",
                so.pcg_max_iterations, s.linear_capped, s.iterations);
-    if (sbm_stop_reason_converged(s.stop_reason))
-        printf("converged (%s)\n", sbm_stop_reason_name(s.stop_reason));
-    else
-        printf("NOT converged: %s\n", sbm_stop_reason_name(s.stop_reason));
+    print_stop_reason(&s, "no cameras or points");
     return 0;
 }
 
@@ -688,27 +702,17 @@ static int slam_solve_run(const cli_opts *o, const ba_cmd *c)
     printf("%s, cost 0.5 chi2\n", lm ? "Levenberg-Marquardt" : "Gauss-Newton");
     sbm_solver_summary s;
     if (sbm_slam_solve(c->ctx, c->g, &so, &s) != SBM_SUCCESS) return cli_lib_error(c->ctx, o->g2o);
-    const double tot = s.time_total > 0 ? s.time_total : 1e-300;
     printf("cost %.12e -> %.12e in %d iterations (%d accepted), %s; max |gradient| %.3e\n",
            s.initial_cost, s.final_cost, s.iterations, s.accepted,
            solver_name(s.linear_solver), s.final_gradient_norm);
-    printf("time %.3f s: linearize %.3f s (%.0f%%), Lambda %.3f s (%.0f%%), solve %.3f s (%.0f%%), "
-           "update %.3f s (%.0f%%)\n",
-           s.time_total, s.time_linearize, 100 * s.time_linearize / tot, s.time_schur,
-           100 * s.time_schur / tot, s.time_solve, 100 * s.time_solve / tot, s.time_update,
-           100 * s.time_update / tot);
+    print_times(&s, "Lambda");
     if (s.linear_failures > 0)
         printf("%d of %d steps rejected: Lambda + damping was not positive definite\n",
                s.linear_failures, s.iterations);
     if (s.linear_capped > 0)
         printf("warning: PCG hit its %d-iteration cap in %d of %d solves; the steps were inexact\n",
                so.pcg_max_iterations, s.linear_capped, s.iterations);
-    if (sbm_stop_reason_converged(s.stop_reason))
-        printf("converged (%s)\n", sbm_stop_reason_name(s.stop_reason));
-    else if (s.stop_reason == SBM_STOP_NONE)
-        printf("nothing to optimise (every vertex is fixed)\n");
-    else
-        printf("NOT converged: %s\n", sbm_stop_reason_name(s.stop_reason));
+    print_stop_reason(&s, "every vertex is fixed");
     if (o->out) {
         if (sbm_g2o_write(c->host, c->g, o->out) != SBM_SUCCESS)
             return cli_lib_error(c->host, NULL);
