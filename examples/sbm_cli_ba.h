@@ -1,4 +1,5 @@
-/* Bundle adjustment and SLAM commands of the sbm command-line tool (examples/sbm_cli_ba.c).
+/* Bundle adjustment and SLAM commands of the sbm command-line tool (examples/sbm_cli_ba.c,
+ * examples/sbm_cli_slam.c).
  *
  * Each function takes the arguments after the command name (argv[0] is the first option) and
  * returns the process exit status: 0 success, 1 the library or a file failed (message on
@@ -23,7 +24,7 @@ int sbm_cli_bal_generate(int argc, char **argv);
     "  ba-schur      reduced camera system S of a BAL problem, as Matrix Market\n"           \
     "  ba-solve      Levenberg-Marquardt bundle adjustment of a BAL problem\n"               \
     "  slam-info     information matrix of a g2o pose graph, as Matrix Market\n"             \
-    "  slam-solve    Gauss-Newton on a g2o pose graph\n"                                     \
+    "  slam-solve    Levenberg-Marquardt (or Gauss-Newton) on a g2o pose graph\n"                                     \
     "  bal-generate  write a seeded synthetic BAL problem\n"
 
 #endif /* SBM_CLI_BA_H */

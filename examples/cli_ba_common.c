@@ -1,0 +1,272 @@
+/* Options, inputs and report lines shared by the BA and SLAM commands of the sbm CLI
+ * (cli_ba_common.h). Public API only. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "cli_ba_common.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------------------------------- */
+/* Options                                                                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+static const struct {
+    const char *name;
+    unsigned group;
+} options[] = {
+    {"--backend", OPT_BACKEND},       {"--bal", OPT_BAL},
+    {"--g2o", OPT_G2O},               {"--generate", OPT_GENERATE},
+    {"--output", OPT_OUT},            {"-o", OPT_OUT},
+    {"--rhs", OPT_RHS},               {"--iterations", OPT_SOLVER},
+    {"--linear-solver", OPT_SOLVER},  {"--pcg-iterations", OPT_SOLVER},
+    {"--pcg-tolerance", OPT_SOLVER},  {"--cameras", OPT_GEN},
+    {"--points", OPT_GEN},            {"--obs-per-point", OPT_GEN},
+    {"--seed", OPT_GEN},              {"--noise", OPT_GEN},
+    {"--perturbation", OPT_GEN},      {"--information", OPT_G2O},
+    {"--method", OPT_METHOD},
+};
+#define N_OPTIONS (sizeof options / sizeof options[0])
+
+/* The value v of option name into o. @return NULL, or the message (with '%s' for v) of an
+ * invalid value. */
+static const char *cli_ba_set_option(cli_opts *o, const char *name, const char *v, unsigned mask)
+{
+    double x;
+    int64_t n;
+    if (!strcmp(name, "--backend"))
+        return cli_parse_backend(v, &o->backend) ? NULL
+                                                  : "unknown backend '%s' (cpu, cuda or auto)";
+    if (!strcmp(name, "--bal")) o->bal = v;
+    else if (!strcmp(name, "--g2o")) o->g2o = v;
+    else if (!strcmp(name, "--information")) {
+        if (!strcmp(v, "refuse")) o->information = SBM_G2O_INFORMATION_REFUSE;
+        else if (!strcmp(v, "repair")) o->information = SBM_G2O_INFORMATION_REPAIR;
+        else return "unknown information mode '%s' (refuse or repair)";
+    }
+    else if (!strcmp(name, "--generate")) o->generate = v;
+    else if (!strcmp(name, "--output") || !strcmp(name, "-o")) o->out = v;
+    else if (!strcmp(name, "--rhs")) o->rhs = v;
+    else if (!strcmp(name, "--iterations")) {
+        if (!cli_parse_int64(v, 0, 100000, &n)) return "invalid iteration count '%s' (0 to 100000)";
+        o->iterations = (int)n;
+    } else if (!strcmp(name, "--linear-solver")) {
+        if (!strcmp(v, "auto")) o->linear_solver = SBM_LINEAR_AUTO;
+        else if (!strcmp(v, "dense")) o->linear_solver = SBM_LINEAR_DENSE_CHOLESKY;
+        else if (!strcmp(v, "pcg")) o->linear_solver = SBM_LINEAR_PCG;
+        else if (!strcmp(v, "pcg-matrix-free") && (mask & OPT_GENERATE))
+            o->linear_solver = SBM_LINEAR_PCG_MATRIX_FREE;
+        else if (!strcmp(v, "sparse") && (mask & (OPT_GENERATE | OPT_METHOD)))
+            o->linear_solver = SBM_LINEAR_SPARSE_CHOLESKY;
+        else if (mask & OPT_GENERATE)
+            return "unknown linear solver '%s' (auto, dense, sparse, pcg, pcg-matrix-free)";
+        else
+            return "unknown linear solver '%s' (auto, sparse, dense, pcg)";
+    } else if (!strcmp(name, "--method")) {
+        if (!strcmp(v, "lm")) o->method = SBM_METHOD_LEVENBERG_MARQUARDT;
+        else if (!strcmp(v, "gn")) o->method = SBM_METHOD_GAUSS_NEWTON;
+        else return "unknown method '%s' (lm or gn)";
+    } else if (!strcmp(name, "--pcg-iterations")) {
+        if (!cli_parse_int64(v, 1, 10000000, &n))
+            return "invalid PCG iteration count '%s' (1 to 10000000)";
+        o->pcg_iterations = (int)n;
+    } else if (!strcmp(name, "--pcg-tolerance")) {
+        if (!cli_parse_double(v, &x) || !(x > 0.0) || !(x < 1.0))
+            return "invalid PCG tolerance '%s' (between 0 and 1)";
+        o->pcg_tolerance = x;
+    } else if (!strcmp(name, "--noise") || !strcmp(name, "--perturbation")) {
+        if (!cli_parse_double(v, &x) || x < 0.0) return "invalid value '%s' (a number >= 0)";
+        *(name[2] == 'n' ? &o->noise : &o->perturbation) = x;
+    } else { /* the counts of bal-generate */
+        const int is_seed = !strcmp(name, "--seed");
+        if (!cli_parse_int64(v, is_seed ? 0 : 1, is_seed ? INT64_MAX : INT32_MAX, &n))
+            return "invalid count '%s'";
+        *(is_seed ? &o->seed : !strcmp(name, "--cameras") ? &o->cameras
+                             : !strcmp(name, "--points")  ? &o->points
+                                                          : &o->obs) = n;
+    }
+    return NULL;
+}
+
+/* Parse the options a command accepts (mask); --help prints its usage.
+ * @return -1 to run the command, else the exit status. */
+int cli_ba_parse(int argc, char **argv, unsigned mask, const char *cmd, const char *usage,
+                 cli_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->backend = CLI_BACKEND_CPU;
+    o->iterations = -1;
+    o->linear_solver = -1;
+    o->method = -1;
+    o->pcg_iterations = -1;
+    o->obs = 4;
+    o->seed = 1;
+    o->noise = 0.5;
+    o->perturbation = 1.0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = NULL;
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(usage, stdout);
+            return 0;
+        }
+        int m = 0;
+        size_t k = 0;
+        while (k < N_OPTIONS &&
+               (!(mask & options[k].group) ||
+                (m = cli_match_option(argc, argv, &i, options[k].name, 1, &v)) == 0))
+            k++;
+        if (k == N_OPTIONS)
+            return cli_command_error(usage, cmd, a[0] == '-' ? "unknown option '%s'"
+                                                             : "unexpected argument '%s'", a);
+        if (m < 0) return cli_command_error(usage, cmd, "option %s needs a value", a);
+        const char *bad = cli_ba_set_option(o, options[k].name, v, mask);
+        if (bad) return cli_command_error(usage, cmd, bad, v);
+    }
+    return -1;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Helpers                                                                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+/* "sbm: cmd: needs what" and the usage. @return EXIT_USAGE. */
+int cli_ba_needs(const char *usage, const char *cmd, const char *what)
+{
+    return cli_command_error(usage, cmd, "needs %s", what);
+}
+
+/* The host context, the input (--bal, gen when not NULL, or --g2o) and the compute context.
+ * @return 0 or EXIT_FAILURE (reported); cmd_close releases c either way. */
+int cli_ba_open(const cli_opts *o, const sbm_bal_generate_options *gen, ba_cmd *c)
+{
+    memset(c, 0, sizeof *c);
+    if (sbm_ctx_create(&c->host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS)
+        return cli_lib_error(NULL, NULL);
+    sbm_status st = SBM_SUCCESS;
+    if (o->bal)
+        st = sbm_bal_read(c->host, o->bal, &c->p);
+    else if (gen)
+        st = sbm_bal_generate(c->host, gen, &c->p);
+    else if (o->g2o) {
+        sbm_g2o_read_options ro = sbm_g2o_read_default_options();
+        ro.information = o->information;
+        st = sbm_g2o_read_ex(c->host, o->g2o, &ro, &c->g);
+        const int64_t repaired = sbm_g2o_get_info(c->g).repaired_information;
+        if (repaired > 0)
+            fprintf(stderr, "sbm: %s: repaired %lld information matrices (nearest positive "
+                            "semidefinite)\n", o->g2o, (long long)repaired);
+    }
+    if (st != SBM_SUCCESS) return cli_lib_error(c->host, o->generate ? "--generate" : NULL);
+    return cli_make_context(o->backend, &c->ctx);
+}
+
+void cli_ba_close(ba_cmd *c)
+{
+    sbm_bal_destroy(c->p);
+    sbm_g2o_destroy(c->g);
+    sbm_ctx_destroy(c->ctx);
+    sbm_ctx_destroy(c->host);
+}
+
+const char *cli_ba_solver_name(sbm_linear_solver s)
+{
+    switch (s) {
+    case SBM_LINEAR_DENSE_CHOLESKY: return "dense Cholesky";
+    case SBM_LINEAR_PCG: return "PCG (block-Jacobi)";
+    case SBM_LINEAR_PCG_MATRIX_FREE: return "matrix-free PCG (block-Jacobi)";
+    case SBM_LINEAR_SPARSE_CHOLESKY: return "sparse Cholesky";
+    default: return "auto";
+    }
+}
+
+/* The full symmetric scalar form *C of an upper-stored block matrix (host). */
+static int cli_ba_symmetric_csr(sbm_ctx *host, const sbm_cbc *A, sbm_csr **C)
+{
+    sbm_cbc_info ai = sbm_cbc_get_info(A);
+    const int64_t n = ai.nbr * ai.r;
+    const int64_t bs = (int64_t)ai.r * ai.c;
+    int64_t cap = 2 * ai.nnzb * bs + 1;
+    int32_t *ri = malloc((size_t)cap * sizeof(int32_t)), *ci = malloc((size_t)cap * sizeof(int32_t));
+    double *v = malloc((size_t)cap * sizeof(double));
+    int rc = EXIT_FAILURE;
+    if (!ri || !ci || !v) {
+        fprintf(stderr, "sbm: out of memory for %lld entries\n", (long long)cap);
+        goto done;
+    }
+    int64_t t = 0;
+    for (int64_t j = 0; j < ai.nbc; j++)
+        for (int64_t k = ai.colptr[j]; k < ai.colptr[j + 1]; k++) {
+            const int64_t i = ai.rowind[k];
+            const double *b = ai.values + k * bs;
+            /* the upper triangle defines the matrix: inside a diagonal block too (its two
+             * triangles agree only to rounding), so the file is exactly symmetric */
+            for (int c = 0; c < ai.c; c++)
+                for (int r = 0; r < ai.r; r++) {
+                    if (i == j && r > c) continue;
+                    const int32_t row = (int32_t)(i * ai.r + r), col = (int32_t)(j * ai.c + c);
+                    ri[t] = row, ci[t] = col, v[t] = b[r + c * ai.r], t++;
+                    if (row != col) ri[t] = col, ci[t] = row, v[t] = b[r + c * ai.r], t++;
+                }
+        }
+    if (sbm_csr_from_triplets(host, C, n, n, t, ri, ci, v) != SBM_SUCCESS) {
+        cli_lib_error(host, NULL);
+        goto done;
+    }
+    rc = 0;
+done:
+    free(ri), free(ci), free(v);
+    return rc;
+}
+
+/* The symmetric matrix A to out and, with vec_path, the vector x (n values, one per line)
+ * beside it, each through the library's atomic writer, so that either both files appear or
+ * neither does: everything that can fail but I/O is done first, then the vector is written (a
+ * failing --rhs leaves -o untouched), then the matrix; should that write fail, the new vector
+ * is removed (an older file at --rhs is then gone: the price of two files without a shared
+ * commit). */
+int cli_ba_write_system(sbm_ctx *host, const sbm_cbc *A, const char *out, const char *vec_path,
+                        const double *x, int64_t n)
+{
+    sbm_csr *C = NULL;
+    int rc = EXIT_FAILURE;
+    if (cli_ba_symmetric_csr(host, A, &C) != 0) goto done;
+    if (vec_path && sbm_dense_write_txt(host, vec_path, n, x) != SBM_SUCCESS) {
+        cli_lib_error(host, NULL);
+        goto done;
+    }
+    if (sbm_csr_write_mtx(host, out, C) != SBM_SUCCESS) {
+        cli_lib_error(host, NULL);
+        if (vec_path) unlink(vec_path);
+        goto done;
+    }
+    rc = 0;
+done:
+    sbm_csr_destroy(C);
+    return rc;
+}
+
+/* The solvers' time line (system: "Schur" or "Lambda") and stop line (none: what
+ * SBM_STOP_NONE means for the command). */
+void cli_ba_print_times(const sbm_solver_summary *s, const char *system)
+{
+    const double tot = s->time_total > 0 ? s->time_total : 1e-300;
+    printf("time %.3f s: linearize %.3f s (%.0f%%), %s %.3f s (%.0f%%), solve %.3f s (%.0f%%), "
+           "update %.3f s (%.0f%%)\n",
+           s->time_total, s->time_linearize, 100 * s->time_linearize / tot, system,
+           s->time_schur, 100 * s->time_schur / tot, s->time_solve, 100 * s->time_solve / tot,
+           s->time_update, 100 * s->time_update / tot);
+}
+
+void cli_ba_print_stop(const sbm_solver_summary *s, const char *none)
+{
+    if (sbm_stop_reason_converged(s->stop_reason))
+        printf("converged (%s)\n", sbm_stop_reason_name(s->stop_reason));
+    else if (s->stop_reason == SBM_STOP_NONE)
+        printf("nothing to optimise (%s)\n", none);
+    else
+        printf("NOT converged: %s\n", sbm_stop_reason_name(s->stop_reason));
+}
