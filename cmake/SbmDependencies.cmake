@@ -6,6 +6,12 @@ if(NOT SbmLapacke_FOUND)
   message(FATAL_ERROR "${SbmLapacke_MESSAGE}")
 endif()
 
+# SuiteSparse AMD (ordering of the sparse block Cholesky)
+include(FindSbmAmd)
+if(NOT SbmAmd_FOUND)
+  message(FATAL_ERROR "${SbmAmd_MESSAGE}")
+endif()
+
 # CUDA: auto-detected unless SBM_CUDA is ON or OFF.
 set(SBM_WITH_CUDA OFF)
 if(NOT SBM_CUDA STREQUAL "OFF")

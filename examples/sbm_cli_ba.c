@@ -2,7 +2,7 @@
  *
  *   sbm ba-schur   --bal FILE [--backend cpu|cuda|auto] -o S.mtx [--rhs rhs.txt]
  *   sbm ba-solve   (--bal FILE | --generate C,P,K[,SEED]) [--backend ...] [--iterations N]
- *                  [--linear-solver auto|dense|pcg|pcg-matrix-free] [--pcg-iterations N]
+ *                  [--linear-solver auto|dense|sparse|pcg|pcg-matrix-free] [--pcg-iterations N]
  *                  [--pcg-tolerance T] [-o refined.txt]
  *   sbm slam-info  --g2o FILE [--backend ...] -o L.mtx [--rhs b.txt]
  *   sbm slam-solve --g2o FILE [--backend ...] [--iterations N] [--linear-solver auto|dense|pcg]
@@ -46,20 +46,26 @@ static const char *const usage_ba_schur =
 
 static const char *const usage_ba_solve =
     "usage: sbm ba-solve (--bal FILE | --generate C,P,K[,SEED]) [--backend cpu|cuda|auto]\n"
-    "                    [--iterations N] [--linear-solver auto|dense|pcg|pcg-matrix-free]\n"
+    "                    [--iterations N]\n"
+    "                    [--linear-solver auto|dense|sparse|pcg|pcg-matrix-free]\n"
     "                    [--pcg-iterations N] [--pcg-tolerance T] [-o refined.txt]\n"
     "\n"
     "Levenberg-Marquardt bundle adjustment on the reduced camera system; one line per\n"
-    "iteration (cost, damping, PCG iterations, seconds spent linearising, forming S, solving,\n"
-    "updating), then where the time went.\n"
+    "iteration (cost 0.5 |r|^2 before and after, damping, PCG iterations, seconds spent\n"
+    "linearising, forming S, solving, updating; a rejected step whose factorisation failed is\n"
+    "followed by the failure, naming the camera or point as numbered in the file), then where\n"
+    "the time went and why the solve stopped: \"converged (function tolerance)\" (or gradient,\n"
+    "parameter tolerance, zero cost) or \"NOT converged: iteration limit\" (or no progress),\n"
+    "with a warning when PCG stopped at its iteration cap.\n"
     "\n"
     "  --bal FILE          a BAL problem (plain or .bz2)\n"
     "  --generate C,P,K[,SEED]  a seeded synthetic problem: C cameras, P points, each seen by K\n"
     "                      cameras (SEED default 1)\n"
     "  --backend B         cpu (default), cuda, auto (cuda when a GPU is present)\n"
     "  --iterations N      iterations at most (default 10)\n"
-    "  --linear-solver S   auto (default: dense Cholesky up to 2000 unknowns, else pcg), dense,\n"
-    "                      pcg (block-Jacobi on the explicit S), pcg-matrix-free\n"
+    "  --linear-solver S   auto (default: dense Cholesky up to 2000 unknowns of S, else sparse),\n"
+    "                      dense, sparse (supernodal Cholesky of S, planned once), pcg\n"
+    "                      (block-Jacobi on the explicit S), pcg-matrix-free\n"
     "  --pcg-iterations N  PCG iterations per step at most (default 200)\n"
     "  --pcg-tolerance T   PCG relative residual (default 1e-8)\n"
     "  -o, --output FILE   write the refined problem in BAL format\n";
@@ -168,8 +174,10 @@ static const char *set_option(cli_opts *o, const char *name, const char *v, unsi
         else if (!strcmp(v, "pcg")) o->linear_solver = SBM_LINEAR_PCG;
         else if (!strcmp(v, "pcg-matrix-free") && (mask & OPT_GENERATE))
             o->linear_solver = SBM_LINEAR_PCG_MATRIX_FREE;
+        else if (!strcmp(v, "sparse") && (mask & OPT_GENERATE))
+            o->linear_solver = SBM_LINEAR_SPARSE_CHOLESKY;
         else if (mask & OPT_GENERATE)
-            return "unknown linear solver '%s' (auto, dense, pcg, pcg-matrix-free)";
+            return "unknown linear solver '%s' (auto, dense, sparse, pcg, pcg-matrix-free)";
         else
             return "unknown linear solver '%s' (auto, dense, pcg)";
     } else if (!strcmp(name, "--pcg-iterations")) {
@@ -281,6 +289,7 @@ static const char *solver_name(sbm_linear_solver s)
     case SBM_LINEAR_DENSE_CHOLESKY: return "dense Cholesky";
     case SBM_LINEAR_PCG: return "PCG (block-Jacobi)";
     case SBM_LINEAR_PCG_MATRIX_FREE: return "matrix-free PCG (block-Jacobi)";
+    case SBM_LINEAR_SPARSE_CHOLESKY: return "sparse Cholesky";
     default: return "auto";
     }
 }
@@ -412,29 +421,32 @@ done:
 /* ---------------------------------------------------------------------------------------- */
 
 typedef struct print_state {
-    int slam; /* chi2 and step length instead of cost and lambda */
+    int slam;     /* chi2 and step length instead of cost and lambda */
+    sbm_ctx *ctx; /* holds the message of a failed factorisation */
 } print_state;
 
 static void print_iteration(void *user, const sbm_iteration_report *r)
 {
     const print_state *ps = user;
     if (r->iteration == 1) {
-        printf("%4s  %13s  %13s  %-8s  %9s  %5s  %9s  %9s  %9s  %9s  %9s\n", "iter",
+        printf("%4s  %19s  %19s  %-8s  %9s  %5s  %9s  %9s  %9s  %9s  %9s\n", "iter",
                ps->slam ? "chi2" : "cost", ps->slam ? "new chi2" : "new cost", "step",
                ps->slam ? "length" : "lambda", "pcg", "lin(s)", ps->slam ? "Lambda(s)" : "Schur(s)",
                "solve(s)", "update(s)", "total(s)");
     }
-    printf("%4d  %13.6e  %13.6e  %-8s  %9.2e  %5d  %9.4f  %9.4f  %9.4f  %9.4f  %9.4f\n", r->iteration,
+    printf("%4d  %19.12e  %19.12e  %-8s  %9.2e  %5d  %9.4f  %9.4f  %9.4f  %9.4f  %9.4f\n", r->iteration,
            r->cost_before, r->cost, r->accepted ? "accepted" : "rejected", r->lambda,
            r->linear_iterations, r->time_linearize, r->time_schur, r->time_solve, r->time_update,
            r->time_total);
+    if (r->linear_failed && !ps->slam)
+        printf("      step rejected, the factorisation failed: %s\n", sbm_ctx_last_error(ps->ctx));
     fflush(stdout);
 }
 
 static void print_summary(const sbm_solver_summary *s, const char *what, int slam)
 {
     const double tot = s->time_total > 0 ? s->time_total : 1e-300;
-    printf("%s %.6e -> %.6e (%.3g times lower) in %d iterations (%d accepted), %s\n", what,
+    printf("%s %.12e -> %.12e (%.3g times lower) in %d iterations (%d accepted), %s\n", what,
            s->initial_cost, s->final_cost,
            s->final_cost > 0 ? s->initial_cost / s->final_cost : INFINITY, s->iterations, s->accepted,
            solver_name(s->linear_solver));
@@ -445,11 +457,28 @@ static void print_summary(const sbm_solver_summary *s, const char *what, int sla
            s->time_update, 100 * s->time_update / tot);
 }
 
+/* ba-solve's last lines: why the solve stopped, and whether PCG was cut short. */
+static void print_stop(const sbm_solver_summary *s, const sbm_solver_options *so)
+{
+    printf("max |gradient| %.6e at the returned parameters\n", s->final_gradient_norm);
+    if (s->linear_failures > 0)
+        printf("%d of %d steps rejected because the factorisation failed\n", s->linear_failures,
+               s->iterations);
+    if (s->linear_capped > 0)
+        printf("warning: PCG stopped at its cap of %d iterations in %d of %d steps (the steps are "
+               "inexact: raise --pcg-iterations or use --linear-solver sparse)\n",
+               so->pcg_max_iterations, s->linear_capped, s->iterations);
+    if (sbm_stop_reason_converged(s->stop_reason))
+        printf("converged (%s)\n", sbm_stop_reason_name(s->stop_reason));
+    else
+        printf("NOT converged: %s\n", sbm_stop_reason_name(s->stop_reason));
+}
+
 /* Solve the command's problem (or graph) with the options of o, a line per iteration and the
  * summary. @return 0 or EXIT_FAILURE (reported). */
 static int solve(const cli_opts *o, const ba_cmd *c)
 {
-    print_state ps = {c->g != NULL};
+    print_state ps = {c->g != NULL, c->ctx};
     sbm_solver_options so = sbm_solver_default_options();
     if (ps.slam) so.pcg_max_iterations = 500;
     if (o->iterations >= 0) so.max_iterations = o->iterations;
@@ -463,6 +492,7 @@ static int solve(const cli_opts *o, const ba_cmd *c)
                                   : sbm_ba_solve(c->ctx, c->p, &so, &s);
     if (st != SBM_SUCCESS) return cli_lib_error(c->ctx, ps.slam ? o->g2o : o->bal);
     print_summary(&s, ps.slam ? "chi2" : "cost", ps.slam);
+    if (!ps.slam) print_stop(&s, &so);
     return 0;
 }
 

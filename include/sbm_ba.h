@@ -121,7 +121,18 @@ void sbm_schur_plan_destroy(sbm_schur_plan *plan);
 /* Levenberg-Marquardt on a BAL problem: the reduced camera system each iteration (Schur on the
  * context's backend), damping lambda as in sbm_ba_set_damping, raised on a rejected step and
  * lowered on a good one (Nielsen's rule). Updates the problem's parameters to the best estimate.
- * summary may be NULL. */
+ * The reduced system S dc = rhs: SBM_LINEAR_DENSE_CHOLESKY (host LAPACK),
+ * SBM_LINEAR_SPARSE_CHOLESKY (sbm_chol_plan once for S's fixed pattern, sbm_chol_factor of the
+ * damped S every iteration), SBM_LINEAR_PCG (block Jacobi on the explicit S) or
+ * SBM_LINEAR_PCG_MATRIX_FREE; AUTO takes dense Cholesky up to dense_max_dim unknowns of S
+ * (9 per camera) and the sparse Cholesky above. A factorisation that fails (a block of V, or S,
+ * not positive definite) is a rejected step: lambda rises, summary->linear_failures counts it,
+ * the report says linear_failed, and the context keeps the message, which names the point (V)
+ * or the camera (S's block column) as numbered in the BAL file. Stop reasons
+ * (summary->stop_reason): zero cost; max |g| <= gradient_tolerance at a linearisation;
+ * |dx| <= parameter_tolerance (|x| + parameter_tolerance) for any computed step, taken or not;
+ * an accepted step lowering the cost by at most function_tolerance * cost; lambda above 1e32
+ * (no progress); max_iterations. The cost is 0.5 |r|^2. summary may be NULL. */
 sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver_options *options,
                         sbm_solver_summary *summary);
 

@@ -130,7 +130,8 @@ void fault_fixture_make(fault_fixture *f, sbm_test_env *e)
     /* the sliced products: 60 x 80 times 80 x 120 blocks of 3x3 */
     f->S1 = sbm_test_random_cbc(ctx, 17, 60, 80, 3, 3, 0.06);
     f->S2 = sbm_test_random_cbc(ctx, 18, 80, 120, 3, 3, 0.06);
-    assert_true(f->A && f->B && f->Bsq && f->U && f->A2 && f->D && f->S1 && f->S2);
+    f->Spd = fault_chol_input(ctx);
+    assert_true(f->A && f->B && f->Bsq && f->U && f->A2 && f->D && f->S1 && f->S2 && f->Spd);
     SBM_ASSERT_OK(ctx, sbm_cbc_copy(ctx, f->D, &f->Dinv));
     SBM_ASSERT_OK(ctx, sbm_cbc_copy(ctx, f->A, &f->Y));
     SBM_ASSERT_OK(ctx, sbm_cbc_gemm_plan(ctx, SBM_OP_N, f->A2, SBM_OP_N, f->Bsq, NULL, 0, &f->plan,
@@ -174,7 +175,8 @@ void fault_fixture_make(fault_fixture *f, sbm_test_env *e)
 
 void fault_fixture_free(fault_fixture *f)
 {
-    sbm_cbc *cbcs[] = {f->A, f->B, f->Bsq, f->U, f->D, f->Dinv, f->Y, f->A2, f->C, f->S1, f->S2};
+    sbm_cbc *cbcs[] = {f->A, f->B, f->Bsq, f->U, f->D, f->Dinv, f->Y, f->A2, f->C, f->S1, f->S2,
+                       f->Spd};
     for (size_t t = 0; t < sizeof cbcs / sizeof cbcs[0]; t++) sbm_cbc_destroy(cbcs[t]);
     sbm_csr_destroy(f->P);
     sbm_csr_destroy(f->Q);
@@ -202,7 +204,7 @@ void fault_fixture_free(fault_fixture *f)
 uint64_t fault_hash_inputs(fault_fixture *f)
 {
     uint64_t h = 1469598103934665603ull;
-    const sbm_cbc *cbcs[] = {f->A, f->B, f->Bsq, f->U, f->D, f->A2, f->S1, f->S2};
+    const sbm_cbc *cbcs[] = {f->A, f->B, f->Bsq, f->U, f->D, f->A2, f->S1, f->S2, f->Spd};
     for (size_t t = 0; t < sizeof cbcs / sizeof cbcs[0]; t++) h = fault_hash_cbc(f->host, h, cbcs[t]);
     h = fault_hash_csr(f->host, h, f->P);
     h = fault_hash_csr(f->host, h, f->Q);
@@ -618,5 +620,7 @@ const fault_op fault_ops[] = {
     OP(op_bal_read, FAULT_CPU),       OP(op_bal_write, FAULT_CPU),
     OP(op_bal_generate, FAULT_CPU),   OP(op_bal_evaluate, FAULT_CPU),
     OP(op_g2o_read, FAULT_CPU),       OP(op_g2o_chi2, FAULT_CPU),
+    {"chol_plan_factor_solve_amd", fault_op_chol_amd, BOTH},
+    {"chol_plan_factor_solve_natural", fault_op_chol_natural, BOTH},
 };
 const size_t fault_op_count = sizeof fault_ops / sizeof fault_ops[0];

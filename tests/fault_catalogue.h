@@ -29,6 +29,7 @@ typedef struct fault_fixture {
     char bal_out[600]; /* where BAL writes go */
     char g2o_in[600];  /* a small g2o file */
     sbm_cbc *A, *B, *Bsq, *U, *D, *Dinv, *Y, *A2, *C, *S1, *S2;
+    sbm_cbc *Spd;  /* upper block triangle of an SPD matrix (fault_catalogue_chol.c) */
     sbm_csr *P, *Q, *Pc;
     sbm_gemm_plan *plan;  /* A2 * Bsq */
     sbm_csr_plan *cplan;  /* P * Q (NULL where the backend has no CSR SpGEMM) */
@@ -73,6 +74,11 @@ typedef struct fault_op {
     sbm_status (*fn)(fault_fixture *f);
     unsigned backends; /* FAULT_CPU | FAULT_CUDA */
 } fault_op;
+
+/* The sparse block Cholesky's input and entries (fault_catalogue_chol.c). */
+sbm_cbc *fault_chol_input(sbm_ctx *ctx);
+sbm_status fault_op_chol_amd(fault_fixture *f);
+sbm_status fault_op_chol_natural(fault_fixture *f);
 
 extern const fault_op fault_ops[];
 extern const size_t fault_op_count;

@@ -14,7 +14,7 @@
 
 /* BAL camera (sbm_io.h): P = R(w) X + t, p = -P.xy / P.z, pred = f (1 + k1 |p|^2 + k2 |p|^4) p;
  * R(w) by Rodrigues' formula on the unit axis. */
-static void ref_project(const double *cam, const double *X, double pred[2])
+static inline void ref_project(const double *cam, const double *X, double pred[2])
 {
     const double *w = cam;
     const double th2 = w[0] * w[0] + w[1] * w[1] + w[2] * w[2];
@@ -39,7 +39,7 @@ static void ref_project(const double *cam, const double *X, double pred[2])
 }
 
 /* 0.5 |r|^2 with the parameters x = [cameras; points]. */
-static double ref_bal_cost(const sbm_bal_info *pi, const double *x)
+static inline double ref_bal_cost(const sbm_bal_info *pi, const double *x)
 {
     double c = 0.0;
     for (int64_t k = 0; k < pi->observations; k++) {
@@ -53,7 +53,7 @@ static double ref_bal_cost(const sbm_bal_info *pi, const double *x)
 
 /* The gradient g = -J^T r and the damping scale D = diag(J^T J) clamped to [1e-6, 1e32] at x,
  * the Jacobian by central differences (12 parameters per observation). */
-static void ref_bal_model(const sbm_bal_info *pi, const double *x, double *g, double *D)
+static inline void ref_bal_model(const sbm_bal_info *pi, const double *x, double *g, double *D)
 {
     const int64_t nall = 9 * pi->cameras + 3 * pi->points;
     double *y = malloc((size_t)nall * sizeof(double));
@@ -87,7 +87,7 @@ static void ref_bal_model(const sbm_bal_info *pi, const double *x, double *g, do
 }
 
 /* SE2: e = (Rz^T (Ri^T (tj - ti) - tz), angle(thj - thi - thz)). */
-static void ref_se2_error(const double *xi, const double *xj, const double *z, double e[3])
+static inline void ref_se2_error(const double *xi, const double *xj, const double *z, double e[3])
 {
     const double dx = xj[0] - xi[0], dy = xj[1] - xi[1];
     const double ux = cos(xi[2]) * dx + sin(xi[2]) * dy - z[0];
@@ -99,14 +99,14 @@ static void ref_se2_error(const double *xi, const double *xj, const double *z, d
 }
 
 /* Quaternions (x, y, z, w): c = a b; v' = R(q) v. */
-static void qmul(const double *a, const double *b, double *c)
+static inline void qmul(const double *a, const double *b, double *c)
 {
     c[0] = a[3] * b[0] + a[0] * b[3] + a[1] * b[2] - a[2] * b[1];
     c[1] = a[3] * b[1] - a[0] * b[2] + a[1] * b[3] + a[2] * b[0];
     c[2] = a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3];
     c[3] = a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2];
 }
-static void qrot(const double *q, const double *v, double *out)
+static inline void qrot(const double *q, const double *v, double *out)
 {
     const double p[4] = {v[0], v[1], v[2], 0.0}, qc[4] = {-q[0], -q[1], -q[2], q[3]};
     double t[4], r[4];
@@ -115,7 +115,7 @@ static void qrot(const double *q, const double *v, double *out)
     memcpy(out, r, 3 * sizeof(double));
 }
 /* SE3 pose (t, q): the inverse is (-R^T t, q*). */
-static void se3_inv(const double *a, double *b)
+static inline void se3_inv(const double *a, double *b)
 {
     const double qc[4] = {-a[3], -a[4], -a[5], a[6]};
     double t[3];
@@ -123,7 +123,7 @@ static void se3_inv(const double *a, double *b)
     for (int k = 0; k < 3; k++) b[k] = -t[k];
     memcpy(b + 3, qc, sizeof qc);
 }
-static void se3_mul(const double *a, const double *b, double *c)
+static inline void se3_mul(const double *a, const double *b, double *c)
 {
     double t[3];
     qrot(a + 3, b, t);
@@ -131,7 +131,7 @@ static void se3_mul(const double *a, const double *b, double *c)
     qmul(a + 3, b + 3, c + 3);
 }
 /* SE3: e = (t, q.xyz) of Z^-1 Xi^-1 Xj with q.w made >= 0. */
-static void ref_se3_error(const double *xi, const double *xj, const double *z, double e[6])
+static inline void ref_se3_error(const double *xi, const double *xj, const double *z, double e[6])
 {
     double ii[7], zi[7], d[7], E[7];
     se3_inv(xi, ii);
@@ -143,7 +143,7 @@ static void ref_se3_error(const double *xi, const double *xj, const double *z, d
 }
 
 /* chi2 = sum e^T Omega e at the poses x. */
-static double ref_chi2(const sbm_g2o_info *gi, const double *x)
+static inline double ref_chi2(const sbm_g2o_info *gi, const double *x)
 {
     const int d = gi->error_dim, ps = gi->pose_size;
     double chi2 = 0.0;

@@ -113,9 +113,10 @@ static void test_nested_schur(void **state)
 }
 
 /* The solvers (many nested calls per iteration): every allocation of a short Levenberg-Marquardt
- * run on a small BAL problem and of a Gauss-Newton run on a small pose graph, each with both
- * linear solvers. On failure the estimate may have moved (the solve updates it in place as steps
- * are accepted), so only status, message and leaks are checked. */
+ * run on a small BAL problem (dense Cholesky, PCG, the sparse Cholesky) and of a Gauss-Newton
+ * run on a small pose graph (dense Cholesky, PCG). On failure the estimate may have moved (the
+ * solve updates it in place as steps are accepted), so only status, message and leaks are
+ * checked. */
 static void test_solvers(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
@@ -124,15 +125,25 @@ static void test_solvers(void **state)
     fault_fixture_make(&f, e);
     fault_counting cnt = {0, 0, 0};
     sbm_allocator a = {fault_counting_alloc, fault_counting_free, &cnt};
-    for (int which = 0; which < 4; which++) {
+    static const struct {
+        int slam;              /* sbm_slam_solve, else sbm_ba_solve */
+        sbm_linear_solver ls;
+        const char *name;
+    } paths[] = {{0, SBM_LINEAR_DENSE_CHOLESKY, "dense Cholesky"},
+                 {0, SBM_LINEAR_PCG, "PCG"},
+                 {0, SBM_LINEAR_SPARSE_CHOLESKY, "sparse Cholesky"},
+                 {1, SBM_LINEAR_DENSE_CHOLESKY, "dense Cholesky"},
+                 {1, SBM_LINEAR_PCG, "PCG"}};
+    for (int which = 0; which < (int)(sizeof paths / sizeof paths[0]); which++) {
+        const int slam = paths[which].slam;
         sbm_solver_options o = sbm_solver_default_options();
         o.max_iterations = 2;
-        o.linear_solver = (which & 1) ? SBM_LINEAR_PCG : SBM_LINEAR_DENSE_CHOLESKY;
+        o.linear_solver = paths[which].ls;
         long n = -1;
         for (long k = 0; k <= n || n < 0; k++) {
             sbm_bal_problem *p = NULL;
             sbm_g2o_graph *g = NULL;
-            if (which < 2) {
+            if (!slam) {
                 sbm_bal_generate_options go = sbm_bal_generate_defaults(3, 6, 2, 41);
                 SBM_ASSERT_OK(e->ctx, sbm_bal_generate(e->ctx, &go, &p));
             } else {
@@ -140,15 +151,14 @@ static void test_solvers(void **state)
             }
             cnt = (fault_counting){0, k, 0};
             SBM_ASSERT_OK(e->ctx, sbm_ctx_set_allocator(e->ctx, &a));
-            sbm_status st = which < 2 ? sbm_ba_solve(e->ctx, p, &o, NULL)
-                                      : sbm_slam_solve(e->ctx, g, &o, NULL);
+            sbm_status st = !slam ? sbm_ba_solve(e->ctx, p, &o, NULL)
+                                  : sbm_slam_solve(e->ctx, g, &o, NULL);
             SBM_ASSERT_OK(e->ctx, sbm_ctx_set_allocator(e->ctx, NULL));
             if (k == 0) {
                 SBM_ASSERT_OK(e->ctx, st);
                 n = cnt.calls;
                 print_message("  %s (%s): %ld allocations, each failed once\n",
-                              which < 2 ? "sbm_ba_solve" : "sbm_slam_solve",
-                              (which & 1) ? "PCG" : "dense Cholesky", n);
+                              slam ? "sbm_slam_solve" : "sbm_ba_solve", paths[which].name, n);
             } else if (st != SBM_ERR_OUT_OF_MEMORY ||
                        !strstr(sbm_ctx_last_error(e->ctx), "cannot allocate")) {
                 fail_msg("solver %d, allocation %ld of %ld failed: got %s \"%s\"", which, k, n,

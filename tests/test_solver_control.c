@@ -13,189 +13,13 @@
  * tests/README-mutations.md records which injected control-flow bugs these tests catch. */
 #define _POSIX_C_SOURCE 200809L
 
-#include "solver_reference.h"
-#include "test_util.h"
+#include "solver_trace.h"
 
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MAX_IT 40
-
-/* ---------------------------------------------------------------------------------------- */
-/* The trace: every report and the estimate after every iteration                           */
-/* ---------------------------------------------------------------------------------------- */
-
-typedef struct trace {
-    double *a, *b;     /* the estimate: BAL cameras and points, or g2o poses (b NULL) */
-    int64_t na, nb;    /* their lengths */
-    int n;             /* iterations seen */
-    sbm_iteration_report rep[MAX_IT];
-    double *x[MAX_IT + 1]; /* x[0]: the start; x[k + 1]: after iteration k + 1 */
-} trace;
-
-static double *snapshot(const trace *t)
-{
-    double *x = malloc((size_t)(t->na + t->nb + 1) * sizeof(double));
-    assert_non_null(x);
-    memcpy(x, t->a, (size_t)t->na * sizeof(double));
-    if (t->nb) memcpy(x + t->na, t->b, (size_t)t->nb * sizeof(double));
-    return x;
-}
-
-static void record(void *user, const sbm_iteration_report *r)
-{
-    trace *t = user;
-    if (t->n >= MAX_IT) fail_msg("more than %d iterations", MAX_IT);
-    t->rep[t->n] = *r;
-    t->x[++t->n] = snapshot(t);
-}
-
-static void trace_start(trace *t, double *a, int64_t na, double *b, int64_t nb)
-{
-    memset(t, 0, sizeof *t);
-    t->a = a, t->na = na, t->b = b, t->nb = nb;
-    t->x[0] = snapshot(t);
-}
-
-static void trace_start_bal(trace *t, const sbm_bal_problem *p)
-{
-    const sbm_bal_info pi = sbm_bal_get_info(p);
-    trace_start(t, pi.camera_params, 9 * pi.cameras, pi.point_params, 3 * pi.points);
-}
-
-static void trace_start_g2o(trace *t, const sbm_g2o_graph *g)
-{
-    const sbm_g2o_info gi = sbm_g2o_get_info(g);
-    trace_start(t, gi.poses, gi.pose_size * gi.vertices, NULL, 0);
-}
-
-static void trace_free(trace *t)
-{
-    for (int k = 0; k <= t->n; k++) free(t->x[k]);
-}
-
-static sbm_solver_options traced(sbm_linear_solver ls, int iterations, trace *t)
-{
-    sbm_solver_options o = sbm_solver_default_options();
-    o.linear_solver = ls;
-    o.max_iterations = iterations;
-    o.callback = record;
-    o.user = t;
-    return o;
-}
-
-/* got within 1e-9 of want, relative (plus 1e-12 absolute for costs near zero): the two
- * evaluations differ only in round-off. */
-static void assert_cost(double got, double want, const char *what, int it)
-{
-    if (!(fabs(got - want) <= 1e-9 * fabs(want) + 1e-12))
-        fail_msg("%s (iteration %d): the solver says %.17g, the estimate it returned costs %.17g",
-                 what, it, got, want);
-}
-
-/* What a run did, for the scenario's own assertions. */
-typedef struct run_stats {
-    int accepted;        /* steps taken */
-    int rejected;        /* steps rejected */
-    int max_run;         /* longest run of consecutive rejections */
-    int reject_after_ok; /* a rejection right after an acceptance (nu restarts at 2) */
-    double min_factor;   /* smallest / largest lambda factor after an acceptance (GN: the
-                          * accepted step lengths) */
-    double max_factor;
-} run_stats;
-
-/* ---------------------------------------------------------------------------------------- */
-/* The Levenberg-Marquardt invariants                                                       */
-/* ---------------------------------------------------------------------------------------- */
-
-/* Nielsen's factor of an accepted step, from the step taken (x1 - x0) and the model at x0. */
-static double nielsen_factor(const sbm_bal_info *pi, const double *x0, const double *x1,
-                             const sbm_iteration_report *r)
-{
-    const int64_t nall = 9 * pi->cameras + 3 * pi->points;
-    double *g = malloc((size_t)nall * sizeof(double)), *D = malloc((size_t)nall * sizeof(double));
-    assert_true(g && D);
-    ref_bal_model(pi, x0, g, D);
-    double pred = 0.0;
-    for (int64_t k = 0; k < nall; k++) {
-        const double dx = x1[k] - x0[k];
-        pred += dx * (r->lambda * D[k] * dx + g[k]);
-    }
-    pred *= 0.5;
-    free(g);
-    free(D);
-    if (!(pred > 0.0))
-        fail_msg("iteration %d: the accepted step predicts no decrease (%g)", r->iteration, pred);
-    const double rho = (r->cost_before - r->cost) / pred, tr = 2.0 * rho - 1.0;
-    return fmax(1.0 / 3.0, 1.0 - tr * tr * tr);
-}
-
-static run_stats check_lm(const sbm_bal_problem *p, const trace *t, const sbm_solver_options *o,
-                          const sbm_solver_summary *s)
-{
-    const sbm_bal_info pi = sbm_bal_get_info(p);
-    const size_t bytes = (size_t)(t->na + t->nb) * sizeof(double);
-    run_stats rs = {0, 0, 0, 0, INFINITY, 0.0};
-    assert_int_equal(s->iterations, t->n);
-    assert_cost(s->initial_cost, ref_bal_cost(&pi, t->x[0]), "initial cost", 0);
-    double cost = s->initial_cost, lambda = o->initial_lambda, nu = 2.0;
-    int exact = 1, run = 0, prev_ok = 0;
-    for (int k = 0; k < t->n; k++) {
-        const sbm_iteration_report *r = &t->rep[k];
-        print_message("    %2d  lambda %-12.6g %s  cost %.9e -> %.9e\n", r->iteration, r->lambda,
-                      r->accepted ? "accepted" : "rejected", r->cost_before, r->cost);
-        assert_int_equal(r->iteration, k + 1);
-        assert_true(r->cost_before == cost);
-        /* the damping rule: exact after a rejection (powers of two), Nielsen's within the
-         * central differences' error after an acceptance */
-        if (exact ? r->lambda != lambda : !(fabs(r->lambda - lambda) <= 1e-6 * lambda))
-            fail_msg("iteration %d: lambda %.17g, the update rule gives %.17g (after %s)",
-                     r->iteration, r->lambda, lambda,
-                     k == 0 ? "nothing" : prev_ok ? "an acceptance" : "a rejection");
-        if (r->accepted) {
-            if (!(r->cost < r->cost_before)) fail_msg("iteration %d accepted no decrease", k + 1);
-            assert_cost(r->cost, ref_bal_cost(&pi, t->x[k + 1]), "cost", k + 1);
-            const double f = nielsen_factor(&pi, t->x[k], t->x[k + 1], r);
-            rs.min_factor = fmin(rs.min_factor, f);
-            rs.max_factor = fmax(rs.max_factor, f);
-            lambda = r->lambda * f;
-            nu = 2.0, exact = 0, run = 0, prev_ok = 1;
-            rs.accepted++;
-        } else {
-            assert_true(r->cost == r->cost_before);
-            if (memcmp(t->x[k + 1], t->x[k], bytes) != 0)
-                fail_msg("iteration %d: the rejected step did not restore the parameters", k + 1);
-            if (prev_ok) rs.reject_after_ok = 1;
-            lambda = r->lambda * nu;
-            nu *= 2.0, exact = 1, prev_ok = 0;
-            rs.max_run = ++run > rs.max_run ? run : rs.max_run;
-            rs.rejected++;
-        }
-        cost = r->cost;
-    }
-    assert_int_equal(s->accepted, rs.accepted);
-    assert_true(s->final_cost == cost);
-    /* the estimate returned is the last one seen, and costs what the summary says */
-    assert_memory_equal(t->x[t->n], pi.camera_params, 9 * pi.cameras * sizeof(double));
-    assert_memory_equal(t->x[t->n] + 9 * pi.cameras, pi.point_params,
-                        3 * pi.points * sizeof(double));
-    assert_cost(s->final_cost, ref_bal_cost(&pi, t->x[t->n]), "final cost", t->n);
-    return rs;
-}
-
-static sbm_bal_problem *generated(sbm_test_env *e, int64_t cameras, int64_t points, int obs,
-                                  double perturbation, double noise, uint64_t seed)
-{
-    sbm_bal_generate_options g = sbm_bal_generate_defaults(cameras, points, obs, seed);
-    g.perturbation = perturbation;
-    g.pixel_noise = noise;
-    sbm_bal_problem *p = NULL;
-    SBM_ASSERT_OK(e->ctx, sbm_bal_generate(e->ctx, &g, &p));
-    return p;
-}
 
 /* ---------------------------------------------------------------------------------------- */
 /* Levenberg-Marquardt: rejections and the damping trajectory                               */
@@ -209,6 +33,9 @@ static run_stats run_lm(sbm_test_env *e, sbm_bal_problem *p, double lambda0, int
     trace_start_bal(&t, p);
     sbm_solver_options o = traced(SBM_LINEAR_DENSE_CHOLESKY, iterations, &t);
     o.initial_lambda = lambda0;
+    /* the trajectories run on until the iteration limit or lambda's */
+    o.gradient_tolerance = 0.0;
+    o.parameter_tolerance = 0.0;
     SBM_TEST_OK_OR_SKIP(e, sbm_ba_solve(e->ctx, p, &o, s));
     assert_int_equal(s->linear_solver, SBM_LINEAR_DENSE_CHOLESKY);
     const run_stats rs = check_lm(p, &t, &o, s);
@@ -256,23 +83,22 @@ static void test_lm_tiny_lambda(void **state)
 
 static void test_lm_outlier(void **state) { lm_scenario(sbm_test_begin(state), 1e-4, 1, "outlier"); }
 
-/* The other linear solvers follow the same control flow: PCG (chosen by AUTO above
- * dense_max_dim) and matrix-free PCG; the rule is checked on the steps they took. */
+/* The other linear solvers follow the same control flow: PCG and matrix-free PCG; the rule
+ * is checked on the steps they took (the sparse Cholesky: test_ba_lm.c). */
 static void test_lm_pcg_trajectories(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
-    const sbm_linear_solver kinds[] = {SBM_LINEAR_AUTO, SBM_LINEAR_PCG_MATRIX_FREE};
+    const sbm_linear_solver kinds[] = {SBM_LINEAR_PCG, SBM_LINEAR_PCG_MATRIX_FREE};
     for (int k = 0; k < 2; k++) {
         sbm_bal_problem *p = generated(e, 8, 100, 4, 20.0, 0.5, 1);
         trace t;
         trace_start_bal(&t, p);
         sbm_solver_options o = traced(kinds[k], 12, &t);
-        o.dense_max_dim = 0;
         o.pcg_tolerance = 1e-10;
         o.pcg_max_iterations = 500;
         sbm_solver_summary s;
         SBM_TEST_OK_OR_SKIP(e, sbm_ba_solve(e->ctx, p, &o, &s));
-        assert_int_equal(s.linear_solver, k == 0 ? SBM_LINEAR_PCG : SBM_LINEAR_PCG_MATRIX_FREE);
+        assert_int_equal(s.linear_solver, kinds[k]);
         const run_stats rs = check_lm(p, &t, &o, &s);
         assert_true(rs.rejected >= 2 && rs.accepted >= 2);
         trace_free(&t);

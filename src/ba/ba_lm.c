@@ -1,17 +1,32 @@
 /* Levenberg-Marquardt for BAL problems on the reduced camera system.
  *
  * Each iteration: damp U and V (Marquardt: lambda times the clamped diagonal), form S and rhs
- * with the Schur plan (made once), solve S dc = rhs (dense Cholesky on the host, or PCG with
- * block-Jacobi on the explicit or matrix-free S), back-substitute dp, and evaluate the cost at
- * the new parameters. A step that lowers the cost is taken and lambda shrinks by Nielsen's rule
+ * with the Schur plan (made once), solve S dc = rhs (dense Cholesky on the host, the sparse
+ * block Cholesky of S planned once and factored every iteration, or PCG with block-Jacobi on the
+ * explicit or matrix-free S), back-substitute dp, and evaluate the cost at the new parameters.
+ * A step that lowers the cost is taken and lambda shrinks by Nielsen's rule
  * max(1/3, 1 - (2 rho - 1)^3) (rho = actual / predicted decrease); otherwise the parameters are
  * restored and lambda grows by nu, nu doubling (Madsen, Nielsen & Tingleff, "Methods for
- * non-linear least squares problems", 2004, section 3.2). Only an accepted step relinearises. */
+ * non-linear least squares problems", 2004, section 3.2). A factorisation that fails (a block of
+ * V or the reduced system not positive definite) is a rejected step too. Only an accepted step
+ * relinearises.
+ *
+ * Stop rules (sbm_stop_reason), checked in this order:
+ *   - zero cost, at the start or after an accepted step;
+ *   - gradient tolerance: max |g| <= tol at a linearisation (the start, or after a step);
+ *   - parameter tolerance: |dx| <= tol (|x| + tol) for any computed step, taken or not (Ceres'
+ *     rule: a step that small changes nothing any more);
+ *   - function tolerance: an accepted step lowers the cost by at most tol * cost;
+ *   - no progress: lambda above 1e32 after a rejection;
+ *   - the iteration limit. */
 #include "ba_internal.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
+
+/* Above this damping a step is too short to change anything: the solve has stalled. */
+#define LAMBDA_MAX 1e32
 
 /* ---------------------------------------------------------------------------------------- */
 /* Operators of the reduced system for PCG (vectors in the context's memory)                */
@@ -37,8 +52,327 @@ static sbm_status apply_matrix_free(sbm_ctx *ctx, void *data, const double *x, d
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* The solver's state                                                                       */
+/* ---------------------------------------------------------------------------------------- */
+
+typedef struct lm_state {
+    sbm_ctx *ctx;
+    const sbm_solver_options *opt;
+    sbm_bal_problem *problem;
+    sbm_bal_info pi;
+    int64_t n;              /* 9 * cameras: unknowns of the reduced system */
+    int64_t np;             /* points */
+    int64_t nall;           /* 9 * cameras + 3 * points */
+    sbm_linear_solver ls;   /* AUTO resolved */
+    sbm_ba_system *sys;
+    sbm_schur_plan *plan;
+    sbm_cbc *S;             /* explicit S (NULL when matrix-free) */
+    sbm_cbc *Dinv;          /* PCG: inverses of S's diagonal blocks */
+    sbm__symup ssym;        /* PCG: products with the upper-stored S */
+    sbm__bjacobi bj;        /* matrix-free PCG: block Jacobi from the host */
+    sbm_chol *chol;         /* sparse Cholesky of S, planned once */
+    double *d_rhs;          /* context memory: n */
+    double *d_dc;           /* n */
+    double *d_dp;           /* 3 * points */
+    double *h;              /* host block holding the five arrays below */
+    double *h_step;         /* [dc; dp] (nall) */
+    double *h_saved;        /* parameters before the step (nall) */
+    double *h_diag;         /* damping scale of every unknown (nall) */
+    double *h_rhs;          /* rhs of the dense solve (n) */
+    double *h_sdiag;        /* diagonal blocks of S for matrix-free PCG (81 * cameras) */
+    int stale;              /* 1: the parameters moved since the last linearisation */
+    lm_ops ops;
+} lm_state;
+
+static void lm_free(lm_state *s)
+{
+    sbm_ctx *ctx = s->ctx;
+    if (s->h) sbm__host_free(ctx, s->h);
+    sbm__free_with(&ctx->allocator, s->d_rhs);
+    sbm__free_with(&ctx->allocator, s->d_dc);
+    sbm__free_with(&ctx->allocator, s->d_dp);
+    sbm__bjacobi_free(&s->bj);
+    sbm__symup_free(&s->ssym);
+    sbm_chol_destroy(s->chol);
+    sbm_cbc_destroy(s->Dinv);
+    sbm_cbc_destroy(s->S);
+    sbm_schur_plan_destroy(s->plan);
+    sbm_ba_system_destroy(s->sys);
+}
+
+/* AUTO above dense_max_dim: the sparse Cholesky of S when its factorisation costs at most this
+ * many flops per stored value of S, else PCG. One PCG iteration reads S's values twice (about 4
+ * flops each) at memory speed, several times slower per flop than the factorisation's dense
+ * kernels; the budget is worth some tens of PCG iterations (measured in bench/NOTES-solvers.md). */
+#define AUTO_SPARSE_FLOPS_PER_VALUE 2000.0
+
+/* The linear solver for AUTO, from S's pattern: dense Cholesky while S is small; above, the
+ * sparse Cholesky unless its symbolic analysis shows a factorisation dearer than PCG (S nearly
+ * dense: cameras that share points with most others). The plan made is kept for the sparse
+ * path. */
+static sbm_status lm_choose(lm_state *s)
+{
+    sbm_ctx *ctx = s->ctx;
+    if (s->ls != SBM_LINEAR_AUTO) return SBM_SUCCESS;
+    if (s->n <= s->opt->dense_max_dim) {
+        s->ls = SBM_LINEAR_DENSE_CHOLESKY;
+        return SBM_SUCCESS;
+    }
+    SBM__TRY(SBM__NESTED(ctx, sbm_chol_plan(ctx, s->S, NULL, &s->chol)));
+    const double values = (double)s->S->nnzb * s->S->r * s->S->c;
+    if (sbm_chol_get_info(s->chol).flops <= AUTO_SPARSE_FLOPS_PER_VALUE * values) {
+        s->ls = SBM_LINEAR_SPARSE_CHOLESKY;
+    } else {
+        sbm_chol_destroy(s->chol);
+        s->chol = NULL;
+        s->ls = SBM_LINEAR_PCG;
+    }
+    return SBM_SUCCESS;
+}
+
+/* The system at the start, the Schur plan, the vectors and what the linear solver keeps from one
+ * iteration to the next. *t_lin: seconds of the first linearisation. */
+static sbm_status lm_setup(lm_state *s, double *t_lin)
+{
+    sbm_ctx *ctx = s->ctx;
+    const int64_t n = s->n, np = s->np, nall = s->nall;
+    SBM__TRY(SBM__NESTED(ctx, sbm_ba_system_create(ctx, s->problem, &s->sys)));
+    const double t0 = sbm__now(ctx, 1);
+    SBM__TRY(SBM__NESTED(ctx, sbm_ba_linearize(ctx, s->sys, s->problem)));
+    *t_lin = sbm__now(ctx, 1) - t0;
+    const sbm_ba_system_info si = sbm_ba_system_get_info(s->sys);
+    const unsigned flags = s->ls == SBM_LINEAR_PCG_MATRIX_FREE ? SBM_SCHUR_MATRIX_FREE : 0u;
+    SBM__TRY(SBM__NESTED(ctx, sbm_ba_schur_plan(ctx, si.U, si.V, si.W, flags, &s->plan,
+                                                flags ? NULL : &s->S)));
+    SBM__TRY(lm_choose(s));
+    s->d_rhs = sbm__vec_alloc(ctx, n, "rhs");
+    s->d_dc = s->d_rhs ? sbm__vec_alloc(ctx, n, "dc") : NULL;
+    s->d_dp = s->d_dc ? sbm__vec_alloc(ctx, 3 * np, "dp") : NULL;
+    s->h = s->d_dp ? sbm__host_alloc(ctx, (size_t)(3 * nall + n + 9 * n) * sizeof(double),
+                                     "solver vectors")
+                   : NULL;
+    if (!s->h) return ctx->last_status;
+    s->h_step = s->h, s->h_saved = s->h + nall, s->h_diag = s->h + 2 * nall;
+    s->h_rhs = s->h + 3 * nall, s->h_sdiag = s->h_rhs + n;
+    s->ops.sys = s->sys, s->ops.plan = s->plan, s->ops.ssym = &s->ssym;
+    switch (s->ls) {
+    case SBM_LINEAR_PCG:
+        SBM__TRY(sbm__symup_init(ctx, s->S, &s->ssym));
+        return SBM__NESTED(ctx, sbm_cbc_copy(ctx, s->ssym.D, &s->Dinv));
+    case SBM_LINEAR_PCG_MATRIX_FREE: return sbm__bjacobi_init(ctx, n / 9, 9, &s->bj);
+    case SBM_LINEAR_SPARSE_CHOLESKY:
+        /* S's pattern is the Schur plan's: one symbolic analysis for the whole solve */
+        if (s->chol) return SBM_SUCCESS;
+        return SBM__NESTED(ctx, sbm_chol_plan(ctx, s->S, NULL, &s->chol));
+    default: return SBM_SUCCESS;
+    }
+}
+
+/* S dc = rhs at the current damping, into d_dc and h_step[0 .. n-1]. A factorisation that fails
+ * sets *failed (the message, naming the camera, stays in the context); other failures return. */
+static sbm_status lm_solve_reduced(lm_state *s, sbm_iteration_report *rep, int *failed)
+{
+    sbm_ctx *ctx = s->ctx;
+    const sbm_solver_options *opt = s->opt;
+    const int64_t n = s->n;
+    sbm_status st = SBM_SUCCESS;
+    switch (s->ls) {
+    case SBM_LINEAR_DENSE_CHOLESKY:
+        st = sbm__vec_download(ctx, s->h_rhs, s->d_rhs, n);
+        if (st == SBM_SUCCESS) st = sbm__dense_spd_solve(ctx, s->S, s->h_rhs, s->h_step);
+        if (st == SBM_SUCCESS) st = sbm__vec_upload(ctx, s->d_dc, s->h_step, n);
+        break;
+    case SBM_LINEAR_SPARSE_CHOLESKY:
+        /* S carries the damping already (through U and V) */
+        st = SBM__NESTED(ctx, sbm_chol_factor(ctx, s->chol, s->S, SBM_DAMPING_NONE, 0.0));
+        if (st == SBM_ERR_NOT_POSITIVE_DEFINITE)
+            sbm__ba_append_message(ctx, " (block column %" PRId64 " of S is camera %" PRId64
+                                        " as numbered in the BAL file)",
+                                   sbm_chol_get_info(s->chol).failed_column,
+                                   sbm_chol_get_info(s->chol).failed_column);
+        if (st == SBM_SUCCESS)
+            st = SBM__NESTED(ctx, sbm_chol_solve(ctx, s->chol, 1, s->d_rhs, n > 0 ? n : 1,
+                                                 s->d_dc, n > 0 ? n : 1));
+        if (st == SBM_SUCCESS) st = sbm__vec_download(ctx, s->h_step, s->d_dc, n);
+        break;
+    case SBM_LINEAR_PCG:
+        st = sbm__symup_refresh(ctx, &s->ssym);
+        if (st == SBM_SUCCESS) st = sbm__symup_diag_inverse(ctx, &s->ssym, s->Dinv);
+        if (st == SBM_SUCCESS)
+            st = sbm__pcg(ctx, n, apply_explicit, &s->ops, sbm__bdiag_apply, s->Dinv, s->d_rhs,
+                          s->d_dc, opt->pcg_max_iterations, opt->pcg_tolerance,
+                          &rep->linear_iterations, &rep->linear_residual);
+        if (st == SBM_SUCCESS) st = sbm__vec_download(ctx, s->h_step, s->d_dc, n);
+        break;
+    default:
+        st = sbm__ba_schur_diagonal_host(ctx, s->sys, s->h_sdiag);
+        if (st == SBM_SUCCESS) st = sbm__bjacobi_set(ctx, &s->bj, s->h_sdiag);
+        if (st == SBM_SUCCESS)
+            st = sbm__pcg(ctx, n, apply_matrix_free, &s->ops, sbm__bdiag_apply, s->bj.Dinv,
+                          s->d_rhs, s->d_dc, opt->pcg_max_iterations, opt->pcg_tolerance,
+                          &rep->linear_iterations, &rep->linear_residual);
+        if (st == SBM_SUCCESS) st = sbm__vec_download(ctx, s->h_step, s->d_dc, n);
+        break;
+    }
+    /* PCG stopped by its cap, not by its tolerance (nor by a breakdown) */
+    rep->linear_capped = rep->linear_iterations >= opt->pcg_max_iterations &&
+                         !(rep->linear_residual <= opt->pcg_tolerance);
+    if (st == SBM_ERR_NOT_POSITIVE_DEFINITE) {
+        *failed = 1;
+        return SBM_SUCCESS;
+    }
+    return st;
+}
+
+/* The Schur step at damping lambda and the reduced solve: *failed when a factorisation failed. */
+static sbm_status lm_linear_step(lm_state *s, double lambda, sbm_iteration_report *rep,
+                                 int *failed)
+{
+    sbm_ctx *ctx = s->ctx;
+    SBM__TRY(SBM__NESTED(ctx, sbm_ba_set_damping(ctx, s->sys, lambda)));
+    const sbm_ba_system_info si = sbm_ba_system_get_info(s->sys);
+    double ts = sbm__now(ctx, 1);
+    sbm_status st = SBM__NESTED(ctx, sbm_ba_schur_execute(ctx, s->plan, si.U, si.V, si.W, si.gc,
+                                                          si.gp, s->S, s->d_rhs));
+    rep->time_schur = sbm__now(ctx, 1) - ts;
+    if (st == SBM_ERR_NOT_POSITIVE_DEFINITE) {
+        const int64_t j = sbm__ba_npd_point(s->sys);
+        if (j >= 0)
+            sbm__ba_append_message(ctx, " (point %" PRId64 " as numbered in the BAL file)", j);
+        *failed = 1;
+        return SBM_SUCCESS;
+    }
+    if (st != SBM_SUCCESS) return st;
+    ts = sbm__now(ctx, 1);
+    st = lm_solve_reduced(s, rep, failed);
+    rep->time_solve = sbm__now(ctx, 1) - ts;
+    return st;
+}
+
+static double max_abs(const double *x, int64_t n)
+{
+    double m = 0.0;
+    for (int64_t k = 0; k < n; k++) m = fmax(m, fabs(x[k]));
+    return m;
+}
+
+static double norm2(const double *x, int64_t n)
+{
+    double s = 0.0;
+    for (int64_t k = 0; k < n; k++) s += x[k] * x[k];
+    return sqrt(s);
+}
+
+/* Back-substitution, the trial parameters (the old ones saved) and their cost; the predicted
+ * decrease of the damped model 0.5 dx^T (lambda D dx + g); rep->step_norm and *x_norm = |x|
+ * before the step. */
+static sbm_status lm_trial(lm_state *s, double lambda, sbm_iteration_report *rep,
+                           double *new_cost, double *predicted, double *x_norm)
+{
+    sbm_ctx *ctx = s->ctx;
+    const int64_t n = s->n, np3 = 3 * s->np;
+    const sbm_ba_system_info si = sbm_ba_system_get_info(s->sys);
+    SBM__TRY(SBM__NESTED(ctx, sbm_ba_back_substitute(ctx, s->plan, si.W, si.gp, s->d_dc,
+                                                     s->d_dp)));
+    SBM__TRY(sbm__vec_download(ctx, s->h_step + n, s->d_dp, np3));
+    memcpy(s->h_saved, s->pi.camera_params, (size_t)n * sizeof(double));
+    memcpy(s->h_saved + n, s->pi.point_params, (size_t)np3 * sizeof(double));
+    *x_norm = norm2(s->h_saved, s->nall);
+    rep->step_norm = norm2(s->h_step, s->nall);
+    for (int64_t k = 0; k < n; k++) s->pi.camera_params[k] += s->h_step[k];
+    for (int64_t k = 0; k < np3; k++) s->pi.point_params[k] += s->h_step[n + k];
+    SBM__TRY(SBM__NESTED(ctx, sbm_bal_evaluate(ctx, s->problem, NULL, new_cost)));
+    const double *g = sbm__ba_system_host_gradient(s->sys);
+    sbm__ba_damping_diagonal(s->sys, s->h_diag);
+    double p = 0.0;
+    for (int64_t k = 0; k < s->nall; k++)
+        p += s->h_step[k] * (lambda * s->h_diag[k] * s->h_step[k] + g[k]);
+    *predicted = 0.5 * p;
+    return SBM_SUCCESS;
+}
+
+static void lm_restore(lm_state *s)
+{
+    memcpy(s->pi.camera_params, s->h_saved, (size_t)s->n * sizeof(double));
+    memcpy(s->pi.point_params, s->h_saved + s->n, (size_t)(3 * s->np) * sizeof(double));
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* The solver                                                                               */
 /* ---------------------------------------------------------------------------------------- */
+
+/* Iterations from the linearised start until a stop rule; sum collects the reports. */
+static sbm_status lm_iterate(lm_state *s, sbm_solver_summary *sum)
+{
+    sbm_ctx *ctx = s->ctx;
+    const sbm_solver_options *opt = s->opt;
+    double cost = sum->initial_cost, lambda = opt->initial_lambda, nu = 2.0;
+    double gnorm = max_abs(sbm__ba_system_host_gradient(s->sys), s->nall);
+    sum->final_gradient_norm = gnorm;
+    if (s->nall == 0) return SBM_SUCCESS; /* nothing to solve for: SBM_STOP_NONE */
+    if (cost == 0.0) {
+        sum->stop_reason = SBM_STOP_ZERO_COST;
+        return SBM_SUCCESS;
+    }
+    sum->stop_reason = SBM_STOP_MAX_ITERATIONS;
+    for (int it = 1; it <= opt->max_iterations; it++) {
+        if (gnorm <= opt->gradient_tolerance) {
+            sum->stop_reason = SBM_STOP_GRADIENT_TOLERANCE;
+            break;
+        }
+        sbm_iteration_report rep;
+        memset(&rep, 0, sizeof rep);
+        rep.iteration = it;
+        rep.cost_before = rep.cost = cost;
+        rep.lambda = lambda;
+        rep.gradient_norm = gnorm;
+        const double t_it = sbm__now(ctx, 1);
+        int failed = 0;
+        SBM__TRY(lm_linear_step(s, lambda, &rep, &failed));
+        double new_cost = INFINITY, predicted = 0.0, x_norm = 0.0;
+        const double ts = sbm__now(ctx, 1);
+        if (!failed) SBM__TRY(lm_trial(s, lambda, &rep, &new_cost, &predicted, &x_norm));
+        rep.time_update = sbm__now(ctx, 1) - ts;
+        rep.linear_failed = failed;
+        const double ptol = opt->parameter_tolerance;
+        const int small_step = !failed && rep.step_norm <= ptol * (x_norm + ptol);
+        sbm_stop_reason stop = SBM_STOP_NONE;
+        if (!failed && isfinite(new_cost) && new_cost < cost) {
+            const double rho = predicted > 0.0 ? (cost - new_cost) / predicted : 1.0;
+            const double tr = 2.0 * rho - 1.0;
+            lambda *= fmax(1.0 / 3.0, 1.0 - tr * tr * tr);
+            nu = 2.0;
+            rep.accepted = 1;
+            rep.cost = new_cost;
+            stop = new_cost == 0.0                                  ? SBM_STOP_ZERO_COST
+                   : small_step                                     ? SBM_STOP_PARAMETER_TOLERANCE
+                   : cost - new_cost <= opt->function_tolerance * cost ? SBM_STOP_FUNCTION_TOLERANCE
+                                                                    : SBM_STOP_NONE;
+            cost = new_cost;
+            s->stale = 1;
+            if (it < opt->max_iterations && stop == SBM_STOP_NONE) {
+                const double t0 = sbm__now(ctx, 1);
+                SBM__TRY(SBM__NESTED(ctx, sbm_ba_linearize(ctx, s->sys, s->problem)));
+                rep.time_linearize = sbm__now(ctx, 1) - t0;
+                gnorm = max_abs(sbm__ba_system_host_gradient(s->sys), s->nall);
+                sum->final_gradient_norm = gnorm;
+                s->stale = 0;
+            }
+        } else {
+            if (!failed) lm_restore(s);
+            lambda *= nu;
+            nu *= 2.0;
+            stop = small_step ? SBM_STOP_PARAMETER_TOLERANCE
+                   : lambda > LAMBDA_MAX ? SBM_STOP_NO_PROGRESS : SBM_STOP_NONE;
+        }
+        sbm__solver_end_iteration(ctx, opt, it, cost, t_it, &rep, sum);
+        if (stop != SBM_STOP_NONE) {
+            sum->stop_reason = stop;
+            break;
+        }
+    }
+    return SBM_SUCCESS;
+}
 
 sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver_options *options,
                         sbm_solver_summary *summary)
@@ -49,189 +383,32 @@ sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver
     SBM__TRY(sbm__check_solver_options(ctx, &opt));
     if (summary) memset(summary, 0, sizeof *summary);
 
-    const sbm_bal_info pi = sbm_bal_get_info(problem);
-    const int64_t nc = pi.cameras, np = pi.points;
-    const int64_t n = 9 * nc, nall = 9 * nc + 3 * np;
-    sbm_linear_solver ls = opt.linear_solver;
-    if (ls == SBM_LINEAR_AUTO) ls = n <= opt.dense_max_dim ? SBM_LINEAR_DENSE_CHOLESKY : SBM_LINEAR_PCG;
-
+    lm_state s;
+    memset(&s, 0, sizeof s);
+    s.ctx = ctx, s.opt = &opt, s.problem = problem;
+    s.pi = sbm_bal_get_info(problem);
+    s.n = 9 * s.pi.cameras, s.np = s.pi.points, s.nall = s.n + 3 * s.np;
+    s.ls = opt.linear_solver;
+    sbm_solver_summary sum;
+    memset(&sum, 0, sizeof sum);
     const double t_start = sbm__now(ctx, 1);
-    sbm_ba_system *sys = NULL;
-    sbm_schur_plan *plan = NULL;
-    sbm_cbc *S = NULL, *Dinv = NULL;
-    sbm__symup ssym;
-    memset(&ssym, 0, sizeof ssym);
-    sbm__bjacobi bj;
-    memset(&bj, 0, sizeof bj);
-    double *d_rhs = NULL, *d_dc = NULL, *d_dp = NULL;
-    double *h = NULL;
-    sbm_status st;
-    lm_ops ops;
-    memset(&ops, 0, sizeof ops);
-
-    if ((st = SBM__NESTED(ctx, sbm_ba_system_create(ctx, problem, &sys))) != SBM_SUCCESS)
-        goto done;
-    double t0 = sbm__now(ctx, 1);
-    if ((st = SBM__NESTED(ctx, sbm_ba_linearize(ctx, sys, problem))) != SBM_SUCCESS)
-        goto done;
-    double t_lin = sbm__now(ctx, 1) - t0;
-    sbm_ba_system_info si = sbm_ba_system_get_info(sys);
-    const unsigned flags = ls == SBM_LINEAR_PCG_MATRIX_FREE ? SBM_SCHUR_MATRIX_FREE : 0u;
-    if ((st = SBM__NESTED(ctx, sbm_ba_schur_plan(ctx, si.U, si.V, si.W, flags, &plan,
-                                                 flags ? NULL : &S))) != SBM_SUCCESS)
-        goto done;
-    d_rhs = sbm__vec_alloc(ctx, n, "rhs");
-    d_dc = d_rhs ? sbm__vec_alloc(ctx, n, "dc") : NULL;
-    d_dp = d_dc ? sbm__vec_alloc(ctx, 3 * np, "dp") : NULL;
-    /* host: step (nall), saved parameters (nall), damping diagonal (nall), rhs (n), S diagonal */
-    h = d_dp ? sbm__host_alloc(ctx, (size_t)(3 * nall + n + 81 * nc) * sizeof(double),
-                              "solver vectors") : NULL;
-    if (!h) {
-        st = ctx->last_status;
-        goto done;
+    sbm_status st = lm_setup(&s, &sum.time_linearize);
+    sum.linear_solver = s.ls;
+    if (st == SBM_SUCCESS) {
+        sum.initial_cost = sum.final_cost = sbm_ba_system_get_info(s.sys).cost;
+        st = lm_iterate(&s, &sum);
     }
-    double *h_step = h, *h_saved = h + nall, *h_diag = h + 2 * nall, *h_rhs = h + 3 * nall;
-    double *h_sdiag = h_rhs + n;
-    if (ls == SBM_LINEAR_PCG) {
-        if ((st = sbm__symup_init(ctx, S, &ssym)) != SBM_SUCCESS) goto done;
-        if ((st = SBM__NESTED(ctx, sbm_cbc_copy(ctx, ssym.D, &Dinv))) != SBM_SUCCESS)
-            goto done;
-    } else if (ls == SBM_LINEAR_PCG_MATRIX_FREE) {
-        if ((st = sbm__bjacobi_init(ctx, nc, 9, &bj)) != SBM_SUCCESS) goto done;
+    /* the gradient at the returned parameters when the last step was taken without a new
+     * linearisation (iteration limit, function or parameter tolerance) */
+    if (st == SBM_SUCCESS && s.stale) {
+        const double t0 = sbm__now(ctx, 1);
+        st = SBM__NESTED(ctx, sbm_ba_linearize(ctx, s.sys, problem));
+        sum.time_linearize += sbm__now(ctx, 1) - t0;
+        if (st == SBM_SUCCESS)
+            sum.final_gradient_norm = max_abs(sbm__ba_system_host_gradient(s.sys), s.nall);
     }
-    ops.sys = sys, ops.plan = plan, ops.ssym = &ssym;
-
-    double cost = si.cost, lambda = opt.initial_lambda, nu = 2.0;
-    if (summary) {
-        summary->initial_cost = cost;
-        summary->final_cost = cost;
-        summary->linear_solver = ls;
-        summary->time_linearize = t_lin;
-    }
-    /* a zero cost is the minimum: there is nothing to do */
-    for (int it = 1; it <= opt.max_iterations && cost > 0.0; it++) {
-        sbm_iteration_report rep;
-        memset(&rep, 0, sizeof rep);
-        rep.iteration = it;
-        rep.cost_before = cost;
-        rep.cost = cost;
-        rep.lambda = lambda;
-        const double t_it = sbm__now(ctx, 1);
-        int failed_linear = 0;
-
-        /* Schur step */
-        if ((st = SBM__NESTED(ctx, sbm_ba_set_damping(ctx, sys, lambda))) != SBM_SUCCESS)
-            goto done;
-        si = sbm_ba_system_get_info(sys);
-        double ts = sbm__now(ctx, 1);
-        st = SBM__NESTED(ctx, sbm_ba_schur_execute(ctx, plan, si.U, si.V, si.W, si.gc,
-                                                   si.gp, S, d_rhs));
-        rep.time_schur = sbm__now(ctx, 1) - ts;
-        if (st == SBM_ERR_NOT_POSITIVE_DEFINITE) {
-            failed_linear = 1;
-        } else if (st != SBM_SUCCESS) {
-            goto done;
-        }
-
-        /* the reduced system: dense Cholesky on the host, PCG where S lives; either way the
-         * step ends up in d_dc and in h_step */
-        ts = sbm__now(ctx, 1);
-        if (!failed_linear) {
-            if (ls == SBM_LINEAR_DENSE_CHOLESKY) {
-                st = sbm__vec_download(ctx, h_rhs, d_rhs, n);
-                if (st == SBM_SUCCESS) st = sbm__dense_spd_solve(ctx, S, h_rhs, h_step);
-                if (st == SBM_SUCCESS) st = sbm__vec_upload(ctx, d_dc, h_step, n);
-            } else if (ls == SBM_LINEAR_PCG) {
-                st = sbm__symup_refresh(ctx, &ssym);
-                if (st == SBM_SUCCESS)
-                    st = sbm__symup_diag_inverse(ctx, &ssym, Dinv);
-                if (st == SBM_SUCCESS)
-                    st = sbm__pcg(ctx, n, apply_explicit, &ops, sbm__bdiag_apply, Dinv, d_rhs,
-                                  d_dc, opt.pcg_max_iterations, opt.pcg_tolerance,
-                                  &rep.linear_iterations, &rep.linear_residual);
-                if (st == SBM_SUCCESS) st = sbm__vec_download(ctx, h_step, d_dc, n);
-            } else {
-                st = sbm__ba_schur_diagonal_host(ctx, sys, h_sdiag);
-                if (st == SBM_SUCCESS) st = sbm__bjacobi_set(ctx, &bj, h_sdiag);
-                if (st == SBM_SUCCESS)
-                    st = sbm__pcg(ctx, n, apply_matrix_free, &ops, sbm__bdiag_apply, bj.Dinv,
-                                  d_rhs, d_dc, opt.pcg_max_iterations, opt.pcg_tolerance,
-                                  &rep.linear_iterations, &rep.linear_residual);
-                if (st == SBM_SUCCESS) st = sbm__vec_download(ctx, h_step, d_dc, n);
-            }
-            if (st == SBM_ERR_NOT_POSITIVE_DEFINITE)
-                failed_linear = 1;
-            else if (st != SBM_SUCCESS)
-                goto done;
-        }
-        rep.time_solve = sbm__now(ctx, 1) - ts;
-
-        /* back-substitution, the new parameters and their cost */
-        ts = sbm__now(ctx, 1);
-        double new_cost = INFINITY, predicted = 0.0;
-        if (!failed_linear) {
-            if ((st = SBM__NESTED(ctx, sbm_ba_back_substitute(ctx, plan, si.W, si.gp, d_dc,
-                                                              d_dp))) != SBM_SUCCESS)
-                goto done;
-            if ((st = sbm__vec_download(ctx, h_step + n, d_dp, 3 * np)) != SBM_SUCCESS) goto done;
-            memcpy(h_saved, pi.camera_params, (size_t)n * sizeof(double));
-            memcpy(h_saved + n, pi.point_params, (size_t)(3 * np) * sizeof(double));
-            for (int64_t k = 0; k < n; k++) pi.camera_params[k] += h_step[k];
-            for (int64_t k = 0; k < 3 * np; k++) pi.point_params[k] += h_step[n + k];
-            if ((st = SBM__NESTED(ctx, sbm_bal_evaluate(ctx, problem, NULL, &new_cost))) !=
-                SBM_SUCCESS)
-                goto done;
-            /* predicted decrease of the damped model: 0.5 dx^T (lambda D dx + g) */
-            const double *g = sbm__ba_system_host_gradient(sys);
-            sbm__ba_damping_diagonal(sys, h_diag);
-            for (int64_t k = 0; k < nall; k++)
-                predicted += h_step[k] * (lambda * h_diag[k] * h_step[k] + g[k]);
-            predicted *= 0.5;
-        }
-        rep.time_update = sbm__now(ctx, 1) - ts;
-
-        int stop = 0;
-        if (!failed_linear && isfinite(new_cost) && new_cost < cost) {
-            const double rho = predicted > 0.0 ? (cost - new_cost) / predicted : 1.0;
-            const double tr = 2.0 * rho - 1.0;
-            lambda *= fmax(1.0 / 3.0, 1.0 - tr * tr * tr);
-            nu = 2.0;
-            rep.accepted = 1;
-            rep.cost = new_cost;
-            stop = cost - new_cost <= opt.function_tolerance * cost;
-            cost = new_cost;
-            if (it < opt.max_iterations && !stop) {
-                t0 = sbm__now(ctx, 1);
-                if ((st = SBM__NESTED(ctx, sbm_ba_linearize(ctx, sys, problem))) !=
-                    SBM_SUCCESS)
-                    goto done;
-                rep.time_linearize = sbm__now(ctx, 1) - t0;
-            }
-        } else {
-            if (!failed_linear) {
-                memcpy(pi.camera_params, h_saved, (size_t)n * sizeof(double));
-                memcpy(pi.point_params, h_saved + n, (size_t)(3 * np) * sizeof(double));
-            }
-            lambda *= nu;
-            nu *= 2.0;
-            stop = lambda > 1e32;
-        }
-        sbm__solver_end_iteration(ctx, &opt, it, cost, t_it, &rep, summary);
-        if (stop) break;
-    }
-    st = SBM_SUCCESS;
-
-done:
-    if (summary) summary->time_total = sbm__now(ctx, 1) - t_start;
-    if (h) sbm__host_free(ctx, h);
-    sbm__free_with(&ctx->allocator, d_rhs);
-    sbm__free_with(&ctx->allocator, d_dc);
-    sbm__free_with(&ctx->allocator, d_dp);
-    sbm__bjacobi_free(&bj);
-    sbm__symup_free(&ssym);
-    sbm_cbc_destroy(Dinv);
-    sbm_cbc_destroy(S);
-    sbm_schur_plan_destroy(plan);
-    sbm_ba_system_destroy(sys);
+    sum.time_total = sbm__now(ctx, 1) - t_start;
+    if (summary) *summary = sum;
+    lm_free(&s);
     return st;
 }

@@ -130,8 +130,7 @@ static sbm_status check_operands(sbm_ctx *ctx, sbm_op op_a, const sbm_cbc *A, sb
     return SBM_SUCCESS;
 }
 
-/* With SBM_GEMM_UPPER, U must not have blocks below the diagonal (they would be dropped). */
-static sbm_status check_u_upper(sbm_ctx *ctx, const sbm_cbc *U)
+sbm_status sbm__cbc_check_upper(sbm_ctx *ctx, const char *arg, const sbm_cbc *U, const char *why)
 {
     const int64_t *cp;
     const int32_t *ri;
@@ -143,16 +142,16 @@ static sbm_status check_u_upper(sbm_ctx *ctx, const sbm_cbc *U)
             int64_t p = cp[j];
             while (ri[p] <= j) p++;
             st = sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
-                            "argument U: block (%" PRId32 ", %" PRId64 ") is below the diagonal, but "
-                            "with SBM_GEMM_UPPER U must be upper block triangular",
-                            ri[p], j);
+                            "argument %s: block (%" PRId32 ", %" PRId64 ") is below the diagonal, but "
+                            "%s",
+                            arg, ri[p], j, why);
         }
     }
     sbm__cbc_pattern_release(ctx, U, cp, ri);
     return st;
 }
 
-static sbm_status pattern_hash(sbm_ctx *ctx, const sbm_cbc *X, uint64_t *hash)
+sbm_status sbm__cbc_pattern_hash(sbm_ctx *ctx, const sbm_cbc *X, uint64_t *hash)
 {
     if (!ctx->ops->cbc_pattern_hash)
         return sbm__error(ctx, SBM_ERR_NOT_SUPPORTED,
@@ -160,14 +159,12 @@ static sbm_status pattern_hash(sbm_ctx *ctx, const sbm_cbc *X, uint64_t *hash)
     return ctx->ops->cbc_pattern_hash(ctx, X, hash);
 }
 
-/* X has the pattern the plan recorded for argument arg: the same pattern instance, or equal
- * arrays (same fingerprint). */
-static sbm_status check_pattern(sbm_ctx *ctx, const char *arg, const sbm_cbc *X, uint64_t id,
+sbm_status sbm__cbc_check_pattern(sbm_ctx *ctx, const char *arg, const sbm_cbc *X, uint64_t id,
                                 uint64_t hash)
 {
     if (X->pattern_id == id) return SBM_SUCCESS;
     uint64_t hx;
-    SBM__TRY(pattern_hash(ctx, X, &hx));
+    SBM__TRY(sbm__cbc_pattern_hash(ctx, X, &hx));
     if (hx != hash)
         return sbm__error(ctx, SBM_ERR_PLAN_MISMATCH,
                           "argument %s (%" PRId64 " x %" PRId64 " blocks of %dx%d, %" PRId64
@@ -188,19 +185,21 @@ static sbm_status gemm_plan(sbm_ctx *ctx, sbm_op op_a, const sbm_cbc *A, sbm_op 
                             sbm_gemm_plan **plan, sbm_cbc **C)
 {
     SBM__TRY(check_operands(ctx, op_a, A, op_b, B, U, flags));
-    if (U && (flags & SBM_GEMM_UPPER)) SBM__TRY(check_u_upper(ctx, U));
+    if (U && (flags & SBM_GEMM_UPPER))
+        SBM__TRY(sbm__cbc_check_upper(ctx, "U", U,
+                                      "with SBM_GEMM_UPPER U must be upper block triangular"));
     if (!ctx->ops->gemm_plan || !ctx->ops->gemm_execute || !ctx->ops->gemm_plan_destroy)
         return sbm__error(ctx, SBM_ERR_NOT_SUPPORTED,
                           "the block SpGEMM is not available on the %s backend", ctx->ops->name);
     uint64_t ha = 0, hb = 0, hu = 0;
     if (!once) {
         /* A*A and W*W^T are common: hash a shared pattern once */
-        SBM__TRY(pattern_hash(ctx, A, &ha));
+        SBM__TRY(sbm__cbc_pattern_hash(ctx, A, &ha));
         if (B->pattern_id == A->pattern_id)
             hb = ha;
         else
-            SBM__TRY(pattern_hash(ctx, B, &hb));
-        if (U) SBM__TRY(pattern_hash(ctx, U, &hu));
+            SBM__TRY(sbm__cbc_pattern_hash(ctx, B, &hb));
+        if (U) SBM__TRY(sbm__cbc_pattern_hash(ctx, U, &hu));
     }
     SBM__TRY(ctx->ops->gemm_plan(ctx, op_a, A, op_b, B, U, once ? flags | SBM__GEMM_ONCE : flags,
                                  plan, C));
@@ -255,9 +254,9 @@ static sbm_status gemm_execute(sbm_ctx *ctx, const sbm_gemm_plan *plan, double a
             return sbm__error(ctx, SBM_ERR_ALIASING,
                               "argument C is the same matrix as (or shares values with) argument %s",
                               names[t]);
-    SBM__TRY(check_pattern(ctx, "A", A, h->pattern_a, h->hash_a));
-    SBM__TRY(check_pattern(ctx, "B", B, h->pattern_b, h->hash_b));
-    if (U) SBM__TRY(check_pattern(ctx, "U", U, h->pattern_u, h->hash_u));
+    SBM__TRY(sbm__cbc_check_pattern(ctx, "A", A, h->pattern_a, h->hash_a));
+    SBM__TRY(sbm__cbc_check_pattern(ctx, "B", B, h->pattern_b, h->hash_b));
+    if (U) SBM__TRY(sbm__cbc_check_pattern(ctx, "U", U, h->pattern_u, h->hash_u));
     if (C->pattern_id != h->pattern_c)
         return sbm__error(ctx, SBM_ERR_PLAN_MISMATCH,
                           "argument C (%" PRId64 " x %" PRId64 " blocks, %" PRId64

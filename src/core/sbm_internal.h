@@ -432,6 +432,16 @@ sbm_status sbm__cbc_pattern_to_host(sbm_ctx *ctx, const sbm_cbc *A, const int64_
                                     const int32_t **rowind);
 void sbm__cbc_pattern_release(sbm_ctx *ctx, const sbm_cbc *A, const int64_t *colptr,
                               const int32_t *rowind);
+/* Pattern checks of plans (src/core/gemm.c). The fingerprint of X's pattern, computed where it
+ * lives (SBM_ERR_NOT_SUPPORTED if the backend cannot). */
+sbm_status sbm__cbc_pattern_hash(sbm_ctx *ctx, const sbm_cbc *X, uint64_t *hash);
+/* X has the pattern a plan recorded for argument arg: the same pattern instance (id), or equal
+ * arrays (same fingerprint hash); else SBM_ERR_PLAN_MISMATCH naming arg. */
+sbm_status sbm__cbc_check_pattern(sbm_ctx *ctx, const char *arg, const sbm_cbc *X, uint64_t id,
+                                  uint64_t hash);
+/* No block of X below the diagonal; else SBM_ERR_INVALID_ARGUMENT "argument <arg>: block (i, j)
+ * is below the diagonal, but <why>". */
+sbm_status sbm__cbc_check_upper(sbm_ctx *ctx, const char *arg, const sbm_cbc *X, const char *why);
 
 /* Pattern fingerprints. A fingerprint is a sum of independent per-entry mixes (splitmix64's
  * finaliser of the entry's position and value), finished with the dimensions: any backend

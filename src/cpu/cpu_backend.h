@@ -61,4 +61,17 @@ sbm_status sbm__cpu_vec_axpy(sbm_ctx *ctx, int64_t n, double a, const double *x,
 sbm_status sbm__cpu_vec_xpay(sbm_ctx *ctx, int64_t n, const double *x, double a, double *y);
 sbm_status sbm__cpu_vec_scale(sbm_ctx *ctx, int64_t n, double a, double *x);
 
+/* src/cpu/cpu_chol.c: numeric phase of the sparse block Cholesky (multifrontal, LAPACKE/BLAS) */
+struct sbm__chol_symbolic;
+struct sbm__chol_numeric;
+sbm_status sbm__cpu_chol_numeric_create(sbm_ctx *ctx, const struct sbm__chol_symbolic *sym,
+                                        struct sbm__chol_numeric **num);
+sbm_status sbm__cpu_chol_factor(sbm_ctx *ctx, const struct sbm__chol_symbolic *sym,
+                                struct sbm__chol_numeric *num, const sbm_cbc *A, int damping,
+                                double lambda, int64_t *failed);
+sbm_status sbm__cpu_chol_solve(sbm_ctx *ctx, const struct sbm__chol_symbolic *sym,
+                               const struct sbm__chol_numeric *num, int64_t nrhs,
+                               const double *B, int64_t ldb, double *X, int64_t ldx);
+void sbm__cpu_chol_numeric_destroy(struct sbm__chol_numeric *num);
+
 #endif /* SBM_CPU_BACKEND_H */

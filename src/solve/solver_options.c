@@ -44,7 +44,7 @@ sbm_status sbm__check_solver_options(sbm_ctx *ctx, const sbm_solver_options *o)
     if (o->max_iterations < 0)
         return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
                           "argument options: max_iterations = %d must be >= 0", o->max_iterations);
-    if (o->linear_solver < SBM_LINEAR_AUTO || o->linear_solver > SBM_LINEAR_PCG_MATRIX_FREE)
+    if (o->linear_solver < SBM_LINEAR_AUTO || o->linear_solver > SBM_LINEAR_SPARSE_CHOLESKY)
         return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
                           "argument options: linear_solver = %d is not an sbm_linear_solver",
                           (int)o->linear_solver);

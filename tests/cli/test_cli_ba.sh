@@ -500,6 +500,18 @@ runs ba-solve --generate 10,200,4,3 --linear-solver pcg-matrix-free --iterations
     decreases cost 10 "synthetic matrix-free LM"
 [ -s "$TMP/refined.txt" ] && ok || bad "ba-solve -o wrote nothing"
 runs ba-solve --bal "$TMP/refined.txt" --iterations 1 --linear-solver pcg && ok
+# the sparse Cholesky; the stop line; 12 significant digits per iteration; PCG's cap warned
+runs ba-solve --generate 10,200,4,3 --linear-solver sparse --iterations 4 &&
+    decreases cost 10 "synthetic sparse LM"
+grep -q "sparse Cholesky" "$TMP/run.out" && grep -qx "NOT converged: iteration limit" "$TMP/run.out" &&
+    grep -qE "^ +1 +[0-9]\.[0-9]{12}e\+[0-9]+ " "$TMP/run.out" && ok ||
+    bad "ba-solve sparse: solver, stop or cost digits missing: $(cat "$TMP/run.out")"
+runs ba-solve --generate 10,200,4,3 --iterations 30 &&
+    { grep -qx "converged (function tolerance)" "$TMP/run.out" && ok ||
+        bad "ba-solve: no convergence line: $(cat "$TMP/run.out")"; }
+runs ba-solve --generate 10,200,4,3 --linear-solver pcg --pcg-iterations 1 --iterations 2 &&
+    { grep -q "^warning: PCG stopped at its cap of 1 iterations in 2 of 2 steps" "$TMP/run.out" && ok ||
+        bad "ba-solve: no PCG cap warning: $(cat "$TMP/run.out")"; }
 for g in CSAIL intel manhattan parking-garage smallGrid3D sphere2500 tinyGrid3D; do
     runs slam-solve --g2o "$G2O/$g.g2o.bz2" --iterations 2 --pcg-iterations 100 && decreases chi2 1 "$g Gauss-Newton"
 done
@@ -553,7 +565,7 @@ fails 2 "needs one problem" "-" ba-solve --bal "$SMALL" --generate 3,7,2
 fails 2 "invalid --generate" "-" ba-solve --generate 3,7
 fails 1 "--generate" "-" ba-solve --generate 3,7,9
 fails 2 "invalid iteration count" "-" ba-solve --bal "$SMALL" --iterations -1
-fails 2 "unknown linear solver" "-" ba-solve --bal "$SMALL" --linear-solver lu
+fails 2 "unknown linear solver 'lu' (auto, dense, sparse, pcg, pcg-matrix-free)" "-" ba-solve --bal "$SMALL" --linear-solver lu
 fails 2 "invalid PCG tolerance" "-" ba-solve --bal "$SMALL" --pcg-tolerance 2
 fails 2 "needs a graph" "$O" slam-info -o "$O"
 fails 2 "needs an output file" "-" slam-info --g2o "$LOOP"
