@@ -13,6 +13,7 @@
  * tests/README-mutations.md records which injected control-flow bugs these tests catch. */
 #define _POSIX_C_SOURCE 200809L
 
+#include "slam_graphs.h"
 #include "solver_trace.h"
 
 #include <float.h>
@@ -244,19 +245,6 @@ static void test_lm_stop_rules(void **state)
 /* Gauss-Newton                                                                             */
 /* ---------------------------------------------------------------------------------------- */
 
-static sbm_g2o_graph *g2o_from_text(sbm_test_env *e, const char *name, const char *text)
-{
-    char path[700];
-    snprintf(path, sizeof path, "%s/%s.g2o", sbm_test_tmp_dir, name);
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    fputs(text, f);
-    assert_int_equal(fclose(f), 0);
-    sbm_g2o_graph *g = NULL;
-    SBM_ASSERT_OK(e->ctx, sbm_g2o_read(e->ctx, path, &g));
-    return g;
-}
-
 /* The line-search invariants: an accepted iteration lowers chi2 (the poses returned cost what
  * the report says) with a step length 2^-k, k <= 10; a failed search restores the poses bitwise
  * and ends the solve. */
@@ -266,11 +254,11 @@ static run_stats check_gn(const sbm_g2o_graph *g, const trace *t, const sbm_solv
     const size_t bytes = (size_t)t->na * sizeof(double);
     run_stats rs = {0, 0, 0, 0, INFINITY, 0.0};
     assert_int_equal(s->iterations, t->n);
-    assert_cost(s->initial_cost, ref_chi2(&gi, t->x[0]), "initial chi2", 0);
+    assert_cost(s->initial_cost, ref_slam_cost(&gi, t->x[0]), "initial cost", 0);
     double chi2 = s->initial_cost;
     for (int k = 0; k < t->n; k++) {
         const sbm_iteration_report *r = &t->rep[k];
-        print_message("    %2d  step %-10.6g %s  chi2 %.9e -> %.9e\n", r->iteration, r->lambda,
+        print_message("    %2d  step %-10.6g %s  cost %.9e -> %.9e\n", r->iteration, r->lambda,
                       r->accepted ? "accepted" : "rejected", r->cost_before, r->cost);
         assert_int_equal(r->iteration, k + 1);
         assert_true(r->cost_before == chi2);
@@ -279,7 +267,7 @@ static run_stats check_gn(const sbm_g2o_graph *g, const trace *t, const sbm_solv
             const double m = frexp(r->lambda, &ex);
             if (!(m == 0.5 && ex <= 1 && ex >= -9)) fail_msg("step length %.17g", r->lambda);
             if (!(r->cost < r->cost_before)) fail_msg("iteration %d accepted no decrease", k + 1);
-            assert_cost(r->cost, ref_chi2(&gi, t->x[k + 1]), "chi2", k + 1);
+            assert_cost(r->cost, ref_slam_cost(&gi, t->x[k + 1]), "cost", k + 1);
             rs.min_factor = fmin(rs.min_factor, r->lambda);
             rs.accepted++;
         } else {
@@ -294,42 +282,8 @@ static run_stats check_gn(const sbm_g2o_graph *g, const trace *t, const sbm_solv
     assert_int_equal(s->accepted, rs.accepted);
     assert_true(s->final_cost == chi2);
     assert_memory_equal(t->x[t->n], gi.poses, bytes);
-    assert_cost(s->final_cost, ref_chi2(&gi, t->x[t->n]), "final chi2", t->n);
+    assert_cost(s->final_cost, ref_slam_cost(&gi, t->x[t->n]), "final cost", t->n);
     return rs;
-}
-
-/* A seeded 2D loop: 24 poses on a circle, odometry and chords to the pose 5 ahead, exact
- * measurements plus a little noise, the start perturbed by up to 0.8 m and 0.9 rad. */
-static sbm_g2o_graph *noisy_se2_loop(sbm_test_env *e, uint64_t seed, double ts, double as)
-{
-    enum { N = 24 };
-    sbm_test_rng rng = sbm_test_rng_seed(seed);
-    double x[N][3];
-    size_t cap = 64 * 1024, len = 0;
-    char *text = malloc(cap);
-    assert_non_null(text);
-    for (int i = 0; i < N; i++) {
-        const double a = 2.0 * 3.14159265358979323846 * i / N;
-        x[i][0] = 10.0 * cos(a), x[i][1] = 10.0 * sin(a), x[i][2] = a + 1.5707963267948966;
-        const double dx = i ? ts * sbm_test_rng_value(&rng) : 0.0;
-        const double dy = i ? ts * sbm_test_rng_value(&rng) : 0.0;
-        const double dt = i ? as * sbm_test_rng_value(&rng) : 0.0;
-        len += (size_t)snprintf(text + len, cap - len, "VERTEX_SE2 %d %.17g %.17g %.17g\n", i,
-                                x[i][0] + dx, x[i][1] + dy, x[i][2] + dt);
-    }
-    for (int i = 0; i < N; i++)
-        for (int step = 1; step <= 5; step += 4) {
-            const int j = (i + step) % N;
-            double z[3];
-            ref_se2_error(x[i], x[j], (const double[3]){0.0, 0.0, 0.0}, z);
-            for (int a = 0; a < 3; a++) z[a] += 0.02 * sbm_test_rng_value(&rng);
-            len += (size_t)snprintf(text + len, cap - len,
-                                    "EDGE_SE2 %d %d %.17g %.17g %.17g 40 0 0 40 0 100\n", i, j,
-                                    z[0], z[1], z[2]);
-        }
-    sbm_g2o_graph *g = g2o_from_text(e, "loop", text);
-    free(text);
-    return g;
 }
 
 static run_stats run_gn(sbm_test_env *e, sbm_g2o_graph *g, sbm_linear_solver ls, int iterations,
@@ -338,6 +292,7 @@ static run_stats run_gn(sbm_test_env *e, sbm_g2o_graph *g, sbm_linear_solver ls,
     trace t;
     trace_start_g2o(&t, g);
     sbm_solver_options o = traced(ls, iterations, &t);
+    o.method = SBM_METHOD_GAUSS_NEWTON;
     o.function_tolerance = ftol;
     o.pcg_tolerance = 1e-12;
     SBM_TEST_OK_OR_SKIP(e, sbm_slam_solve(e->ctx, g, &o, s));
@@ -385,7 +340,8 @@ static void test_gn_restore(void **state)
         const run_stats rs = run_gn(e, g, kinds[k], 10, 1e-10, &s);
         assert_int_equal(rs.rejected, 1);
         assert_int_equal(s.iterations, 1);
-        assert_true(s.final_cost == s.initial_cost && s.initial_cost > 1.0);
+        assert_true(s.final_cost == s.initial_cost && s.initial_cost > 0.5);
+        assert_int_equal(s.stop_reason, SBM_STOP_NO_PROGRESS);
         sbm_g2o_destroy(g);
     }
 }
@@ -406,6 +362,7 @@ static void test_gn_npd(void **state)
         trace t;
         trace_start_g2o(&t, g);
         sbm_solver_options o = traced(kinds[k], 5, &t);
+        o.method = SBM_METHOD_GAUSS_NEWTON;
         sbm_solver_summary s;
         const sbm_status st = sbm_slam_solve(e->ctx, g, &o, &s);
         SBM_TEST_SKIP_IF_UNSUPPORTED(e, st);
@@ -428,11 +385,13 @@ static void test_gn_stop_rules(void **state)
                                                  "EDGE_SE2 0 1 1 0 0 1 0 0 1 0 1\n");
     run_gn(e, g, SBM_LINEAR_DENSE_CHOLESKY, 10, 1e-10, &s);
     assert_true(s.iterations == 0 && s.initial_cost == 0.0);
+    assert_int_equal(s.stop_reason, SBM_STOP_ZERO_COST);
     sbm_g2o_destroy(g);
     g = g2o_from_text(e, "fixed", "VERTEX_SE2 0 0 0 0\nVERTEX_SE2 1 1 0 0.5\n"
                                   "EDGE_SE2 0 1 1 0 0 1 0 0 1 0 1\nFIX 0 1\n");
     run_gn(e, g, SBM_LINEAR_DENSE_CHOLESKY, 10, 1e-10, &s);
-    assert_true(s.iterations == 0 && s.initial_cost == 0.25);
+    assert_true(s.iterations == 0 && s.initial_cost == 0.125);
+    assert_int_equal(s.stop_reason, SBM_STOP_NONE); /* no unknowns */
     sbm_g2o_destroy(g);
 
     /* max_iterations: the last step is not linearised again */
@@ -440,9 +399,11 @@ static void test_gn_stop_rules(void **state)
     trace t;
     trace_start_g2o(&t, g);
     sbm_solver_options o = traced(SBM_LINEAR_DENSE_CHOLESKY, 2, &t);
+    o.method = SBM_METHOD_GAUSS_NEWTON;
     SBM_TEST_OK_OR_SKIP(e, sbm_slam_solve(e->ctx, g, &o, &s));
     check_gn(g, &t, &s);
     assert_int_equal(s.iterations, 2);
+    assert_int_equal(s.stop_reason, SBM_STOP_MAX_ITERATIONS);
     assert_true(t.rep[0].accepted && t.rep[0].time_linearize > 0.0);
     assert_true(t.rep[1].accepted && t.rep[1].time_linearize == 0.0);
     trace_free(&t);
@@ -452,10 +413,12 @@ static void test_gn_stop_rules(void **state)
     g = noisy_se2_loop(e, 32, 3.0, 3.0);
     trace_start_g2o(&t, g);
     o = traced(SBM_LINEAR_DENSE_CHOLESKY, 30, &t);
+    o.method = SBM_METHOD_GAUSS_NEWTON;
     o.function_tolerance = 1e-4;
     SBM_TEST_OK_OR_SKIP(e, sbm_slam_solve(e->ctx, g, &o, &s));
     check_gn(g, &t, &s);
     assert_true(s.iterations < 30);
+    assert_int_equal(s.stop_reason, SBM_STOP_FUNCTION_TOLERANCE);
     for (int k = 0; k < t.n; k++) {
         const sbm_iteration_report *r = &t.rep[k];
         assert_int_equal(r->cost_before - r->cost <= 1e-4 * r->cost_before, k == t.n - 1);

@@ -60,6 +60,9 @@ sbm_status sbm__pcg(sbm_ctx *ctx, int64_t n, sbm__apply_fn apply, void *apply_da
 /* Solve A x = b for SPD A given by its upper block triangle (any backend): dense Cholesky on the
  * host. @return SBM_ERR_NOT_POSITIVE_DEFINITE (with a message) if the factorisation fails. */
 sbm_status sbm__dense_spd_solve(sbm_ctx *ctx, const sbm_cbc *A, const double *h_b, double *h_x);
+/* The same, with *failed the 0-based scalar column where the factorisation failed (-1 if not). */
+sbm_status sbm__dense_spd_solve_at(sbm_ctx *ctx, const sbm_cbc *A, const double *h_b, double *h_x,
+                                   int64_t *failed);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Block-diagonal preconditioners                                                           */

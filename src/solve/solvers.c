@@ -230,6 +230,14 @@ done:
 
 sbm_status sbm__dense_spd_solve(sbm_ctx *ctx, const sbm_cbc *A, const double *h_b, double *h_x)
 {
+    int64_t failed;
+    return sbm__dense_spd_solve_at(ctx, A, h_b, h_x, &failed);
+}
+
+sbm_status sbm__dense_spd_solve_at(sbm_ctx *ctx, const sbm_cbc *A, const double *h_b, double *h_x,
+                                   int64_t *failed)
+{
+    *failed = -1;
     const int64_t n = A->nbr * A->r;
     if (A->nbr != A->nbc || A->r != A->c)
         return sbm__error(ctx, SBM_ERR_BLOCK_SHAPE,
@@ -280,6 +288,7 @@ sbm_status sbm__dense_spd_solve(sbm_ctx *ctx, const sbm_cbc *A, const double *h_
         }
     lapack_int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', (lapack_int)n, M, (lapack_int)n);
     if (info != 0) {
+        *failed = (int64_t)info - 1;
         st = sbm__error(ctx, SBM_ERR_NOT_POSITIVE_DEFINITE,
                         "dense Cholesky of the %" PRId64 " x %" PRId64
                         " system failed at column %d (dpotrf info %d)",
