@@ -91,7 +91,7 @@ def parse_sbm(out, what):
     # the summary prints milliseconds: a solve under 0.5 ms reads 0.000 and counts as 0.5 ms
     return {"initial_cost": float(m.group(1)), "final_cost": float(m.group(2)),
             "iterations": int(m.group(3)), "stop": stop,
-            "time_s": max(float(t.group(1)), 0.0005)}
+            "time_s": max(float(t.group(1)), 0.0005), "floor": float(t.group(1)) < 0.0005}
 
 
 def parse_keys(out):
@@ -104,6 +104,7 @@ def median_runs(fn, repeat):
     times = [r["time_s"] for r in rows]
     row = dict(rows[-1])
     row["time_s"] = statistics.median(times)
+    row["floor"] = any(r.get("floor") for r in rows) and row["time_s"] <= 0.0005
     row["times_s"] = " ".join(f"{x:.4g}" for x in times)
     return row
 
@@ -152,7 +153,7 @@ def slam(args, sbm, graphs, tmp):
         rows.append({"part": "slam", "case": name, "tool": "sbm", "threads": 1,
                      "iterations": r["iterations"], "stop": r["stop"], **half,
                      "reference": ref, "rel_to_reference": d, "reached": int(d <= args.opt_rtol),
-                     "time_s": r["time_s"], "times_s": r["times_s"],
+                     "time_s": r["time_s"], "times_s": r["times_s"], "floor": r["floor"],
                      "note": "0.5*chi2 (g2o objective); " + refnote})
         g = gt.get(name)
         if g:
@@ -181,7 +182,7 @@ def gtsam_runs(args, graphs):
             "rel_to_reference": gap, "reached": int(gap <= args.opt_rtol),
             "time_s": statistics.median(times), "times_s": " ".join(f"{x:.4g}" for x in times),
             "note": (f"GTSAM objective, reference = its own optimum ({j['own_iterations']} it. "
-                     f"to 1e-12); g2o objective at its result {j['g2o_final_error']:.7g} (start "
+                     f"to 1e-12 in {j['own_time_s']:.4g} s); g2o objective at its result {j['g2o_final_error']:.7g} (start "
                      f"{j['g2o_initial_error']:.7g}); prior {j['prior_error']:.1e}"),
         }
     return res
@@ -302,6 +303,9 @@ def markdown(rows, meta):
                 why = [w for w, bad in (("sbm not at its optimum", not reached),
                                         ("slower", ratio < 1)) if bad]
                 verdict = "met" if not why else "not met (" + ", ".join(why) + ")"
+                if r.get("floor") and ratio < 1:
+                    verdict = ("undetermined (sbm's summary reads 0.000 s: under 0.5 ms, "
+                               "GTSAM's time is below that)")
                 if g["reached"] != 1:
                     verdict += "; GTSAM stopped short of its optimum"
                 if "own optimum" in r["note"]:
@@ -337,6 +341,8 @@ def markdown(rows, meta):
                 ok_cost, ok_speed = r["reached"] == 1, sp >= 4
                 verdict = ("met" if ok_cost and ok_speed else "not met (" + ", ".join(
                     w for w, bad in (("cost", not ok_cost), ("speed", not ok_speed)) if bad) + ")")
+                if not r["case"].startswith("synthetic"):
+                    verdict = "not a target size; criteria " + verdict
                 ccols = [fmt(c["final_cost"], ".10e"), str(c["iterations"]),
                          c["stop"].split(" ")[0], fmt(c["time_s"]),
                          fmt(r["rel_to_reference"], ".1e"), f"{sp:.2f}"]
