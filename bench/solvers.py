@@ -373,7 +373,7 @@ def main():
     ap.add_argument("--ceres-timeout", type=float, default=None,
                     help="seconds a ceres-ba run may take (default: no limit)")
     ap.add_argument("--opt-rtol", type=float, default=1e-6)
-    ap.add_argument("--own-iterations", type=int, default=100,
+    ap.add_argument("--own-iterations", type=int, default=1000,
                     help="sbm's iterations to find its own optimum where the issue gives none")
     ap.add_argument("--graphs", default="", help="graph names (default: all of DATA/g2o)")
     ap.add_argument("--skip-slam", action="store_true")
