@@ -27,10 +27,10 @@ sbm_status sbm__slam_gauss_newton(sbm__slam_run *r)
 
         sbm_status st = sbm__slam_run_solve(r, SBM_DAMPING_NONE, 0.0, &rep);
         if (st != SBM_SUCCESS) {
+            /* the failed solve ends the run before sbm__solver_end_iteration counts it */
             if (st == SBM_ERR_NOT_POSITIVE_DEFINITE && r->summary) r->summary->linear_failures++;
             return st;
         }
-        if (rep.linear_capped && r->summary) r->summary->linear_capped++;
 
         /* backtracking line search */
         const double ts = sbm__now(ctx, 1);

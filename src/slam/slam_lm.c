@@ -35,13 +35,11 @@ sbm_status sbm__slam_levenberg_marquardt(sbm__slam_run *r)
         const double t_it = sbm__now(ctx, 1);
 
         sbm_status st = sbm__slam_run_solve(r, SBM_DAMPING_DIAGONAL, lambda, &rep);
-        if (st == SBM_ERR_NOT_POSITIVE_DEFINITE) {
+        /* summary.linear_failures / linear_capped: counted from rep by sbm__solver_end_iteration */
+        if (st == SBM_ERR_NOT_POSITIVE_DEFINITE)
             rep.linear_failed = 1;
-            if (r->summary) r->summary->linear_failures++;
-        } else if (st != SBM_SUCCESS) {
+        else if (st != SBM_SUCCESS)
             return st;
-        }
-        if (rep.linear_capped && r->summary) r->summary->linear_capped++;
 
         /* the step, its cost and the decrease the damped model predicts */
         const double ts = sbm__now(ctx, 1);
