@@ -14,10 +14,10 @@
 // Defaults follow sbm_solver_default_options() as of this commit: function tolerance 1e-10,
 // gradient and parameter tolerances 0 (sbm does not stop on them by default), initial lambda
 // 1e-4 (Ceres' initial trust region radius is 1/lambda: 1e4, its own default), 10 iterations;
-// bench/solvers.sh passes the values it runs sbm with. Ceres' LM damping is Marquardt's
+// bench/solvers.py passes the values it runs sbm with. Ceres' LM damping is Marquardt's
 // diag(J^T J) clamped to [1e-6, 1e32], sbm's SBM_DAMPING_DIAGONAL.
 //
-// Output: key: value lines (final cost with %.12e), parsed by bench/solvers.sh.
+// Output: key: value lines (final cost with %.12e), parsed by bench/solvers.py.
 #include <bzlib.h>
 #include <ceres/ceres.h>
 #include <ceres/rotation.h>

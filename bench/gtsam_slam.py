@@ -41,7 +41,7 @@ Threads: the pip wheel links neither TBB nor OpenMP, so GTSAM runs on one thread
 OPENBLAS_NUM_THREADS and MKL_NUM_THREADS are set to 1 all the same (reported as "threads").
 
 Without the python module gtsam the script prints "GTSAM: skipped (python module gtsam not
-installed)" and exits 0, so that bench/solvers.sh goes on with sbm alone.
+installed)" and exits 0, so that bench/solvers.py goes on with sbm alone.
 """
 import argparse
 import csv

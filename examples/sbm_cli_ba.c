@@ -5,8 +5,9 @@
  *                  [--linear-solver auto|dense|sparse|pcg|pcg-matrix-free] [--pcg-iterations N]
  *                  [--pcg-tolerance T] [-o refined.txt]
  *   sbm slam-info  --g2o FILE [--backend ...] -o L.mtx [--rhs b.txt]
- *   sbm slam-solve --g2o FILE [--backend ...] [--iterations N] [--linear-solver auto|dense|pcg]
- *                  [--pcg-iterations N] [--pcg-tolerance T]
+ *   sbm slam-solve --g2o FILE [--backend ...] [--method lm|gn] [--iterations N]
+ *                  [--linear-solver auto|sparse|dense|pcg] [--pcg-iterations N]
+ *                  [--pcg-tolerance T] [-o optimised.g2o]
  *   sbm bal-generate --cameras N --points N [--obs-per-point K] [--seed S] [--noise PX]
  *                  [--perturbation X] -o FILE
  *
@@ -51,8 +52,9 @@ static const char *const usage_ba_solve =
     "                    [--pcg-iterations N] [--pcg-tolerance T] [-o refined.txt]\n"
     "\n"
     "Levenberg-Marquardt bundle adjustment on the reduced camera system; one line per\n"
-    "iteration (cost 0.5 |r|^2 before and after, damping, PCG iterations, seconds spent\n"
-    "linearising, forming S, solving, updating; a rejected step whose factorisation failed is\n"
+    "iteration (cost 0.5 |r|^2 before and after to 12 digits, damping, accepted / rejected /\n"
+    "lin-fail, max |gradient|, |step|, PCG iterations (* at the cap), seconds spent\n"
+    "linearising, forming S, solving, updating; a failed factorisation, a rejected step, is\n"
     "followed by the failure, naming the camera or point as numbered in the file), then where\n"
     "the time went and why the solve stopped: \"converged (function tolerance)\" (or gradient,\n"
     "parameter tolerance, zero cost) or \"NOT converged: iteration limit\" (or no progress),\n"
@@ -62,10 +64,13 @@ static const char *const usage_ba_solve =
     "  --generate C,P,K[,SEED]  a seeded synthetic problem: C cameras, P points, each seen by K\n"
     "                      cameras (SEED default 1)\n"
     "  --backend B         cpu (default), cuda, auto (cuda when a GPU is present)\n"
-    "  --iterations N      iterations at most (default 10)\n"
-    "  --linear-solver S   auto (default: dense Cholesky up to 2000 unknowns of S, else sparse),\n"
-    "                      dense, sparse (supernodal Cholesky of S, planned once), pcg\n"
-    "                      (block-Jacobi on the explicit S), pcg-matrix-free\n"
+    "  --iterations N      iterations at most (default 200); the run also stops when the cost\n"
+    "                      falls by at most 1e-10 of itself, max |gradient| <= 1e-10 or\n"
+    "                      |step| <= 1e-10 (|x| + 1e-10)\n"
+    "  --linear-solver S   auto (default: dense Cholesky up to 2000 unknowns of S; above,\n"
+    "                      sparse, or pcg / pcg-matrix-free where S is nearly dense), dense,\n"
+    "                      sparse (supernodal Cholesky of S, planned once), pcg (block-Jacobi\n"
+    "                      on the explicit S), pcg-matrix-free (S never formed)\n"
     "  --pcg-iterations N  PCG iterations per step at most (default 200)\n"
     "  --pcg-tolerance T   PCG relative residual (default 1e-8)\n"
     "  -o, --output FILE   write the refined problem in BAL format\n";
@@ -83,16 +88,30 @@ static const char *const usage_slam_info =
     "  --rhs FILE          b = J^T Omega e, one value per line (the step solves Lambda dx = -b)\n";
 
 static const char *const usage_slam_solve =
-    "usage: sbm slam-solve --g2o FILE [--backend cpu|cuda|auto] [--iterations N]\n"
-    "                      [--linear-solver auto|dense|pcg] [--pcg-iterations N]\n"
-    "                      [--pcg-tolerance T]\n"
+    "usage: sbm slam-solve --g2o FILE [--backend cpu|cuda|auto] [--method lm|gn]\n"
+    "                      [--iterations N] [--linear-solver auto|sparse|dense|pcg]\n"
+    "                      [--pcg-iterations N] [--pcg-tolerance T] [-o optimised.g2o]\n"
     "\n"
-    "Gauss-Newton with a backtracking line search; chi2 per iteration.\n"
+    "Optimises a g2o pose graph from its poses (the spanning-tree start for files without VERTEX\n"
+    "lines). The cost is 0.5 chi2 = 0.5 sum e^T Omega e (half g2o's chi2). One line per\n"
+    "iteration: the cost before and after (12 digits), lambda (LM) or the step length (GN),\n"
+    "accepted / rejected / linear failure (Lambda + damping not positive definite: a rejected\n"
+    "step, the vertex named below it), max |gradient|, |step|, PCG iterations, seconds spent\n"
+    "linearising, forming Lambda, solving, updating. Then why it stopped: 'converged (function\n"
+    "tolerance)' etc. or 'NOT converged: iteration limit' / 'NOT converged: no progress'.\n"
     "\n"
-    "  --iterations N      iterations at most (default 10)\n"
-    "  --linear-solver S   auto (default: dense Cholesky up to 2000 unknowns, else pcg), dense, pcg\n"
+    "  --method M          lm (default): Levenberg-Marquardt, gain-ratio damping of Lambda's\n"
+    "                      diagonal; gn: Gauss-Newton with a backtracking line search\n"
+    "  --iterations N      iterations at most (default 100); the run also stops when the cost\n"
+    "                      falls by at most 1e-10 of itself, max |gradient| <= 1e-10 or\n"
+    "                      |step| <= 1e-10 (|x| + 1e-10)\n"
+    "  --linear-solver S   auto (default: sparse), sparse (block Cholesky, planned once,\n"
+    "                      factored every iteration), dense (LAPACK on the host), pcg\n"
+    "                      (block-Jacobi; inexact when it hits its iteration cap)\n"
     "  --pcg-iterations N  PCG iterations per step at most (default 500)\n"
-    "  --pcg-tolerance T   PCG relative residual (default 1e-8)\n";
+    "  --pcg-tolerance T   PCG relative residual (default 1e-8)\n"
+    "  -o, --output FILE   write the optimised graph in g2o format (the types read, %.17g, a\n"
+    "                      FIX line for every vertex held fixed; \".bz2\": compressed)\n";
 
 static const char *const usage_bal_generate =
     "usage: sbm bal-generate --cameras N --points N [--obs-per-point K] [--seed S]\n"
@@ -116,6 +135,7 @@ typedef struct cli_opts {
     const char *rhs;                 /* --rhs */
     int iterations;                  /* --iterations (-1: default) */
     int linear_solver;               /* sbm_linear_solver, -1: default */
+    int method;                      /* slam-solve --method: sbm_solver_method, -1: default */
     int pcg_iterations;              /* -1: default */
     double pcg_tolerance;            /* 0: default */
     int64_t cameras, points, obs;    /* bal-generate */
@@ -132,7 +152,8 @@ enum {
     OPT_OUT = 1 << 4,
     OPT_RHS = 1 << 5,
     OPT_SOLVER = 1 << 6, /* --iterations, --linear-solver, --pcg-* */
-    OPT_GEN = 1 << 7     /* bal-generate's options */
+    OPT_GEN = 1 << 7,    /* bal-generate's options */
+    OPT_METHOD = 1 << 8  /* slam-solve --method */
 };
 
 static const struct {
@@ -147,7 +168,7 @@ static const struct {
     {"--pcg-tolerance", OPT_SOLVER},  {"--cameras", OPT_GEN},
     {"--points", OPT_GEN},            {"--obs-per-point", OPT_GEN},
     {"--seed", OPT_GEN},              {"--noise", OPT_GEN},
-    {"--perturbation", OPT_GEN},
+    {"--perturbation", OPT_GEN},      {"--method", OPT_METHOD},
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
 
@@ -174,12 +195,16 @@ static const char *set_option(cli_opts *o, const char *name, const char *v, unsi
         else if (!strcmp(v, "pcg")) o->linear_solver = SBM_LINEAR_PCG;
         else if (!strcmp(v, "pcg-matrix-free") && (mask & OPT_GENERATE))
             o->linear_solver = SBM_LINEAR_PCG_MATRIX_FREE;
-        else if (!strcmp(v, "sparse") && (mask & OPT_GENERATE))
+        else if (!strcmp(v, "sparse") && (mask & (OPT_GENERATE | OPT_METHOD)))
             o->linear_solver = SBM_LINEAR_SPARSE_CHOLESKY;
         else if (mask & OPT_GENERATE)
             return "unknown linear solver '%s' (auto, dense, sparse, pcg, pcg-matrix-free)";
         else
-            return "unknown linear solver '%s' (auto, dense, pcg)";
+            return "unknown linear solver '%s' (auto, sparse, dense, pcg)";
+    } else if (!strcmp(name, "--method")) {
+        if (!strcmp(v, "lm")) o->method = SBM_METHOD_LEVENBERG_MARQUARDT;
+        else if (!strcmp(v, "gn")) o->method = SBM_METHOD_GAUSS_NEWTON;
+        else return "unknown method '%s' (lm or gn)";
     } else if (!strcmp(name, "--pcg-iterations")) {
         if (!cli_parse_int64(v, 1, 10000000, &n))
             return "invalid PCG iteration count '%s' (1 to 10000000)";
@@ -211,6 +236,7 @@ static int parse(int argc, char **argv, unsigned mask, const char *cmd, const ch
     o->backend = CLI_BACKEND_CPU;
     o->iterations = -1;
     o->linear_solver = -1;
+    o->method = -1;
     o->pcg_iterations = -1;
     o->obs = 4;
     o->seed = 1;
@@ -420,79 +446,61 @@ done:
 /* ba-solve and slam-solve                                                                  */
 /* ---------------------------------------------------------------------------------------- */
 
-typedef struct print_state {
-    int slam;     /* chi2 and step length instead of cost and lambda */
-    sbm_ctx *ctx; /* holds the message of a failed factorisation */
-} print_state;
-
-static void print_iteration(void *user, const sbm_iteration_report *r)
+/* ba-solve's report: one line per iteration, the failure of a rejected factorisation below
+ * its line (user: the context, which holds the message). */
+static void ba_print_iteration(void *user, const sbm_iteration_report *r)
 {
-    const print_state *ps = user;
-    if (r->iteration == 1) {
-        printf("%4s  %19s  %19s  %-8s  %9s  %5s  %9s  %9s  %9s  %9s  %9s\n", "iter",
-               ps->slam ? "chi2" : "cost", ps->slam ? "new chi2" : "new cost", "step",
-               ps->slam ? "length" : "lambda", "pcg", "lin(s)", ps->slam ? "Lambda(s)" : "Schur(s)",
-               "solve(s)", "update(s)", "total(s)");
-    }
-    printf("%4d  %19.12e  %19.12e  %-8s  %9.2e  %5d  %9.4f  %9.4f  %9.4f  %9.4f  %9.4f\n", r->iteration,
-           r->cost_before, r->cost, r->accepted ? "accepted" : "rejected", r->lambda,
-           r->linear_iterations, r->time_linearize, r->time_schur, r->time_solve, r->time_update,
+    if (r->iteration == 1)
+        printf("%4s  %19s  %19s  %9s  %-8s  %9s  %9s  %5s  %8s  %8s  %8s  %9s  %8s\n", "iter",
+               "cost", "new cost", "lambda", "result", "|gradient|", "|step|", "pcg", "lin(s)",
+               "Schur(s)", "solve(s)", "update(s)", "total(s)");
+    const char *result = r->accepted ? "accepted" : r->linear_failed ? "lin-fail" : "rejected";
+    char pcg[16];
+    snprintf(pcg, sizeof pcg, "%d%s", r->linear_iterations, r->linear_capped ? "*" : "");
+    printf("%4d  %19.12e  %19.12e  %9.2e  %-8s  %9.2e  %9.2e  %5s  %8.4f  %8.4f  %8.4f  %9.4f  "
+           "%8.4f\n",
+           r->iteration, r->cost_before, r->cost, r->lambda, result, r->gradient_norm,
+           r->step_norm, pcg, r->time_linearize, r->time_schur, r->time_solve, r->time_update,
            r->time_total);
-    if (r->linear_failed && !ps->slam)
-        printf("      step rejected, the factorisation failed: %s\n", sbm_ctx_last_error(ps->ctx));
+    if (r->linear_failed)
+        printf("      step rejected: %s\n", sbm_ctx_last_error((sbm_ctx *)user));
     fflush(stdout);
 }
 
-static void print_summary(const sbm_solver_summary *s, const char *what, int slam)
+/* Solve the problem with the options of o: a line per iteration, where the time went, why it
+ * stopped. @return 0 or EXIT_FAILURE (reported). */
+static int ba_solve_run(const cli_opts *o, const ba_cmd *c)
 {
-    const double tot = s->time_total > 0 ? s->time_total : 1e-300;
-    printf("%s %.12e -> %.12e (%.3g times lower) in %d iterations (%d accepted), %s\n", what,
-           s->initial_cost, s->final_cost,
-           s->final_cost > 0 ? s->initial_cost / s->final_cost : INFINITY, s->iterations, s->accepted,
-           solver_name(s->linear_solver));
-    printf("time %.3f s: linearize %.3f s (%.0f%%), %s %.3f s (%.0f%%), solve %.3f s (%.0f%%), "
-           "update %.3f s (%.0f%%)\n",
-           s->time_total, s->time_linearize, 100 * s->time_linearize / tot, slam ? "Lambda" : "Schur",
-           s->time_schur, 100 * s->time_schur / tot, s->time_solve, 100 * s->time_solve / tot,
-           s->time_update, 100 * s->time_update / tot);
-}
-
-/* ba-solve's last lines: why the solve stopped, and whether PCG was cut short. */
-static void print_stop(const sbm_solver_summary *s, const sbm_solver_options *so)
-{
-    printf("max |gradient| %.6e at the returned parameters\n", s->final_gradient_norm);
-    if (s->linear_failures > 0)
-        printf("%d of %d steps rejected because the factorisation failed\n", s->linear_failures,
-               s->iterations);
-    if (s->linear_capped > 0)
-        printf("warning: PCG stopped at its cap of %d iterations in %d of %d steps (the steps are "
-               "inexact: raise --pcg-iterations or use --linear-solver sparse)\n",
-               so->pcg_max_iterations, s->linear_capped, s->iterations);
-    if (sbm_stop_reason_converged(s->stop_reason))
-        printf("converged (%s)\n", sbm_stop_reason_name(s->stop_reason));
-    else
-        printf("NOT converged: %s\n", sbm_stop_reason_name(s->stop_reason));
-}
-
-/* Solve the command's problem (or graph) with the options of o, a line per iteration and the
- * summary. @return 0 or EXIT_FAILURE (reported). */
-static int solve(const cli_opts *o, const ba_cmd *c)
-{
-    print_state ps = {c->g != NULL, c->ctx};
     sbm_solver_options so = sbm_solver_default_options();
-    if (ps.slam) so.pcg_max_iterations = 500;
     if (o->iterations >= 0) so.max_iterations = o->iterations;
     if (o->linear_solver >= 0) so.linear_solver = (sbm_linear_solver)o->linear_solver;
     if (o->pcg_iterations > 0) so.pcg_max_iterations = o->pcg_iterations;
     if (o->pcg_tolerance > 0) so.pcg_tolerance = o->pcg_tolerance;
-    so.callback = print_iteration;
-    so.user = &ps;
+    so.callback = ba_print_iteration;
+    so.user = c->ctx;
     sbm_solver_summary s;
-    const sbm_status st = ps.slam ? sbm_slam_solve(c->ctx, c->g, &so, &s)
-                                  : sbm_ba_solve(c->ctx, c->p, &so, &s);
-    if (st != SBM_SUCCESS) return cli_lib_error(c->ctx, ps.slam ? o->g2o : o->bal);
-    print_summary(&s, ps.slam ? "chi2" : "cost", ps.slam);
-    if (!ps.slam) print_stop(&s, &so);
+    if (sbm_ba_solve(c->ctx, c->p, &so, &s) != SBM_SUCCESS) return cli_lib_error(c->ctx, o->bal);
+    const double tot = s.time_total > 0 ? s.time_total : 1e-300;
+    printf("cost %.12e -> %.12e (%.3g times lower) in %d iterations (%d accepted), %s; "
+           "max |gradient| %.3e\n",
+           s.initial_cost, s.final_cost, s.final_cost > 0 ? s.initial_cost / s.final_cost : INFINITY,
+           s.iterations, s.accepted, solver_name(s.linear_solver), s.final_gradient_norm);
+    printf("time %.3f s: linearize %.3f s (%.0f%%), Schur %.3f s (%.0f%%), solve %.3f s (%.0f%%), "
+           "update %.3f s (%.0f%%)\n",
+           s.time_total, s.time_linearize, 100 * s.time_linearize / tot, s.time_schur,
+           100 * s.time_schur / tot, s.time_solve, 100 * s.time_solve / tot, s.time_update,
+           100 * s.time_update / tot);
+    if (s.linear_failures > 0)
+        printf("%d of %d steps rejected: the factorisation failed\n", s.linear_failures,
+               s.iterations);
+    if (s.linear_capped > 0)
+        printf("warning: PCG hit its %d-iteration cap in %d of %d solves; the steps were inexact "
+               "(raise --pcg-iterations or use --linear-solver sparse)\n",
+               so.pcg_max_iterations, s.linear_capped, s.iterations);
+    if (sbm_stop_reason_converged(s.stop_reason))
+        printf("converged (%s)\n", sbm_stop_reason_name(s.stop_reason));
+    else
+        printf("NOT converged: %s\n", sbm_stop_reason_name(s.stop_reason));
     return 0;
 }
 
@@ -541,7 +549,7 @@ int sbm_cli_ba_solve(int argc, char **argv)
                g.pixel_noise);
     printf(": %lld cameras, %lld points, %lld observations; backend %s\n", (long long)pi.cameras,
            (long long)pi.points, (long long)pi.observations, cli_backend_name(c.ctx));
-    if (solve(&o, &c) != 0) goto done;
+    if (ba_solve_run(&o, &c) != 0) goto done;
     if (o.out) {
         if (sbm_bal_write(c.host, o.out, c.p) != SBM_SUCCESS) {
             cli_lib_error(c.host, NULL);
@@ -614,14 +622,90 @@ done:
     return rc;
 }
 
+/* slam-solve's report: one line per iteration, the failure of a rejected factorisation below
+ * its line. */
+typedef struct slam_print {
+    sbm_ctx *ctx;    /* holds the message of a failed factorisation */
+    int lm;          /* Levenberg-Marquardt: lambda; Gauss-Newton: the step length */
+    int iterative;   /* PCG: its iterations */
+} slam_print;
+
+static void slam_print_iteration(void *user, const sbm_iteration_report *r)
+{
+    const slam_print *sp = user;
+    if (r->iteration == 1)
+        printf("%4s  %19s  %19s  %9s  %-8s  %9s  %9s  %5s  %8s  %9s  %8s  %9s  %8s\n", "iter",
+               "cost", "new cost", sp->lm ? "lambda" : "step", "result", "|gradient|", "|step|",
+               "pcg", "lin(s)", "Lambda(s)", "solve(s)", "update(s)", "total(s)");
+    const char *result = r->accepted ? "accepted" : r->linear_failed ? "lin-fail" : "rejected";
+    char pcg[16] = "-";
+    if (sp->iterative)
+        snprintf(pcg, sizeof pcg, "%d%s", r->linear_iterations, r->linear_capped ? "*" : "");
+    printf("%4d  %19.12e  %19.12e  %9.2e  %-8s  %9.2e  %9.2e  %5s  %8.4f  %9.4f  %8.4f  %9.4f  "
+           "%8.4f\n",
+           r->iteration, r->cost_before, r->cost, r->lambda, result, r->gradient_norm,
+           r->step_norm, pcg, r->time_linearize, r->time_schur, r->time_solve, r->time_update,
+           r->time_total);
+    if (r->linear_failed) printf("      step rejected: %s\n", sbm_ctx_last_error(sp->ctx));
+    fflush(stdout);
+}
+
+/* Solve the graph with the options of o; -o writes the result. @return 0 or EXIT_FAILURE. */
+static int slam_solve_run(const cli_opts *o, const ba_cmd *c)
+{
+    sbm_solver_options so = sbm_solver_default_options();
+    so.pcg_max_iterations = 500;
+    if (o->iterations >= 0) so.max_iterations = o->iterations;
+    if (o->linear_solver >= 0) so.linear_solver = (sbm_linear_solver)o->linear_solver;
+    if (o->method >= 0) so.method = (sbm_solver_method)o->method;
+    if (o->pcg_iterations > 0) so.pcg_max_iterations = o->pcg_iterations;
+    if (o->pcg_tolerance > 0) so.pcg_tolerance = o->pcg_tolerance;
+    const int lm = so.method == SBM_METHOD_LEVENBERG_MARQUARDT;
+    slam_print sp = {c->ctx, lm, so.linear_solver == SBM_LINEAR_PCG};
+    so.callback = slam_print_iteration;
+    so.user = &sp;
+    printf("%s, cost 0.5 chi2\n", lm ? "Levenberg-Marquardt" : "Gauss-Newton");
+    sbm_solver_summary s;
+    if (sbm_slam_solve(c->ctx, c->g, &so, &s) != SBM_SUCCESS) return cli_lib_error(c->ctx, o->g2o);
+    const double tot = s.time_total > 0 ? s.time_total : 1e-300;
+    printf("cost %.12e -> %.12e in %d iterations (%d accepted), %s; max |gradient| %.3e\n",
+           s.initial_cost, s.final_cost, s.iterations, s.accepted,
+           solver_name(s.linear_solver), s.final_gradient_norm);
+    printf("time %.3f s: linearize %.3f s (%.0f%%), Lambda %.3f s (%.0f%%), solve %.3f s (%.0f%%), "
+           "update %.3f s (%.0f%%)\n",
+           s.time_total, s.time_linearize, 100 * s.time_linearize / tot, s.time_schur,
+           100 * s.time_schur / tot, s.time_solve, 100 * s.time_solve / tot, s.time_update,
+           100 * s.time_update / tot);
+    if (s.linear_failures > 0)
+        printf("%d of %d steps rejected: Lambda + damping was not positive definite\n",
+               s.linear_failures, s.iterations);
+    if (s.linear_capped > 0)
+        printf("warning: PCG hit its %d-iteration cap in %d of %d solves; the steps were inexact\n",
+               so.pcg_max_iterations, s.linear_capped, s.iterations);
+    if (sbm_stop_reason_converged(s.stop_reason))
+        printf("converged (%s)\n", sbm_stop_reason_name(s.stop_reason));
+    else if (s.stop_reason == SBM_STOP_NONE)
+        printf("nothing to optimise (every vertex is fixed)\n");
+    else
+        printf("NOT converged: %s\n", sbm_stop_reason_name(s.stop_reason));
+    if (o->out) {
+        if (sbm_g2o_write(c->host, c->g, o->out) != SBM_SUCCESS)
+            return cli_lib_error(c->host, NULL);
+        printf("wrote %s\n", o->out);
+    }
+    return 0;
+}
+
 int sbm_cli_slam_solve(int argc, char **argv)
 {
     cli_opts o;
-    int rc = parse(argc, argv, OPT_BACKEND | OPT_G2O | OPT_SOLVER, "slam-solve", usage_slam_solve,
-                   &o);
+    int rc = parse(argc, argv, OPT_BACKEND | OPT_G2O | OPT_SOLVER | OPT_METHOD | OPT_OUT,
+                   "slam-solve", usage_slam_solve, &o);
     if (rc >= 0) return rc;
     if (!o.g2o)
         return needs(usage_slam_solve, "slam-solve", "a graph: --g2o FILE");
+    if (o.out && !o.out[0])
+        return needs(usage_slam_solve, "slam-solve", "an output file name: -o FILE");
     ba_cmd c;
     rc = EXIT_FAILURE;
     if (cmd_open(&o, NULL, &c) != 0) goto done;
@@ -629,7 +713,7 @@ int sbm_cli_slam_solve(int argc, char **argv)
     printf("graph: %s: %dD, %lld vertices (%lld fixed), %lld edges%s; backend %s\n", o.g2o, gi.dim,
            (long long)gi.vertices, (long long)gi.fixed, (long long)gi.edges,
            gi.from_edges ? ", poses from a spanning tree" : "", cli_backend_name(c.ctx));
-    if (solve(&o, &c) != 0) goto done;
+    if (slam_solve_run(&o, &c) != 0) goto done;
     rc = 0;
 done:
     cmd_close(&c);

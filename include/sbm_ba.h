@@ -125,7 +125,10 @@ void sbm_schur_plan_destroy(sbm_schur_plan *plan);
  * SBM_LINEAR_SPARSE_CHOLESKY (sbm_chol_plan once for S's fixed pattern, sbm_chol_factor of the
  * damped S every iteration), SBM_LINEAR_PCG (block Jacobi on the explicit S) or
  * SBM_LINEAR_PCG_MATRIX_FREE; AUTO takes dense Cholesky up to dense_max_dim unknowns of S
- * (9 per camera) and the sparse Cholesky above. A factorisation that fails (a block of V, or S,
+ * (9 per camera); above, matrix-free PCG when S would hold more values than W and V^-1 W (cameras
+ * sharing points with most others), else the sparse Cholesky unless its symbolic analysis
+ * finds a factorisation dearer than ~100 PCG iterations, then PCG on the explicit S
+ * (bench/NOTES-ba-solve.md). A factorisation that fails (a block of V, or S,
  * not positive definite) is a rejected step: lambda rises, summary->linear_failures counts it,
  * the report says linear_failed, and the context keeps the message, which names the point (V)
  * or the camera (S's block column) as numbered in the BAL file. Stop reasons

@@ -130,6 +130,14 @@ typedef struct sbm_g2o_info {
 sbm_status sbm_g2o_read(sbm_ctx *ctx, const char *path, sbm_g2o_graph **graph);
 void sbm_g2o_destroy(sbm_g2o_graph *graph);
 sbm_g2o_info sbm_g2o_get_info(const sbm_g2o_graph *graph);
+/* Write a graph in g2o format with the element types it was read with: a VERTEX line for every
+ * vertex (poses as they are now, e.g. after sbm_slam_solve; the graph's order), the edges
+ * (measurement and the upper triangle of the information matrix, row by row), and a FIX line
+ * for every vertex held fixed (the reader's gauge included). "%.17g", so that sbm_g2o_read gives
+ * back the same poses, measurements and information matrices bitwise. Through a temporary file
+ * and a rename: a failure leaves no file behind. SBM_ERR_NOT_FINITE (naming the vertex id) for a
+ * non-finite pose. */
+sbm_status sbm_g2o_write(sbm_ctx *ctx, const sbm_g2o_graph *graph, const char *path);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,5 @@
-/* sbm_slam.h: pose-graph SLAM: chi2, the information matrix J^T Omega J and Gauss-Newton (library sbm_ba). */
+/* sbm_slam.h: pose-graph SLAM: chi2, the information matrix J^T Omega J, Levenberg-Marquardt and
+ * Gauss-Newton (library sbm_ba). */
 #ifndef SBM_SLAM_H
 #define SBM_SLAM_H
 
@@ -11,7 +12,8 @@ extern "C" {
 
 /* ---- g2o pose graphs ------------------------------------------------------------------------ */
 
-/* chi2 = sum e^T Omega e at the current poses. */
+/* chi2 = sum e^T Omega e at the current poses: g2o's number. The solvers' cost is half of it
+ * (0.5 chi2, the convention BA shares: sbm_solve.h). */
 sbm_status sbm_g2o_chi2(sbm_ctx *ctx, const sbm_g2o_graph *graph, double *chi2);
 
 /* ---- SLAM information matrix ---------------------------------------------------------------- */
@@ -43,9 +45,26 @@ sbm_slam_system_info sbm_slam_system_get_info(const sbm_slam_system *system);
 /* Copy b = J^T Omega e of the last linearisation to the host array h_b (d*free_vertices). */
 sbm_status sbm_slam_system_get_b(sbm_ctx *ctx, const sbm_slam_system *system, double *h_b);
 
-/* Gauss-Newton on a pose graph: Lambda dx = -b (dense Cholesky or PCG with block-Jacobi on
- * Lambda), with a backtracking line search that halves the step until chi2 decreases. Updates
- * the graph's poses. summary may be NULL. */
+/* Optimise a pose graph's poses (updated in place; summary may be NULL), minimising the cost
+ * 0.5 chi2 from the graph's current poses (g2o_read's spanning-tree start for edge-only files).
+ * options->method:
+ *   - SBM_METHOD_LEVENBERG_MARQUARDT (the default): solve (Lambda + lambda D) dx = -b, D
+ *     Lambda's diagonal clamped to [1e-6, 1e32] (Marquardt's scaling, SBM_DAMPING_DIAGONAL),
+ *     lambda from options->initial_lambda; a step that lowers the cost is taken and lambda
+ *     shrinks by max(1/3, 1 - (2 rho - 1)^3) (rho = actual / predicted decrease), otherwise the
+ *     poses are restored bitwise and lambda grows by nu = 2, 4, 8, ...; a factorisation that
+ *     finds Lambda + lambda D not positive definite is a rejected step too
+ *     (summary.linear_failures; the context's last error names the vertex id of the file and
+ *     the free vertex, while the solve goes on and returns SBM_SUCCESS);
+ *   - SBM_METHOD_GAUSS_NEWTON: Lambda dx = -b and a backtracking line search halving the step
+ *     until the cost falls (at most 10 halvings; none: the poses restored, SBM_STOP_NO_PROGRESS);
+ *     Lambda not positive definite is the error SBM_ERR_NOT_POSITIVE_DEFINITE naming the vertex.
+ * options->linear_solver: SBM_LINEAR_SPARSE_CHOLESKY (AUTO: planned once for Lambda's pattern,
+ * factored every iteration), SBM_LINEAR_DENSE_CHOLESKY (host LAPACK, up to 30000 unknowns) or
+ * SBM_LINEAR_PCG (block Jacobi; solves that stop at pcg_max_iterations are counted in
+ * summary.linear_capped and flagged in the reports). Only an accepted step relinearises.
+ * summary.stop_reason says why the solve stopped (sbm_solver_default_options lists the rules);
+ * summary.final_gradient_norm is max |b| at the returned poses. */
 sbm_status sbm_slam_solve(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solver_options *options,
                           sbm_solver_summary *summary);
 

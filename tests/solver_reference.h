@@ -161,7 +161,4 @@ static inline double ref_chi2(const sbm_g2o_info *gi, const double *x)
     return chi2;
 }
 
-/* The SLAM solvers' cost: 0.5 chi2 (the convention of sbm_solve.h, as BA's 0.5 |r|^2). */
-static double ref_slam_cost(const sbm_g2o_info *gi, const double *x) { return 0.5 * ref_chi2(gi, x); }
-
 #endif /* SBM_SOLVER_REFERENCE_H */

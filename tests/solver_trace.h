@@ -1,5 +1,5 @@
-/* Traces of the nonlinear solvers for the control-flow suites (test_solver_control.c,
- * test_ba_lm.c): every per-iteration report and the estimate after every iteration, and the
+/* Traces of sbm_ba_solve for the control-flow suites (test_solver_control.c, test_ba_lm.c):
+ * every per-iteration report and the estimate after every iteration, and the
  * Levenberg-Marquardt invariants checked on them (see test_solver_control.c's header). Static
  * functions in a header, like solver_reference.h: each suite uses its own copy. */
 #ifndef SBM_SOLVER_TRACE_H
@@ -20,7 +20,7 @@
 /* ---------------------------------------------------------------------------------------- */
 
 typedef struct trace {
-    double *a, *b;     /* the estimate: BAL cameras and points, or g2o poses (b NULL) */
+    double *a, *b;     /* the estimate: BAL cameras and points */
     int64_t na, nb;    /* their lengths */
     int n;             /* iterations seen */
     sbm_iteration_report rep[MAX_IT];
@@ -55,12 +55,6 @@ static inline void trace_start_bal(trace *t, const sbm_bal_problem *p)
 {
     const sbm_bal_info pi = sbm_bal_get_info(p);
     trace_start(t, pi.camera_params, 9 * pi.cameras, pi.point_params, 3 * pi.points);
-}
-
-static inline void trace_start_g2o(trace *t, const sbm_g2o_graph *g)
-{
-    const sbm_g2o_info gi = sbm_g2o_get_info(g);
-    trace_start(t, gi.poses, gi.pose_size * gi.vertices, NULL, 0);
 }
 
 static inline void trace_free(trace *t)

@@ -5,6 +5,7 @@
  * against the reference model of solver_reference.h, and the stop rule the summary names. */
 #define _POSIX_C_SOURCE 200809L
 
+#include "ba_internal.h"
 #include "solver_trace.h"
 
 #include <math.h>
@@ -80,19 +81,22 @@ static void test_sparse_same_steps(void **state)
     }
 }
 
-/* AUTO: dense Cholesky up to dense_max_dim unknowns of S, the sparse Cholesky above, unless
- * S is so dense that its factorisation costs more than PCG (400 cameras, each pair sharing a
- * point with probability ~0.4: the factor is dense, 3600^3 / 3 flops). */
+/* AUTO: dense Cholesky up to dense_max_dim unknowns of S, the sparse Cholesky above, unless S
+ * is so dense that PCG is cheaper. 400 cameras, each pair sharing a point: the factor is dense
+ * (3600^3 / 3 flops, 2400 per value of S) and S holds 0.67 times the values of W and Y: PCG on
+ * the explicit S; with 3000 points S holds 2.9 times their values (34 759 upper blocks against
+ * 18 000 of W): matrix-free PCG, S never formed. */
 static void test_sparse_auto(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
-    {
-        sbm_bal_problem *p = generated(e, 400, 3000, 6, 1.0, 0.5, 4);
+    const int64_t points[] = {30000, 3000};
+    for (int k = 0; k < 2; k++) {
+        sbm_bal_problem *p = generated(e, 400, points[k], 6, 1.0, 0.5, 4);
         sbm_solver_options o = sbm_solver_default_options();
         o.max_iterations = 1;
         sbm_solver_summary s;
         SBM_TEST_OK_OR_SKIP(e, sbm_ba_solve(e->ctx, p, &o, &s));
-        assert_int_equal(s.linear_solver, SBM_LINEAR_PCG);
+        assert_int_equal(s.linear_solver, k == 0 ? SBM_LINEAR_PCG : SBM_LINEAR_PCG_MATRIX_FREE);
         assert_true(s.final_cost < s.initial_cost);
         sbm_bal_destroy(p);
     }
@@ -109,6 +113,30 @@ static void test_sparse_auto(void **state)
                          k == 0 ? SBM_LINEAR_DENSE_CHOLESKY : SBM_LINEAR_SPARSE_CHOLESKY);
         assert_int_equal(s.linear_failures, 0);
         trace_free(&t);
+        sbm_bal_destroy(p);
+    }
+}
+
+/* The size of S counted from W's pattern (AUTO's first test) is the size of the S formed. */
+static void test_schur_block_count(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    const int64_t shapes[][3] = {{8, 100, 4}, {40, 60, 3}, {6, 2, 2}, {400, 3000, 6}};
+    for (int k = 0; k < 4; k++) {
+        sbm_bal_problem *p = generated(e, shapes[k][0], shapes[k][1], (int)shapes[k][2], 1.0,
+                                       0.5, 7);
+        sbm_ba_system *sys = NULL;
+        sbm_cbc *S = NULL;
+        SBM_ASSERT_OK(e->ctx, sbm_ba_system_create(e->ctx, p, &sys));
+        SBM_ASSERT_OK(e->ctx, sbm_ba_linearize(e->ctx, sys, p));
+        SBM_TEST_OK_OR_SKIP(e, sbm_ba_set_damping(e->ctx, sys, 1.0));
+        SBM_ASSERT_OK(e->ctx, sbm_ba_system_reduce(e->ctx, sys, &S, NULL));
+        int64_t bs = -1, bw = -1;
+        SBM_ASSERT_OK(e->ctx, sbm__ba_schur_blocks(e->ctx, sys, &bs, &bw));
+        assert_int_equal(bs, sbm_cbc_get_info(S).nnzb);
+        assert_int_equal(bw, sbm_cbc_get_info(sbm_ba_system_get_info(sys).W).nnzb);
+        sbm_cbc_destroy(S);
+        sbm_ba_system_destroy(sys);
         sbm_bal_destroy(p);
     }
 }
@@ -280,6 +308,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         SBM_TEST_BOTH(test_sparse_same_steps),
         SBM_TEST_BOTH(test_sparse_auto),
+        SBM_TEST_BOTH(test_schur_block_count),
         SBM_TEST_BOTH(test_sparse_failed_factorisation),
         SBM_TEST_BOTH(test_sparse_failed_point),
         SBM_TEST_BOTH(test_stop_reasons),

@@ -113,10 +113,11 @@ static void test_nested_schur(void **state)
 }
 
 /* The solvers (many nested calls per iteration): every allocation of a short Levenberg-Marquardt
- * run on a small BAL problem (dense Cholesky, PCG, the sparse Cholesky) and of a Gauss-Newton
- * run on a small pose graph (dense Cholesky, PCG). On failure the estimate may have moved (the
- * solve updates it in place as steps are accepted), so only status, message and leaks are
- * checked. */
+ * run on a small BAL problem (dense Cholesky, PCG, the sparse Cholesky, AUTO's choice above
+ * dense_max_dim) and of a Levenberg-Marquardt run on a small pose graph (dense Cholesky, PCG,
+ * the sparse Cholesky). On
+ * failure the estimate may have moved (the solve updates it in place as steps are accepted), so
+ * only status, message and leaks are checked. */
 static void test_solvers(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
@@ -132,13 +133,16 @@ static void test_solvers(void **state)
     } paths[] = {{0, SBM_LINEAR_DENSE_CHOLESKY, "dense Cholesky"},
                  {0, SBM_LINEAR_PCG, "PCG"},
                  {0, SBM_LINEAR_SPARSE_CHOLESKY, "sparse Cholesky"},
+                 {0, SBM_LINEAR_AUTO, "AUTO above dense_max_dim"},
                  {1, SBM_LINEAR_DENSE_CHOLESKY, "dense Cholesky"},
-                 {1, SBM_LINEAR_PCG, "PCG"}};
+                 {1, SBM_LINEAR_PCG, "PCG"},
+                 {1, SBM_LINEAR_SPARSE_CHOLESKY, "sparse Cholesky"}};
     for (int which = 0; which < (int)(sizeof paths / sizeof paths[0]); which++) {
         const int slam = paths[which].slam;
         sbm_solver_options o = sbm_solver_default_options();
         o.max_iterations = 2;
         o.linear_solver = paths[which].ls;
+        o.dense_max_dim = 0; /* AUTO: S's size from W, then the sparse Cholesky's plan */
         long n = -1;
         for (long k = 0; k <= n || n < 0; k++) {
             sbm_bal_problem *p = NULL;

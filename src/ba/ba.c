@@ -315,6 +315,42 @@ sbm_status sbm_ba_set_damping(sbm_ctx *ctx, sbm_ba_system *s, double lambda)
 
 const double *sbm__ba_system_host_gradient(const sbm_ba_system *s) { return s->h_g; }
 
+sbm_status sbm__ba_schur_blocks(sbm_ctx *ctx, const sbm_ba_system *s, int64_t *blocks_S,
+                                int64_t *blocks_W)
+{
+    const int64_t nc = s->nc, np = s->np, nnzb = s->w_colptr[np];
+    /* W by rows (the points of each camera), then one sweep per camera marking the cameras
+     * that share a point with it */
+    int64_t *rowptr = sbm__host_alloc(ctx, (size_t)(2 * nc + 1) * sizeof(int64_t), "W rows");
+    int64_t *pts = rowptr ? sbm__host_alloc(ctx, (size_t)(nnzb + 1) * sizeof(int64_t), "W points")
+                          : NULL;
+    if (!pts) {
+        if (rowptr) sbm__host_free(ctx, rowptr);
+        return SBM_ERR_OUT_OF_MEMORY;
+    }
+    int64_t *mark = rowptr + nc + 1;
+    memset(rowptr, 0, (size_t)(nc + 1) * sizeof(int64_t));
+    for (int64_t k = 0; k < nnzb; k++) rowptr[s->w_rowind[k] + 1]++;
+    for (int64_t i = 0; i < nc; i++) rowptr[i + 1] += rowptr[i], mark[i] = -1;
+    for (int64_t j = 0; j < np; j++)
+        for (int64_t k = s->w_colptr[j]; k < s->w_colptr[j + 1]; k++)
+            pts[rowptr[s->w_rowind[k]]++] = j;
+    for (int64_t i = nc; i > 0; i--) rowptr[i] = rowptr[i - 1];
+    rowptr[0] = 0;
+    int64_t count = nc; /* U's diagonal blocks */
+    for (int64_t i = 0; i < nc; i++)
+        for (int64_t a = rowptr[i]; a < rowptr[i + 1]; a++)
+            for (int64_t k = s->w_colptr[pts[a]]; k < s->w_colptr[pts[a] + 1]; k++) {
+                const int64_t c = s->w_rowind[k];
+                if (c > i && mark[c] != i) mark[c] = i, count++;
+            }
+    sbm__host_free(ctx, pts);
+    sbm__host_free(ctx, rowptr);
+    *blocks_S = count;
+    *blocks_W = nnzb;
+    return SBM_SUCCESS;
+}
+
 void sbm__ba_damping_diagonal(const sbm_ba_system *s, double *out)
 {
     for (int64_t i = 0; i < s->nc; i++)

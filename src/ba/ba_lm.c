@@ -100,24 +100,43 @@ static void lm_free(lm_state *s)
     sbm_ba_system_destroy(s->sys);
 }
 
-/* AUTO above dense_max_dim: the sparse Cholesky of S when its factorisation costs at most this
- * many flops per stored value of S, else PCG. One PCG iteration reads S's values twice (about 4
- * flops each) at memory speed, several times slower per flop than the factorisation's dense
- * kernels; the budget is worth some tens of PCG iterations (measured in bench/NOTES-solvers.md). */
+/* AUTO above dense_max_dim, first from S's size (counted from W's pattern, before S is
+ * formed): matrix-free PCG when S would hold more values than W and Y together. A PCG iteration
+ * reads S's values twice in the explicit product, W's and Y's once each in the matrix-free one,
+ * and forming S costs about as much again (bench/NOTES-ba-solve.md: matrix-free 1.4 times
+ * faster per solve on gen1000, where S holds 1.2 times the values of W and Y, 2.8 times on
+ * gen5000, 3.5 times). */
+#define AUTO_MATRIX_FREE_RATIO 1.0
+/* Then, from the sparse Cholesky's symbolic analysis of S: the sparse Cholesky when its
+ * factorisation costs at most this many flops per stored value of S, else PCG on the explicit
+ * S. One PCG iteration reads S's values twice at memory speed: ~1.1 ns per value on the 2-core
+ * machine of the notes, where the factorisation's dense kernels run at ~18 GFlop/s, i.e. an
+ * iteration costs as much as ~20 factorisation flops per value. The budget is a factorisation
+ * worth ~100 PCG iterations. */
 #define AUTO_SPARSE_FLOPS_PER_VALUE 2000.0
 
-/* The linear solver for AUTO, from S's pattern: dense Cholesky while S is small; above, the
- * sparse Cholesky unless its symbolic analysis shows a factorisation dearer than PCG (S nearly
- * dense: cameras that share points with most others). The plan made is kept for the sparse
- * path. */
-static sbm_status lm_choose(lm_state *s)
+/* AUTO before the Schur plan: dense Cholesky while S is small; matrix-free PCG when S would be
+ * much larger than W (cameras sharing points with most others). */
+static sbm_status lm_choose_by_size(lm_state *s)
 {
-    sbm_ctx *ctx = s->ctx;
     if (s->ls != SBM_LINEAR_AUTO) return SBM_SUCCESS;
     if (s->n <= s->opt->dense_max_dim) {
         s->ls = SBM_LINEAR_DENSE_CHOLESKY;
         return SBM_SUCCESS;
     }
+    int64_t bs = 0, bw = 0;
+    SBM__TRY(sbm__ba_schur_blocks(s->ctx, s->sys, &bs, &bw));
+    if (81.0 * (double)bs > AUTO_MATRIX_FREE_RATIO * 2.0 * 27.0 * (double)bw)
+        s->ls = SBM_LINEAR_PCG_MATRIX_FREE;
+    return SBM_SUCCESS;
+}
+
+/* AUTO after the Schur plan: the sparse Cholesky unless its symbolic analysis shows a
+ * factorisation dearer than PCG. The plan made is kept for the sparse path. */
+static sbm_status lm_choose_by_factor(lm_state *s)
+{
+    sbm_ctx *ctx = s->ctx;
+    if (s->ls != SBM_LINEAR_AUTO) return SBM_SUCCESS;
     SBM__TRY(SBM__NESTED(ctx, sbm_chol_plan(ctx, s->S, NULL, &s->chol)));
     const double values = (double)s->S->nnzb * s->S->r * s->S->c;
     if (sbm_chol_get_info(s->chol).flops <= AUTO_SPARSE_FLOPS_PER_VALUE * values) {
@@ -141,10 +160,11 @@ static sbm_status lm_setup(lm_state *s, double *t_lin)
     SBM__TRY(SBM__NESTED(ctx, sbm_ba_linearize(ctx, s->sys, s->problem)));
     *t_lin = sbm__now(ctx, 1) - t0;
     const sbm_ba_system_info si = sbm_ba_system_get_info(s->sys);
+    SBM__TRY(lm_choose_by_size(s));
     const unsigned flags = s->ls == SBM_LINEAR_PCG_MATRIX_FREE ? SBM_SCHUR_MATRIX_FREE : 0u;
     SBM__TRY(SBM__NESTED(ctx, sbm_ba_schur_plan(ctx, si.U, si.V, si.W, flags, &s->plan,
                                                 flags ? NULL : &s->S)));
-    SBM__TRY(lm_choose(s));
+    SBM__TRY(lm_choose_by_factor(s));
     s->d_rhs = sbm__vec_alloc(ctx, n, "rhs");
     s->d_dc = s->d_rhs ? sbm__vec_alloc(ctx, n, "dc") : NULL;
     s->d_dp = s->d_dc ? sbm__vec_alloc(ctx, 3 * np, "dp") : NULL;
@@ -365,6 +385,8 @@ static sbm_status lm_iterate(lm_state *s, sbm_solver_summary *sum)
             stop = small_step ? SBM_STOP_PARAMETER_TOLERANCE
                    : lambda > LAMBDA_MAX ? SBM_STOP_NO_PROGRESS : SBM_STOP_NONE;
         }
+        sum->linear_failures += rep.linear_failed;
+        sum->linear_capped += rep.linear_capped;
         sbm__solver_end_iteration(ctx, opt, it, cost, t_it, &rep, sum);
         if (stop != SBM_STOP_NONE) {
             sum->stop_reason = stop;

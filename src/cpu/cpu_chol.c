@@ -183,6 +183,31 @@ sbm_status sbm__cpu_chol_factor(sbm_ctx *ctx, const sbm__chol_symbolic *s,
     return SBM_SUCCESS;
 }
 
+/* X (k x nrhs, ldx) = op(L)^-1 X for the lower triangular L (k x k, ld): the level-2 call for
+ * one right-hand side (far less overhead on the small fronts of pose graphs). */
+static void trsm(enum CBLAS_TRANSPOSE op, int64_t k, int64_t nrhs, const double *L, int64_t ld,
+                 double *X, int64_t ldx)
+{
+    if (nrhs == 1)
+        cblas_dtrsv(CblasColMajor, CblasLower, op, CblasNonUnit, (int)k, L, (int)ld, X, 1);
+    else
+        cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, op, CblasNonUnit, (int)k, (int)nrhs, 1.0,
+                    L, (int)ld, X, (int)ldx);
+}
+
+/* C (m x nrhs) = alpha op(A) B + beta C, A stored m x k (op N) or k x m (op T). */
+static void gemm(enum CBLAS_TRANSPOSE op, int64_t m, int64_t nrhs, int64_t k, double alpha,
+                 const double *A, int64_t lda, const double *B, int64_t ldb, double beta, double *C,
+                 int64_t ldc)
+{
+    if (nrhs == 1)
+        cblas_dgemv(CblasColMajor, op, (int)(op == CblasNoTrans ? m : k),
+                    (int)(op == CblasNoTrans ? k : m), alpha, A, (int)lda, B, 1, beta, C, 1);
+    else
+        cblas_dgemm(CblasColMajor, op, CblasNoTrans, (int)m, (int)nrhs, (int)k, alpha, A, (int)lda,
+                    B, (int)ldb, beta, C, (int)ldc);
+}
+
 sbm_status sbm__cpu_chol_solve(sbm_ctx *ctx, const sbm__chol_symbolic *s,
                                const struct sbm__chol_numeric *num, int64_t nrhs,
                                const double *B, int64_t ldb, double *X, int64_t ldx)
@@ -204,11 +229,9 @@ sbm_status sbm__cpu_chol_solve(sbm_ctx *ctx, const sbm__chol_symbolic *s,
         const int64_t m = (s->sup_rowptr[t + 1] - s->sup_rowptr[t]) * b, u = m - k;
         const double *F = num->L + s->L_ptr[t];
         double *Xs = W + s->sup_col[t] * b;
-        cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit, (int)k,
-                    (int)nrhs, 1.0, F, (int)m, Xs, (int)nn);
+        trsm(CblasNoTrans, k, nrhs, F, m, Xs, nn);
         if (u == 0) continue;
-        cblas_dgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, (int)u, (int)nrhs, (int)k, 1.0,
-                    F + k, (int)m, Xs, (int)nn, 0.0, T, (int)u);
+        gemm(CblasNoTrans, u, nrhs, k, 1.0, F + k, m, Xs, nn, 0.0, T, u);
         const int64_t *rows = s->sup_rows + s->sup_rowptr[t] + k / b;
         for (int64_t r = 0; r < nrhs; r++)
             for (int64_t q = 0; q < u / b; q++)
@@ -224,11 +247,9 @@ sbm_status sbm__cpu_chol_solve(sbm_ctx *ctx, const sbm__chol_symbolic *s,
             for (int64_t r = 0; r < nrhs; r++)
                 for (int64_t q = 0; q < u / b; q++)
                     memcpy(T + r * u + q * b, W + r * nn + rows[q] * b, (size_t)b * sizeof(double));
-            cblas_dgemm(CblasColMajor, CblasTrans, CblasNoTrans, (int)k, (int)nrhs, (int)u, -1.0,
-                        F + k, (int)m, T, (int)u, 1.0, Xs, (int)nn);
+            gemm(CblasTrans, k, nrhs, u, -1.0, F + k, m, T, u, 1.0, Xs, nn);
         }
-        cblas_dtrsm(CblasColMajor, CblasLeft, CblasLower, CblasTrans, CblasNonUnit, (int)k,
-                    (int)nrhs, 1.0, F, (int)m, Xs, (int)nn);
+        trsm(CblasTrans, k, nrhs, F, m, Xs, nn);
     }
     for (int64_t r = 0; r < nrhs; r++)
         for (int64_t k = 0; k < s->nb; k++)

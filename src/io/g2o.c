@@ -24,6 +24,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -174,14 +175,18 @@ static sbm_status parse_values(sbm__text_reader *rd, const char *tag, char **tok
     return SBM_SUCCESS;
 }
 
-/* Normalise the quaternion q (x y z w) of an element. */
+/* Normalise the quaternion q (x y z w) of an element; one unit to 4 ulp is kept as written, so
+ * that a file from sbm_g2o_write reads back bitwise. */
 static sbm_status normalize_quat(sbm__text_reader *rd, const char *tag, double *q)
 {
     const double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
     if (!(n > 1e-12))
         return sbm__text_error(rd, SBM_ERR_PARSE, "%s: the quaternion (%g %g %g %g) has zero norm",
                                tag, q[0], q[1], q[2], q[3]);
-    for (int k = 0; k < 4; k++) q[k] /= n;
+    /* a quaternion unit to rounding (one written by sbm_g2o_write) is kept as written:
+     * dividing by its norm would only add round-off */
+    if (fabs(n - 1.0) > 4.0 * DBL_EPSILON)
+        for (int k = 0; k < 4; k++) q[k] /= n;
     return SBM_SUCCESS;
 }
 

@@ -18,19 +18,15 @@ sbm_status sbm__slam_gauss_newton(sbm__slam_run *r)
     const sbm_solver_options *opt = r->opt;
     sbm_stop_reason stop = sbm__slam_stop_before(r);
     for (int it = 1; stop == SBM_STOP_NONE && r->n > 0 && it <= opt->max_iterations; it++) {
-        sbm_iteration_report rep;
-        memset(&rep, 0, sizeof rep);
-        rep.iteration = it;
-        rep.cost_before = rep.cost = r->cost;
-        rep.gradient_norm = r->gradient_norm;
         const double t_it = sbm__now(ctx, 1);
+        sbm_iteration_report rep = sbm__slam_iteration_start(r, it);
 
         sbm_status st = sbm__slam_run_solve(r, SBM_DAMPING_NONE, 0.0, &rep);
         if (st != SBM_SUCCESS) {
-            /* the failed solve ends the run before sbm__solver_end_iteration counts it */
-            if (st == SBM_ERR_NOT_POSITIVE_DEFINITE && r->summary) r->summary->linear_failures++;
+            if (st == SBM_ERR_NOT_POSITIVE_DEFINITE) r->summary->linear_failures++;
             return st;
         }
+        r->summary->linear_capped += rep.linear_capped;
 
         /* backtracking line search */
         const double ts = sbm__now(ctx, 1);

@@ -27,7 +27,7 @@ typedef struct sbm__slam_run {
     sbm_g2o_graph *graph;
     sbm_g2o_info gi;
     const sbm_solver_options *opt;
-    sbm_solver_summary *summary;  /* may be NULL */
+    sbm_solver_summary *summary;  /* never NULL (sbm_slam_solve's own when the caller's is) */
     sbm_slam_system *sys;
     sbm_slam_system_info si;      /* of the last linearisation */
     int64_t n;                    /* unknowns: error_dim * free vertices */
@@ -39,8 +39,8 @@ typedef struct sbm__slam_run {
     /* dense Cholesky and PCG: a copy of Lambda whose diagonal carries the damping */
     sbm_cbc *damped;
     int64_t *diag_pos;            /* host, [free vertices]: value offset of the diagonal block */
-    double *h_vals;               /* host: Lambda's values at the last linearisation */
-    int vals_current;             /* h_vals holds the last linearisation's values */
+    double *h_vals;               /* host: Lambda's values at the last linearisation, then
+                                   * (dense Cholesky, PCG) the damped values */
     sbm__symup lsym;              /* PCG on the damped copy, block Jacobi */
     sbm_cbc *Dinv;
     double *d_rhs, *d_x;          /* context memory, n */
@@ -73,6 +73,8 @@ double sbm__slam_cost(const sbm_g2o_graph *g);
 /* |alpha dx| <= parameter_tolerance * (|x| + parameter_tolerance), x the free poses saved. */
 int sbm__slam_run_small_step(const sbm__slam_run *run, double alpha, double *step_norm);
 
+/* The report of iteration it before its step: the cost and gradient at its start. */
+sbm_iteration_report sbm__slam_iteration_start(const sbm__slam_run *run, int it);
 /* Before an iteration: the stop rules that need no step (no unknowns, zero cost, gradient). */
 sbm_stop_reason sbm__slam_stop_before(const sbm__slam_run *run);
 /* Iteration it took a step to new_cost (small_step: the parameter rule holds): relinearise

@@ -26,20 +26,18 @@ sbm_status sbm__slam_levenberg_marquardt(sbm__slam_run *r)
     double lambda = opt->initial_lambda, nu = 2.0;
     sbm_stop_reason stop = sbm__slam_stop_before(r);
     for (int it = 1; stop == SBM_STOP_NONE && r->n > 0 && it <= opt->max_iterations; it++) {
-        sbm_iteration_report rep;
-        memset(&rep, 0, sizeof rep);
-        rep.iteration = it;
-        rep.cost_before = rep.cost = r->cost;
-        rep.lambda = lambda;
-        rep.gradient_norm = r->gradient_norm;
         const double t_it = sbm__now(ctx, 1);
+        sbm_iteration_report rep = sbm__slam_iteration_start(r, it);
+        rep.lambda = lambda;
 
         sbm_status st = sbm__slam_run_solve(r, SBM_DAMPING_DIAGONAL, lambda, &rep);
-        /* summary.linear_failures / linear_capped: counted from rep by sbm__solver_end_iteration */
-        if (st == SBM_ERR_NOT_POSITIVE_DEFINITE)
+        if (st == SBM_ERR_NOT_POSITIVE_DEFINITE) {
             rep.linear_failed = 1;
-        else if (st != SBM_SUCCESS)
+            r->summary->linear_failures++;
+        } else if (st != SBM_SUCCESS) {
             return st;
+        }
+        r->summary->linear_capped += rep.linear_capped;
 
         /* the step, its cost and the decrease the damped model predicts */
         const double ts = sbm__now(ctx, 1);

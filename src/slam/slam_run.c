@@ -13,6 +13,7 @@
 #include "slam_internal.h"
 
 #include <inttypes.h>
+#include <lapacke.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -71,7 +72,8 @@ static sbm_status setup_linear(sbm__slam_run *r)
     r->diag_pos = r->free_vertex ? sbm__host_alloc(ctx, (size_t)(nf + 1) * sizeof(int64_t),
                                                    "diagonal blocks") : NULL;
     /* Lambda's values, and the damped ones (dense Cholesky, PCG) */
-    r->h_vals = r->diag_pos ? sbm__host_alloc(ctx, (size_t)(2 * nvals + 1) * sizeof(double),
+    const int64_t copies = r->ls == SBM_LINEAR_SPARSE_CHOLESKY ? 1 : 2;
+    r->h_vals = r->diag_pos ? sbm__host_alloc(ctx, (size_t)(copies * nvals + 1) * sizeof(double),
                                               "Lambda values") : NULL;
     /* b, rhs, step, damping scale (n each), the saved poses */
     r->h = r->h_vals ? sbm__host_alloc(ctx, (size_t)(4 * n + r->np + 1) * sizeof(double),
@@ -107,13 +109,11 @@ sbm_status sbm__slam_run_init(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solv
     r->ls = opt->linear_solver == SBM_LINEAR_AUTO ? SBM_LINEAR_SPARSE_CHOLESKY : opt->linear_solver;
     SBM__TRY(setup_linear(r));
     SBM__TRY(sbm__slam_run_linearize(r, &rep));
-    if (summary) {
-        summary->initial_cost = summary->final_cost = r->cost;
-        summary->linear_solver = r->ls;
-        summary->time_linearize = rep.time_linearize;
-        summary->time_schur = rep.time_schur;
-        summary->final_gradient_norm = r->gradient_norm;
-    }
+    summary->initial_cost = summary->final_cost = r->cost;
+    summary->linear_solver = r->ls;
+    summary->time_linearize = rep.time_linearize;
+    summary->time_schur = rep.time_schur;
+    summary->final_gradient_norm = r->gradient_norm;
     return SBM_SUCCESS;
 }
 
@@ -156,7 +156,8 @@ static sbm_status upload_damped(sbm__slam_run *r, sbm_damping damping, double la
             double *v = dv + r->diag_pos[j] + a * (d + 1);
             *v += lambda * (damping == SBM_DAMPING_DIAGONAL ? r->h_diag[d * j + a] : 1.0);
             if (!isfinite(*v))
-                return not_positive_definite(r, damping, lambda, j, "its damped diagonal overflows");
+                return not_positive_definite(r, damping, lambda, j,
+                                             "its damped diagonal overflows");
         }
     return sbm__vec_upload(r->ctx, r->damped->values, dv, nvals);
 }
@@ -171,18 +172,7 @@ static int64_t first_indefinite_block(const sbm__slam_run *r)
         if (r->diag_pos[j] < 0) return j;
         double L[36];
         memcpy(L, dv + r->diag_pos[j], (size_t)(d * d) * sizeof(double));
-        for (int c = 0; c < d; c++) {
-            double p = L[c + d * c];
-            for (int k = 0; k < c; k++) p -= L[c + d * k] * L[c + d * k];
-            if (!(p > 0.0) || !isfinite(p)) return j;
-            p = sqrt(p);
-            L[c + d * c] = p;
-            for (int i = c + 1; i < d; i++) {
-                double s = L[i + d * c];
-                for (int k = 0; k < c; k++) s -= L[i + d * k] * L[c + d * k];
-                L[i + d * c] = s / p;
-            }
-        }
+        if (LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', d, L, d) != 0) return j;
     }
     return -1;
 }
@@ -226,7 +216,8 @@ sbm_status sbm__slam_run_solve(sbm__slam_run *r, sbm_damping damping, double lam
     } else if (r->ls == SBM_LINEAR_DENSE_CHOLESKY) {
         int64_t failed = -1;
         st = upload_damped(r, damping, lambda);
-        if (st == SBM_SUCCESS) st = sbm__dense_spd_solve_at(ctx, r->damped, h_rhs, r->h_dx, &failed);
+        if (st == SBM_SUCCESS)
+            st = sbm__dense_spd_solve_at(ctx, r->damped, h_rhs, r->h_dx, &failed);
         if (st == SBM_ERR_NOT_POSITIVE_DEFINITE)
             st = not_positive_definite(r, damping, lambda, failed / r->si.error_dim,
                                        "dense Cholesky");
@@ -296,6 +287,16 @@ int sbm__slam_run_small_step(const sbm__slam_run *r, double alpha, double *step_
     return *step_norm <= tol * (sqrt(x2) + tol);
 }
 
+sbm_iteration_report sbm__slam_iteration_start(const sbm__slam_run *r, int it)
+{
+    sbm_iteration_report rep;
+    memset(&rep, 0, sizeof rep);
+    rep.iteration = it;
+    rep.cost_before = rep.cost = r->cost;
+    rep.gradient_norm = r->gradient_norm;
+    return rep;
+}
+
 /* Before an iteration: the stop rules that need no step (zero cost, gradient). */
 sbm_stop_reason sbm__slam_stop_before(const sbm__slam_run *r)
 {
@@ -336,7 +337,6 @@ sbm_status sbm__slam_accept(sbm__slam_run *r, int it, double new_cost, int small
 sbm_status sbm__slam_finish(sbm__slam_run *r, sbm_stop_reason stop)
 {
     if (stop == SBM_STOP_NONE && r->n > 0) stop = SBM_STOP_MAX_ITERATIONS;
-    if (!r->summary) return SBM_SUCCESS;
     if (r->moved) {
         sbm_iteration_report rep;
         memset(&rep, 0, sizeof rep);
@@ -363,14 +363,16 @@ sbm_status sbm_slam_solve(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solver_o
                           "argument options: SBM_LINEAR_PCG_MATRIX_FREE is the BA reduced system's "
                           "solver; pose graphs use SBM_LINEAR_SPARSE_CHOLESKY, "
                           "SBM_LINEAR_DENSE_CHOLESKY or SBM_LINEAR_PCG");
-    if (summary) memset(summary, 0, sizeof *summary);
+    sbm_solver_summary own; /* the run always reports into one */
+    if (!summary) summary = &own;
+    memset(summary, 0, sizeof *summary);
     const double t_start = sbm__now(ctx, 1);
     sbm__slam_run run;
     sbm_status st = sbm__slam_run_init(ctx, graph, &opt, summary, &run);
     if (st == SBM_SUCCESS)
         st = opt.method == SBM_METHOD_GAUSS_NEWTON ? sbm__slam_gauss_newton(&run)
                                                    : sbm__slam_levenberg_marquardt(&run);
-    if (summary) summary->time_total = sbm__now(ctx, 1) - t_start;
+    summary->time_total = sbm__now(ctx, 1) - t_start;
     sbm__slam_run_free(&run);
     return st;
 }

@@ -168,9 +168,9 @@ sbm_status sbm_chol_factor(sbm_ctx *ctx, sbm_chol *chol, const sbm_cbc *A, sbm_d
         const int64_t col = failed >= 0 && failed < s->nb ? s->perm[failed] : -1;
         chol->failed_column = col;
         return sbm__error(ctx, SBM_ERR_NOT_POSITIVE_DEFINITE,
-                          "A is not positive definite: block column %" PRId64 " (%dx%d blocks, "
-                          "eliminated %" PRId64 "-th of %" PRId64 "; damping %s, lambda %g)",
-                          col, s->b, s->b, failed, s->nb, damping_name(damping), lambda);
+                          "A is not positive definite: block column %" PRId64 " (%dx%d blocks; "
+                          "elimination step %" PRId64 " of %" PRId64 "; damping %s, lambda %g)",
+                          col, s->b, s->b, failed + 1, s->nb, damping_name(damping), lambda);
     }
     if (st == SBM_SUCCESS) chol->factored = 1;
     return st;

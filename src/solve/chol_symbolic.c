@@ -126,7 +126,8 @@ static sbm_status supernodes(sbm_ctx *ctx, sbm__chol_symbolic *s, const sbm_chol
 
 /* The rows of every front: own columns, then the rows of A below them and the children's
  * update rows, ascending; sup_parent, col_sup. lcp/lri: the lower pattern (new numbering).
- * w: 3 nb. */
+ * The count must be the one the column counts predicted (m); rows past it are counted, not
+ * written, so a mismatch is reported instead of truncated. w: 3 nb. */
 static sbm_status fronts(sbm_ctx *ctx, sbm__chol_symbolic *s, const int64_t *m,
                          const int64_t *lcp, const int64_t *lri, int64_t *w)
 {
@@ -155,16 +156,18 @@ static sbm_status fronts(sbm_ctx *ctx, sbm__chol_symbolic *s, const int64_t *m,
         }
         for (int64_t c = c0; c < c1; c++)
             for (int64_t p = lcp[c]; p < lcp[c + 1]; p++)
-                if (mark[lri[p]] != t && pos < end) {
+                if (mark[lri[p]] != t) {
                     mark[lri[p]] = t;
-                    rows[pos++] = lri[p];
+                    if (pos < end) rows[pos] = lri[p];
+                    pos++;
                 }
         for (int64_t ch = head[t]; ch != -1; ch = next[ch])
             for (int64_t p = s->sup_rowptr[ch] + (s->sup_col[ch + 1] - s->sup_col[ch]);
                  p < s->sup_rowptr[ch + 1]; p++)
-                if (mark[rows[p]] != t && pos < end) {
+                if (mark[rows[p]] != t) {
                     mark[rows[p]] = t;
-                    rows[pos++] = rows[p];
+                    if (pos < end) rows[pos] = rows[p];
+                    pos++;
                 }
         if (pos != end)
             return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,

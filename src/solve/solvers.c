@@ -23,8 +23,6 @@ void sbm__solver_end_iteration(sbm_ctx *ctx, const sbm_solver_options *opt, int 
     if (summary) {
         summary->iterations = it;
         summary->accepted += rep->accepted;
-        summary->linear_failures += rep->linear_failed;
-        summary->linear_capped += rep->linear_capped;
         summary->final_cost = cost;
         summary->time_linearize += rep->time_linearize;
         summary->time_schur += rep->time_schur;

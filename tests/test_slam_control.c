@@ -1,5 +1,6 @@
-/* Control flow of sbm_slam_solve's Levenberg-Marquardt (src/slam/slam_lm.c), through the public
- * API, checked from its per-iteration reports like the BA solver in test_solver_control.c:
+/* Control flow of sbm_slam_solve's Levenberg-Marquardt (src/slam/slam_lm.c; Gauss-Newton in
+ * test_slam_gn.c), through the public API, checked from its per-iteration reports like the BA
+ * solver in test_solver_control.c:
  *   - lambda after a rejection is exactly lambda*nu with nu = 2, 4, 8, ... since the last
  *     acceptance; after an acceptance it is lambda*max(1/3, 1 - (2 rho - 1)^3), rho = actual /
  *     predicted decrease, the prediction 0.5 dx^T (lambda D dx - b) recomputed here from the
@@ -12,63 +13,11 @@
  * tests/README-mutations.md records which injected control-flow bugs these tests catch. */
 #define _POSIX_C_SOURCE 200809L
 
-/* solver_reference.h also carries the BAL model, unused here */
-#pragma GCC diagnostic ignored "-Wunused-function"
-#include "slam_graphs.h"
+#include "slam_trace.h"
 
-#include <float.h>
-#include <string.h>
-
-#define MAX_IT 60
-
-typedef struct trace {
-    double *poses; /* the graph's poses */
-    int64_t np;
-    int n;
-    sbm_iteration_report rep[MAX_IT];
-    double *x[MAX_IT + 1]; /* x[0]: the start; x[k + 1]: after iteration k + 1 */
-} trace;
-
-static void record(void *user, const sbm_iteration_report *r)
-{
-    trace *t = user;
-    if (t->n >= MAX_IT) fail_msg("more than %d iterations", MAX_IT);
-    t->rep[t->n] = *r;
-    t->x[++t->n] = malloc((size_t)t->np * sizeof(double));
-    assert_non_null(t->x[t->n]);
-    memcpy(t->x[t->n], t->poses, (size_t)t->np * sizeof(double));
-}
-
-static void trace_free(trace *t)
-{
-    for (int k = 0; k <= t->n; k++) free(t->x[k]);
-}
-
-/* Options for a traced solve of g from its current poses. */
-static sbm_solver_options trace_start(trace *t, const sbm_g2o_graph *g, sbm_linear_solver ls,
-                                      double lambda0, int iterations)
-{
-    const sbm_g2o_info gi = sbm_g2o_get_info(g);
-    memset(t, 0, sizeof *t);
-    t->poses = gi.poses, t->np = gi.pose_size * gi.vertices;
-    t->x[0] = malloc((size_t)t->np * sizeof(double));
-    assert_non_null(t->x[0]);
-    memcpy(t->x[0], gi.poses, (size_t)t->np * sizeof(double));
-    sbm_solver_options o = sbm_solver_default_options();
-    o.linear_solver = ls;
-    o.initial_lambda = lambda0;
-    o.max_iterations = iterations;
-    o.callback = record;
-    o.user = t;
-    return o;
-}
-
-static void assert_cost(double got, double want, const char *what, int it)
-{
-    if (!(fabs(got - want) <= 1e-9 * fabs(want) + 1e-12))
-        fail_msg("%s (iteration %d): the solver says %.17g, the poses it returned cost %.17g",
-                 what, it, got, want);
-}
+/* ---------------------------------------------------------------------------------------- */
+/* The Levenberg-Marquardt invariants                                                       */
+/* ---------------------------------------------------------------------------------------- */
 
 /* b = J^T Omega e and D = diag(J^T Omega J) clamped, at the SE2 poses x, J by central
  * differences of the reference errors along the free vertices' additive increments. */
@@ -142,12 +91,6 @@ static double nielsen_factor(const sbm_g2o_info *gi, const double *x0, const dou
     return fmax(1.0 / 3.0, 1.0 - tr * tr * tr);
 }
 
-typedef struct run_stats {
-    int accepted, rejected, failed; /* steps taken, rejected, failed factorisations */
-    int max_run;                    /* longest run of consecutive rejections */
-    int reject_after_ok;            /* a rejection right after an acceptance */
-    double min_factor;              /* smallest Nielsen factor after an acceptance */
-} run_stats;
 
 /* The invariants of a Levenberg-Marquardt run on an SE2 graph. */
 static run_stats check_lm(const sbm_g2o_graph *g, const trace *t, const sbm_solver_options *o,
@@ -163,7 +106,8 @@ static run_stats check_lm(const sbm_g2o_graph *g, const trace *t, const sbm_solv
     for (int k = 0; k < t->n; k++) {
         const sbm_iteration_report *r = &t->rep[k];
         print_message("    %2d  lambda %-12.6g %s  cost %.9e -> %.9e  |dx| %.3e\n", r->iteration,
-                      r->lambda, r->accepted ? "accepted" : r->linear_failed ? "failed  " : "rejected",
+                      r->lambda,
+                      r->accepted ? "accepted" : r->linear_failed ? "failed  " : "rejected",
                       r->cost_before, r->cost, r->step_norm);
         assert_int_equal(r->iteration, k + 1);
         assert_true(r->cost_before == cost);
@@ -249,22 +193,26 @@ static void test_lm_trajectories(void **state)
 /* ---------------------------------------------------------------------------------------- */
 
 /* Vertex 7 hangs on vertex 5 (the gauge) by two edges; the second one's information couples y
- * and theta with an indefinite 2x2 block [1 3; 3 1]. With J = I (both measurements and poses
- * unrotated), Lambda = [2 0 0; 0 2 3; 0 3 1.5] is indefinite; Marquardt's damping scales its
- * diagonal by 1 + lambda, positive definite once (1 + lambda)^2 > 3: from 1e-4 that takes five
- * failed factorisations (lambda 2e-4, 1.6e-3, 0.1024, 3.3), each a rejected step that leaves
- * the poses bitwise and names the vertex by its id; the sixth step is taken. */
+ * and theta with an indefinite 2x2 block [1 3; 3 1] (set after reading: the reader refuses it).
+ * With J = I (both measurements and poses unrotated), Lambda = [2 0 0; 0 2 3; 0 3 1.5] is
+ * indefinite; Marquardt's damping scales its diagonal by 1 + lambda, positive definite once
+ * (1 + lambda)^2 > 3: from 1e-4 that takes five failed factorisations (lambda 1e-4, 2e-4, 8e-4,
+ * 6.4e-3, 0.1024), each a rejected step that leaves the poses bitwise and names the vertex by its
+ * id; the sixth step (lambda 3.2768) is taken. */
 static void test_lm_failed_factorisation(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
     static const char text[] = "VERTEX_SE2 5 0 0 0\nVERTEX_SE2 7 1 0.5 0.3\n"
                                "EDGE_SE2 5 7 1 0 0 1 0 0 1 0 0.5\n"
-                               "EDGE_SE2 5 7 1 0 0 1 0 0 1 3 1\n";
+                               "EDGE_SE2 5 7 1 0 0 1 0 0 1 0 1\n";
     const sbm_linear_solver kinds[] = {SBM_LINEAR_DENSE_CHOLESKY, SBM_LINEAR_SPARSE_CHOLESKY,
                                        SBM_LINEAR_PCG};
     const char *const how[] = {"dense Cholesky", "sparse Cholesky", "block Jacobi"};
     for (int k = 0; k < 3; k++) {
         sbm_g2o_graph *g = g2o_from_text(e, "indefinite", text);
+        /* the reader refuses an indefinite information matrix: set the coupling here */
+        double *om = (double *)sbm_g2o_get_info(g).edge_information + 9;
+        om[1 + 3 * 2] = om[2 + 3 * 1] = 3.0;
         sbm_solver_summary s;
         sbm_ctx_clear_error(e->ctx);
         const run_stats rs = run_lm(e, g, kinds[k], 1e-4, 6, &s);
@@ -335,6 +283,19 @@ static void test_lm_stop_rules(void **state)
     run_lm(e, g, SBM_LINEAR_SPARSE_CHOLESKY, 1e-4, 10, &s);
     assert_true(s.iterations == 0 && s.stop_reason == SBM_STOP_NONE && s.initial_cost == 0.125);
     sbm_g2o_destroy(g);
+    /* lambda 0 on an error linear in the step: one exact step to a zero cost, each method */
+    for (int m = 0; m < 2; m++) {
+        g = g2o_from_text(e, "one_step", "VERTEX_SE2 0 0 0 0\nVERTEX_SE2 1 1.5 0 0\n"
+                                         "EDGE_SE2 0 1 1 0 0 1 0 0 1 0 1\n");
+        trace t;
+        sbm_solver_options o = trace_start(&t, g, SBM_LINEAR_SPARSE_CHOLESKY, 0.0, 10);
+        o.method = m ? SBM_METHOD_GAUSS_NEWTON : SBM_METHOD_LEVENBERG_MARQUARDT;
+        SBM_TEST_OK_OR_SKIP(e, sbm_slam_solve(e->ctx, g, &o, &s));
+        assert_true(s.iterations == 1 && s.final_cost == 0.0 && s.initial_cost == 0.125);
+        assert_int_equal(s.stop_reason, SBM_STOP_ZERO_COST);
+        trace_free(&t);
+        sbm_g2o_destroy(g);
+    }
     g = noisy_se2_loop(e, 32, 3.0, 3.0);
     run_lm(e, g, SBM_LINEAR_SPARSE_CHOLESKY, 1e-4, 0, &s);
     assert_true(s.iterations == 0 && s.stop_reason == SBM_STOP_MAX_ITERATIONS);
@@ -404,7 +365,7 @@ static void test_lm_options(void **state)
     sbm_test_env *e = sbm_test_begin(state);
     sbm_g2o_graph *g = noisy_se2_loop(e, 32, 0.3, 0.3);
     const sbm_solver_options d = sbm_solver_default_options();
-    assert_true(d.method == SBM_METHOD_LEVENBERG_MARQUARDT && d.max_iterations == 100);
+    assert_true(d.method == SBM_METHOD_LEVENBERG_MARQUARDT && d.max_iterations == 200);
     assert_true(d.function_tolerance == 1e-10 && d.gradient_tolerance == 1e-10 &&
                 d.parameter_tolerance == 1e-10 && d.linear_solver == SBM_LINEAR_AUTO);
     sbm_solver_options o = d;
