@@ -81,8 +81,8 @@ def run(cmd, env_extra=None, timeout=None):
 
 def parse_sbm(out, what):
     """Initial and final cost, iterations, stop reason and solve time from sbm's summary lines
-    ("<what> A -> B (...) in N iterations (...)", "time T s: ...")."""
-    m = re.search(rf"^{what} (\S+) -> (\S+) .*? in (\d+) iterations", out, re.M)
+    ("<what> A -> B [(...)] in N iterations (...)", "time T s: ..."); what: a regex of labels."""
+    m = re.search(rf"^(?:{what}) (\S+) -> (\S+)(?: .*?)? in (\d+) iterations", out, re.M)
     t = re.search(r"^time (\S+) s", out, re.M)
     if not m or not t:
         raise RuntimeError(f"cannot parse sbm's summary:\n{out[-800:]}")
@@ -139,13 +139,13 @@ def slam(args, sbm, graphs, tmp):
         name = os.path.basename(path)[:-4]
         log(f"slam: {name}")
         r = median_runs(lambda: parse_sbm(run([sbm, "slam-solve", "--g2o", path, "--backend", "cpu"],
-                                              env1), "chi2"), args.repeat)
+                                              env1), "chi2|cost"), args.repeat)
         f = half_chi2_factor(sbm, path, r["initial_cost"], tmp)
         ref, refnote = REFERENCE.get(name), "reference: the issue's"
         if ref is None:
             # no published optimum: sbm's own, from a long run (not timed)
             own = parse_sbm(run([sbm, "slam-solve", "--g2o", path, "--backend", "cpu",
-                                 "--iterations", str(args.own_iterations)], env1), "chi2")
+                                 "--iterations", str(args.own_iterations)], env1), "chi2|cost")
             ref = min(own["final_cost"], r["final_cost"]) * f
             refnote = f"reference: sbm's own optimum ({args.own_iterations} iterations, {own['stop']})"
         half = {k: r[k] * f for k in ("initial_cost", "final_cost")}
