@@ -219,7 +219,8 @@ def ba_case(args, sbm, ceres, path, name, threads, tmp, cameras):
     def one_ceres():
         o = parse_keys(run([ceres, "--bal", path, "--threads", str(threads), "--iterations", it,
                             "--function-tolerance", str(args.function_tolerance),
-                            "--gradient-tolerance", "0", "--parameter-tolerance", "0"], env,
+                            "--gradient-tolerance", str(args.gradient_tolerance),
+                            "--parameter-tolerance", str(args.parameter_tolerance)], env,
                            args.ceres_timeout))
         return {"initial_cost": float(o["initial_cost"]), "final_cost": float(o["final_cost"]),
                 "iterations": int(o["iterations"].split()[0]), "stop": o["termination"],
@@ -367,6 +368,10 @@ def main():
     ap.add_argument("--ba-iterations", type=int, default=50)
     ap.add_argument("--function-tolerance", type=float, default=1e-10,
                     help="Ceres' (sbm's default, sbm_solver_default_options)")
+    ap.add_argument("--gradient-tolerance", type=float, default=1e-10,
+                    help="Ceres' (sbm's default)")
+    ap.add_argument("--parameter-tolerance", type=float, default=1e-10,
+                    help="Ceres' (sbm's default)")
     ap.add_argument("--threads", default="1,2", help="BA thread counts")
     ap.add_argument("--ceres-max-cameras", type=int, default=0,
                     help="skip Ceres (visibly) on problems with more cameras (default: no limit)")
