@@ -5,6 +5,7 @@
 #ifndef SBM_SOLVER_TRACE_H
 #define SBM_SOLVER_TRACE_H
 
+#include "lm_rule.h"
 #include "solver_reference.h"
 #include "test_util.h"
 
@@ -229,37 +230,30 @@ static inline run_stats check_lm(const sbm_bal_problem *p, const trace *t, const
     run_stats rs = {0, 0, 0, 0, INFINITY, 0.0};
     assert_int_equal(s->iterations, t->n);
     assert_cost(s->initial_cost, ref_bal_cost(&pi, t->x[0]), "initial cost", 0);
-    double cost = s->initial_cost, lambda = o->initial_lambda, nu = 2.0;
-    int exact = 1, run = 0, prev_ok = 0;
+    double cost = s->initial_cost;
+    lm_rule q = lm_rule_start(o->initial_lambda);
     for (int k = 0; k < t->n; k++) {
         const sbm_iteration_report *r = &t->rep[k];
         print_message("    %2d  lambda %-12.6g %s  cost %.9e -> %.9e\n", r->iteration, r->lambda,
                       r->accepted ? "accepted" : "rejected", r->cost_before, r->cost);
         assert_int_equal(r->iteration, k + 1);
         assert_true(r->cost_before == cost);
-        /* the damping rule: exact after a rejection (powers of two), Nielsen's within the
-         * central differences' error after an acceptance */
-        if (exact ? r->lambda != lambda : !(fabs(r->lambda - lambda) <= 1e-6 * lambda))
-            fail_msg("iteration %d: lambda %.17g, the update rule gives %.17g (after %s)",
-                     r->iteration, r->lambda, lambda,
-                     k == 0 ? "nothing" : prev_ok ? "an acceptance" : "a rejection");
+        lm_rule_check(&q, r, k);
         if (r->accepted) {
             if (!(r->cost < r->cost_before)) fail_msg("iteration %d accepted no decrease", k + 1);
             assert_cost(r->cost, ref_bal_cost(&pi, t->x[k + 1]), "cost", k + 1);
             const double f = nielsen_factor(&pi, t->x[k], t->x[k + 1], r);
             rs.min_factor = fmin(rs.min_factor, f);
             rs.max_factor = fmax(rs.max_factor, f);
-            lambda = r->lambda * f;
-            nu = 2.0, exact = 0, run = 0, prev_ok = 1;
+            lm_rule_accept(&q, r, f);
             rs.accepted++;
         } else {
             assert_true(r->cost == r->cost_before);
             if (memcmp(t->x[k + 1], t->x[k], bytes) != 0)
                 fail_msg("iteration %d: the rejected step did not restore the parameters", k + 1);
-            if (prev_ok) rs.reject_after_ok = 1;
-            lambda = r->lambda * nu;
-            nu *= 2.0, exact = 1, prev_ok = 0;
-            rs.max_run = ++run > rs.max_run ? run : rs.max_run;
+            if (q.prev_ok) rs.reject_after_ok = 1;
+            const int run = lm_rule_reject(&q, r);
+            rs.max_run = run > rs.max_run ? run : rs.max_run;
             rs.rejected++;
         }
         cost = r->cost;
@@ -271,7 +265,7 @@ static inline run_stats check_lm(const sbm_bal_problem *p, const trace *t, const
     assert_memory_equal(t->x[t->n] + 9 * pi.cameras, pi.point_params,
                         3 * pi.points * sizeof(double));
     assert_cost(s->final_cost, ref_bal_cost(&pi, t->x[t->n]), "final cost", t->n);
-    check_lm_stop(p, t, o, s, lambda);
+    check_lm_stop(p, t, o, s, q.lambda);
     return rs;
 }
 

@@ -1,0 +1,51 @@
+/* The damping rule both Levenberg-Marquardt solvers (BA, SLAM) follow, as the control-flow
+ * suites check it from the iteration reports: after a rejection the next lambda is exactly
+ * lambda * nu (nu = 2, 4, 8, ... since the last acceptance: powers of two, so exact); after an
+ * acceptance it is lambda * f with f the Nielsen factor max(1/3, 1 - (2 rho - 1)^3) the suite
+ * computes from its own model, to 1e-6 (the central differences' error). */
+#ifndef SBM_TEST_LM_RULE_H
+#define SBM_TEST_LM_RULE_H
+
+#include <math.h>
+
+#include "test_util.h"
+
+typedef struct lm_rule {
+    double lambda;  /* the lambda the next iteration must report */
+    double nu;      /* the next rejection's factor */
+    int exact;      /* 1: lambda must match bitwise (start, after a rejection) */
+    int run;        /* rejections in a row */
+    int prev_ok;    /* the last iteration was accepted */
+} lm_rule;
+
+static inline lm_rule lm_rule_start(double lambda0)
+{
+    const lm_rule q = {lambda0, 2.0, 1, 0, 0};
+    return q;
+}
+
+/* Iteration k (0-based) reported r->lambda: the rule's. */
+static inline void lm_rule_check(const lm_rule *q, const sbm_iteration_report *r, int k)
+{
+    if (q->exact ? r->lambda != q->lambda : !(fabs(r->lambda - q->lambda) <= 1e-6 * q->lambda))
+        fail_msg("iteration %d: lambda %.17g, the update rule gives %.17g (after %s)",
+                 r->iteration, r->lambda, q->lambda,
+                 k == 0 ? "nothing" : q->prev_ok ? "an acceptance" : "a rejection");
+}
+
+/* An accepted step with Nielsen factor f. */
+static inline void lm_rule_accept(lm_rule *q, const sbm_iteration_report *r, double f)
+{
+    q->lambda = r->lambda * f;
+    q->nu = 2.0, q->exact = 0, q->run = 0, q->prev_ok = 1;
+}
+
+/* A rejected step. @return the rejections in a row so far. */
+static inline int lm_rule_reject(lm_rule *q, const sbm_iteration_report *r)
+{
+    q->lambda = r->lambda * q->nu;
+    q->nu *= 2.0, q->exact = 1, q->prev_ok = 0;
+    return ++q->run;
+}
+
+#endif /* SBM_TEST_LM_RULE_H */
