@@ -44,6 +44,27 @@ const char *sbm_stop_reason_name(sbm_stop_reason reason);
 /* 1 for the converged reasons (function, gradient, parameter tolerance, zero cost). */
 int sbm_stop_reason_converged(sbm_stop_reason reason);
 
+/* Robust loss of a residual block (a BA observation, a SLAM edge) with squared norm s (SLAM:
+ * the edge's chi2 e^T Omega e): its cost is 0.5 rho(s) instead of 0.5 s. The definitions are
+ * Ceres' (HuberLoss, CauchyLoss), and so is the correction of the residual and the Jacobian
+ * (Ceres' Corrector: the Gauss-Newton model matches rho to second order where rho'' > 0, else the
+ * block is scaled by sqrt(rho'(s))). scale a > 0 is where the loss departs from the square:
+ *   SBM_LOSS_HUBER:  rho = s for s <= a^2, else 2 a sqrt(s) - a^2;
+ *   SBM_LOSS_CAUCHY: rho = a^2 log(1 + s / a^2). */
+typedef enum sbm_loss_type {
+    SBM_LOSS_NONE = 0,   /* least squares: rho(s) = s */
+    SBM_LOSS_HUBER = 1,
+    SBM_LOSS_CAUCHY = 2
+} sbm_loss_type;
+
+typedef struct sbm_loss {
+    sbm_loss_type type;
+    double scale;        /* a > 0 and finite (ignored by SBM_LOSS_NONE) */
+} sbm_loss;
+
+/* "none", "huber", "cauchy", or "unknown loss". */
+const char *sbm_loss_name(sbm_loss_type type);
+
 /* Damping added to the diagonal of a symmetric matrix before it is factored. */
 typedef enum sbm_damping {
     SBM_DAMPING_NONE = 0,     /* A itself */
@@ -90,12 +111,14 @@ typedef struct sbm_solver_options {
     double gradient_tolerance;     /* stop when max |gradient| <= tol */
     double parameter_tolerance;    /* stop when |step| <= tol * (|x| + tol) */
     sbm_solver_method method;      /* SLAM: Levenberg-Marquardt (default) or Gauss-Newton */
+    sbm_loss loss;                 /* robust loss of every observation / edge (default none) */
     sbm_iteration_callback callback; /* called after every iteration (may be NULL) */
     void *user;                    /* passed to callback */
 } sbm_solver_options;
 
 /* max_iterations 200, AUTO, dense_max_dim 2000, PCG 200 iterations to 1e-8, lambda 1e-4,
- * function, gradient and parameter tolerances 1e-10, Levenberg-Marquardt. The solve stops at
+ * function, gradient and parameter tolerances 1e-10, Levenberg-Marquardt, no robust loss
+ * (SBM_LOSS_NONE, scale 1). The solve stops at
  * the first of: an accepted step lowering the cost by at most function_tolerance * cost, max |b|
  * (the gradient) at most gradient_tolerance, a step |dx| at most parameter_tolerance * (|x| +
  * parameter_tolerance), a zero cost, max_iterations, or (LM) lambda above 1e32 / (GN) a failed

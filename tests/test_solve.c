@@ -32,7 +32,7 @@ static double *host_vec(sbm_ctx *ctx, const double *d, int64_t n)
 static const int64_t vec_sizes[] = {1, 2, 3, 5, 8, 1000, 70001}; /* 70001 > the CUDA dot grid */
 static const int nvec_sizes = (int)(sizeof vec_sizes / sizeof vec_sizes[0]);
 
-/* dot, nrm2, axpy, xpay, scale, zero against host loops; the dot's bits repeat; on CUDA the dot
+/* dot, nrm2, max |x|, axpy, xpay, scale, zero against host loops; the dot's bits repeat; on CUDA the dot
  * agrees with the CPU backend's to round-off. */
 static void test_vec_ops(void **state)
 {
@@ -62,6 +62,21 @@ static void test_vec_ops(void **state)
         SBM_ASSERT_OK(e->host, sbm__vec_dot(e->host, n, hx, hx, &xx));
         assert_true(fabs(nrm - sqrt(xx)) <= 2.0 * (double)n * DBL_EPSILON * sqrt(xx));
 
+        /* max |x|: exact (no rounding), the largest entry put last to see the whole range */
+        double amax_ref = 0.0, amax = -1.0;
+        for (int64_t i = 0; i < n; i++) amax_ref = fmax(amax_ref, fabs(hx[i]));
+        SBM_ASSERT_OK(e->ctx, sbm__vec_amax(e->ctx, n, x, &amax));
+        if (amax != amax_ref)
+            fail_msg("n = %lld: max |x| %.17g, reference %.17g", (long long)n, amax, amax_ref);
+        const double big = -(amax_ref + 1.0), nan_v = NAN;
+        SBM_ASSERT_OK(e->ctx, sbm__vec_upload(e->ctx, x + n - 1, &big, 1));
+        SBM_ASSERT_OK(e->ctx, sbm__vec_amax(e->ctx, n, x, &amax));
+        assert_true(amax == -big);
+        SBM_ASSERT_OK(e->ctx, sbm__vec_upload(e->ctx, x + n / 2, &nan_v, 1));
+        SBM_ASSERT_OK(e->ctx, sbm__vec_amax(e->ctx, n, x, &amax));
+        if (!isnan(amax)) fail_msg("n = %lld: max |x| %.17g misses a NaN", (long long)n, amax);
+        SBM_ASSERT_OK(e->ctx, sbm__vec_upload(e->ctx, x, hx, n));
+
         /* y += a x, then y = x + b y, then y *= c: each step against the host */
         const double a = 0.75, b = -1.25, c = 3.5;
         double *want = malloc((size_t)n * sizeof(double));
@@ -86,6 +101,9 @@ static void test_vec_ops(void **state)
     /* empty vectors: nothing runs, the dot is zero */
     double d = 1.0;
     SBM_ASSERT_OK(e->ctx, sbm__vec_dot(e->ctx, 0, NULL, NULL, &d));
+    assert_true(d == 0.0);
+    d = 1.0;
+    SBM_ASSERT_OK(e->ctx, sbm__vec_amax(e->ctx, 0, NULL, &d));
     assert_true(d == 0.0);
     SBM_ASSERT_OK(e->ctx, sbm__vec_axpy(e->ctx, 0, 1.0, NULL, NULL));
 }

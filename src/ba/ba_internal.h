@@ -7,6 +7,43 @@
 #include "sbm_geometry.h"
 #include "solve_internal.h"
 
+/* The backends see a loss as sbm_geometry.h's numbers. */
+_Static_assert(SBM__LOSS_NONE == (int)SBM_LOSS_NONE && SBM__LOSS_HUBER == (int)SBM_LOSS_HUBER &&
+                   SBM__LOSS_CAUCHY == (int)SBM_LOSS_CAUCHY,
+               "sbm_loss_type and SBM__LOSS_* differ");
+
+/* ---------------------------------------------------------------------------------------- */
+/* The device-resident iteration (ba.c): what sbm_ba_solve needs from the system so that an  */
+/* LM iteration moves only scalars between host and device                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Number of parameters, 9*cameras + 3*points: the length of every parameter or step vector
+ * below, laid out [cameras (9 each); points (3 each)] in the context's memory. */
+int64_t sbm__ba_nparams(const sbm_ba_system *s);
+/* Parameters of a problem into d_params (context memory, nparams): one upload. */
+sbm_status sbm__ba_params_upload(sbm_ctx *ctx, const sbm_ba_system *s,
+                                 const sbm_bal_problem *problem, double *d_params);
+/* d_params back into the problem's parameters: one download. */
+sbm_status sbm__ba_params_download(sbm_ctx *ctx, const sbm_ba_system *s, const double *d_params,
+                                   sbm_bal_problem *problem);
+/* The robust loss of the linearisations and costs that follow (SBM_LOSS_NONE at creation;
+ * checked by the caller, sbm__check_solver_options). */
+void sbm__ba_set_loss(sbm_ba_system *s, sbm_loss loss);
+/* sbm_ba_linearize at d_params (context memory) instead of a problem's parameters, with the
+ * system's loss: U, V, W, gc, gp, the damping scale, the cost and max |g| on the backend, the
+ * two scalars copied to the host. Same failures as sbm_ba_linearize. */
+sbm_status sbm__ba_linearize_at(sbm_ctx *ctx, sbm_ba_system *s, const double *d_params);
+/* The cost 0.5 sum rho(|r_k|^2) at d_params with the system's loss, the system unchanged; a
+ * non-finite prediction gives a non-finite *cost, not an error (the step is then rejected). */
+sbm_status sbm__ba_cost_at(sbm_ctx *ctx, const sbm_ba_system *s, const double *d_params,
+                           double *cost);
+/* max |[gc; gp]| of the last linearisation (a host scalar kept by the linearisation). */
+double sbm__ba_gradient_max(const sbm_ba_system *s);
+/* The decrease the damped model predicts for a step (context memory, nparams):
+ * 0.5 step^T (lambda D step + g), D the damping scale of the last linearisation. */
+sbm_status sbm__ba_predicted_decrease(sbm_ctx *ctx, const sbm_ba_system *s,
+                                      const double *d_step, double lambda, double *predicted);
+
 /* ---------------------------------------------------------------------------------------- */
 /* Host views of the BA system for the solver (ba.c)                                        */
 /* ---------------------------------------------------------------------------------------- */

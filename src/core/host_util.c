@@ -79,6 +79,13 @@ sbm_status sbm__vec_nrm2(sbm_ctx *ctx, int64_t n, const double *x, double *h_nrm
     return st;
 }
 
+sbm_status sbm__vec_amax(sbm_ctx *ctx, int64_t n, const double *x, double *h_max)
+{
+    *h_max = 0.0;
+    if (n <= 0) return SBM_SUCCESS;
+    return ctx->ops->vec_amax(ctx, n, x, h_max);
+}
+
 sbm_status sbm__vec_axpy(sbm_ctx *ctx, int64_t n, double a, const double *x, double *y)
 {
     if (n <= 0) return SBM_SUCCESS;

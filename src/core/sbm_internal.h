@@ -359,6 +359,8 @@ typedef struct sbm__backend_ops {
     sbm_status (*vec_axpy)(sbm_ctx *ctx, int64_t n, double a, const double *x, double *y);
     sbm_status (*vec_xpay)(sbm_ctx *ctx, int64_t n, const double *x, double a, double *y);
     sbm_status (*vec_scale)(sbm_ctx *ctx, int64_t n, double a, double *x);
+    /* *h_max = max |x[i]| (0 for n = 0; NaN if any entry is NaN) */
+    sbm_status (*vec_amax)(sbm_ctx *ctx, int64_t n, const double *x, double *h_max);
 
     /* sparse block Cholesky numeric phase (symbolic analysis by src/solve/, chol_internal.h).
      * chol_factor assembles A (upper block triangle, the planned pattern) plus the damping into
@@ -515,6 +517,8 @@ sbm_status sbm__vec_zero(sbm_ctx *ctx, double *x, int64_t n);
 sbm_status sbm__vec_dot(sbm_ctx *ctx, int64_t n, const double *x, const double *y, double *h_dot);
 /* sqrt(x.x) */
 sbm_status sbm__vec_nrm2(sbm_ctx *ctx, int64_t n, const double *x, double *h_nrm);
+/* *h_max = max |x[i]| (0 for n <= 0; NaN when an entry is NaN). */
+sbm_status sbm__vec_amax(sbm_ctx *ctx, int64_t n, const double *x, double *h_max);
 /* y += a x */
 sbm_status sbm__vec_axpy(sbm_ctx *ctx, int64_t n, double a, const double *x, double *y);
 /* y = x + a y */

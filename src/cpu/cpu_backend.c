@@ -70,6 +70,7 @@ const sbm__backend_ops sbm__cpu_ops = {
     .vec_axpy = sbm__cpu_vec_axpy,
     .vec_xpay = sbm__cpu_vec_xpay,
     .vec_scale = sbm__cpu_vec_scale,
+    .vec_amax = sbm__cpu_vec_amax,
     .chol_numeric_create = sbm__cpu_chol_numeric_create,
     .chol_factor = sbm__cpu_chol_factor,
     .chol_solve = sbm__cpu_chol_solve,

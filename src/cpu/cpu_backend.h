@@ -60,6 +60,7 @@ sbm_status sbm__cpu_vec_dot(sbm_ctx *ctx, int64_t n, const double *x, const doub
 sbm_status sbm__cpu_vec_axpy(sbm_ctx *ctx, int64_t n, double a, const double *x, double *y);
 sbm_status sbm__cpu_vec_xpay(sbm_ctx *ctx, int64_t n, const double *x, double a, double *y);
 sbm_status sbm__cpu_vec_scale(sbm_ctx *ctx, int64_t n, double a, double *x);
+sbm_status sbm__cpu_vec_amax(sbm_ctx *ctx, int64_t n, const double *x, double *h_max);
 
 /* src/cpu/cpu_chol.c: numeric phase of the sparse block Cholesky (multifrontal, LAPACKE/BLAS) */
 struct sbm__chol_symbolic;

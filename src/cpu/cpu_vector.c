@@ -1,9 +1,12 @@
-/* Vector operations of the CPU backend for the solvers (src/solve): dot, axpy, xpay, scale.
+/* Vector operations of the CPU backend for the solvers (src/solve): dot, max |x|, axpy, xpay,
+ * scale.
  *
  * The dot product sums in an order fixed by n alone: four interleaved partial sums (lane k takes
  * the entries i = k mod 4), combined as (s0 + s1) + (s2 + s3). The compiler may then vectorise
  * the loop without reassociating it, and every run gives the same bits. */
 #include "cpu_backend.h"
+
+#include <math.h>
 
 sbm_status sbm__cpu_vec_dot(sbm_ctx *ctx, int64_t n, const double *x, const double *y,
                             double *h_dot)
@@ -21,6 +24,19 @@ sbm_status sbm__cpu_vec_dot(sbm_ctx *ctx, int64_t n, const double *x, const doub
     if (i + 1 < n) s1 += x[i + 1] * y[i + 1];
     if (i + 2 < n) s2 += x[i + 2] * y[i + 2];
     *h_dot = (s0 + s1) + (s2 + s3);
+    return SBM_SUCCESS;
+}
+
+sbm_status sbm__cpu_vec_amax(sbm_ctx *ctx, int64_t n, const double *x, double *h_max)
+{
+    (void)ctx;
+    double m = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        const double a = fabs(x[i]);
+        if (a > m || a != a) m = a; /* a NaN wins: a non-finite vector is seen */
+        if (m != m) break;
+    }
+    *h_max = m;
     return SBM_SUCCESS;
 }
 

@@ -295,6 +295,7 @@ static sbm__backend_ops sbm__make_cuda_ops(void)
     o.vec_axpy = sbm__cuda_vec_axpy;
     o.vec_xpay = sbm__cuda_vec_xpay;
     o.vec_scale = sbm__cuda_vec_scale;
+    o.vec_amax = sbm__cuda_vec_amax;
     o.chol_numeric_create = sbm__cuda_chol_numeric_create;
     o.chol_factor = sbm__cuda_chol_factor;
     o.chol_solve = sbm__cuda_chol_solve;

@@ -287,6 +287,7 @@ sbm_status sbm__cuda_vec_dot(sbm_ctx *ctx, int64_t n, const double *x, const dou
 sbm_status sbm__cuda_vec_axpy(sbm_ctx *ctx, int64_t n, double a, const double *x, double *y);
 sbm_status sbm__cuda_vec_xpay(sbm_ctx *ctx, int64_t n, const double *x, double a, double *y);
 sbm_status sbm__cuda_vec_scale(sbm_ctx *ctx, int64_t n, double a, double *x);
+sbm_status sbm__cuda_vec_amax(sbm_ctx *ctx, int64_t n, const double *x, double *h_max);
 
 /* cuda_chol.cu: the sparse block Cholesky's numeric phase (chol_internal.h) */
 sbm_status sbm__cuda_chol_numeric_create(sbm_ctx *ctx, const struct sbm__chol_symbolic *sym,

@@ -26,6 +26,8 @@ sbm_solver_options sbm_solver_default_options(void)
     o.gradient_tolerance = 1e-10;
     o.parameter_tolerance = 1e-10;
     o.method = SBM_METHOD_LEVENBERG_MARQUARDT;
+    o.loss.type = SBM_LOSS_NONE;
+    o.loss.scale = 1.0;
     return o;
 }
 
@@ -80,5 +82,24 @@ sbm_status sbm__check_solver_options(sbm_ctx *ctx, const sbm_solver_options *o)
         return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
                           "argument options: method = %d is not an sbm_solver_method",
                           (int)o->method);
+    if (o->loss.type != SBM_LOSS_NONE && o->loss.type != SBM_LOSS_HUBER &&
+        o->loss.type != SBM_LOSS_CAUCHY)
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument options: loss.type = %d is not an sbm_loss_type",
+                          (int)o->loss.type);
+    if (o->loss.type != SBM_LOSS_NONE && (!(o->loss.scale > 0.0) || !isfinite(o->loss.scale)))
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument options: loss.scale = %g must be finite and > 0 (loss %s)",
+                          o->loss.scale, sbm_loss_name(o->loss.type));
     return SBM_SUCCESS;
+}
+
+const char *sbm_loss_name(sbm_loss_type type)
+{
+    switch (type) {
+    case SBM_LOSS_NONE: return "none";
+    case SBM_LOSS_HUBER: return "huber";
+    case SBM_LOSS_CAUCHY: return "cauchy";
+    }
+    return "unknown loss";
 }
