@@ -6,6 +6,10 @@ if(NOT SbmLapacke_FOUND)
   message(FATAL_ERROR "${SbmLapacke_MESSAGE}")
 endif()
 
+# POSIX threads (the CPU backend's linearisations)
+set(THREADS_PREFER_PTHREAD_FLAG ON)
+find_package(Threads REQUIRED)
+
 # SuiteSparse AMD (ordering of the sparse block Cholesky)
 include(FindSbmAmd)
 if(NOT SbmAmd_FOUND)

@@ -1,9 +1,11 @@
+#define _POSIX_C_SOURCE 200809L /* setenv */
 /* The solver layer's machinery: the backends' vector operations (against host references, CUDA
  * against the CPU backend, determinism), PCG in the context's memory (against dense Cholesky),
  * the transfer counter across PCG iterations, and nested calls' messages. */
 #include "test_util.h"
 #include "sbm_internal.h"
 #include "solve_internal.h"
+#include "cpu_backend.h"
 
 #include <float.h>
 #include <math.h>
@@ -458,6 +460,49 @@ static void test_callback_names(void **state)
     sbm_g2o_destroy(g);
 }
 
+/* The CPU backend's threads: every item of [0, n) visited once, by contiguous pieces in order,
+ * whatever SBM_NUM_THREADS says (1, 2, 7, more threads than items, nonsense), and n = 0. */
+typedef struct par_log {
+    int64_t *owner;  /* piece start that visited each item */
+    int *visits;
+} par_log;
+
+static void par_mark(void *data, int64_t begin, int64_t end)
+{
+    par_log *l = data;
+    for (int64_t i = begin; i < end; i++) l->owner[i] = begin, l->visits[i]++;
+}
+
+static void test_cpu_parallel_for(void **state)
+{
+    (void)state;
+    const char *counts[] = {"1", "2", "7", "100", "0", "junk"};
+    const int64_t sizes[] = {0, 1, 5, 1000};
+    for (int c = 0; c < 6; c++) {
+        setenv("SBM_NUM_THREADS", counts[c], 1);
+        const int t = sbm__cpu_threads();
+        assert_true(t >= 1 && t <= 64);
+        if (c < 4) assert_int_equal(t, atoi(counts[c]) < 64 ? atoi(counts[c]) : 64);
+        for (int z = 0; z < 4; z++) {
+            const int64_t n = sizes[z];
+            par_log l = {calloc((size_t)n + 1, sizeof(int64_t)), calloc((size_t)n + 1, sizeof(int))};
+            sbm__cpu_parallel_for(n, 2, par_mark, &l);
+            int64_t pieces = 0;
+            for (int64_t i = 0; i < n; i++) {
+                assert_int_equal(l.visits[i], 1);
+                if (i == 0 || l.owner[i] != l.owner[i - 1]) {
+                    assert_int_equal(l.owner[i], i); /* a piece starts where the last ended */
+                    pieces++;
+                }
+            }
+            assert_true(pieces <= t && pieces <= (n + 1) / 2 + 1);
+            free(l.owner);
+            free(l.visits);
+        }
+    }
+    unsetenv("SBM_NUM_THREADS");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -468,6 +513,7 @@ int main(void)
         SBM_TEST_BOTH(test_nested_messages),
         SBM_TEST_BOTH(test_checked_entries),
         SBM_TEST_BOTH(test_callback_names),
+        cmocka_unit_test(test_cpu_parallel_for),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -62,6 +62,14 @@ sbm_status sbm__cpu_vec_xpay(sbm_ctx *ctx, int64_t n, const double *x, double a,
 sbm_status sbm__cpu_vec_scale(sbm_ctx *ctx, int64_t n, double a, double *x);
 sbm_status sbm__cpu_vec_amax(sbm_ctx *ctx, int64_t n, const double *x, double *h_max);
 
+/* Threads (cpu_parallel.c): fn(data, begin, end) over fixed contiguous pieces of [0, n), one
+ * per thread, at least min_per_thread items each (fewer threads for small n); returns when all
+ * are done. Deterministic for kernels whose outputs each belong to one item. */
+typedef void (*sbm__cpu_range_fn)(void *data, int64_t begin, int64_t end);
+void sbm__cpu_parallel_for(int64_t n, int64_t min_per_thread, sbm__cpu_range_fn fn, void *data);
+/* Threads a call may use: SBM_NUM_THREADS, else the online cores (1 to 64). */
+int sbm__cpu_threads(void);
+
 /* src/cpu/cpu_chol.c: numeric phase of the sparse block Cholesky (multifrontal, LAPACKE/BLAS) */
 struct sbm__chol_symbolic;
 struct sbm__chol_numeric;

@@ -1,0 +1,64 @@
+/* The CPU backend's threads: a range split into fixed contiguous pieces, one per thread.
+ *
+ * A kernel that writes each output from one piece, in a fixed order, gives the same bits
+ * whatever the number of threads (the BA and SLAM linearisations: each thread owns whole
+ * cameras, points or edges). The threads are created per call (a linearisation runs for
+ * milliseconds; a thread costs tens of microseconds) and joined before the call returns.
+ * SBM_NUM_THREADS overrides the count (1 = run in the caller's thread). */
+#include "cpu_backend.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define SBM__CPU_MAX_THREADS 64
+
+typedef struct piece {
+    sbm__cpu_range_fn fn;
+    void *data;
+    int64_t begin, end;
+} piece;
+
+static void *run_piece(void *arg)
+{
+    piece *p = arg;
+    p->fn(p->data, p->begin, p->end);
+    return NULL;
+}
+
+int sbm__cpu_threads(void)
+{
+    const char *env = getenv("SBM_NUM_THREADS");
+    long t = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+    if (t < 1) t = 1;
+    if (t > SBM__CPU_MAX_THREADS) t = SBM__CPU_MAX_THREADS;
+    return (int)t;
+}
+
+void sbm__cpu_parallel_for(int64_t n, int64_t min_per_thread, sbm__cpu_range_fn fn, void *data)
+{
+    if (n <= 0) return;
+    int t = sbm__cpu_threads();
+    if (min_per_thread < 1) min_per_thread = 1;
+    if ((int64_t)t > n / min_per_thread) t = (int)(n / min_per_thread);
+    if (t <= 1) {
+        fn(data, 0, n);
+        return;
+    }
+    piece pieces[SBM__CPU_MAX_THREADS];
+    pthread_t tid[SBM__CPU_MAX_THREADS];
+    int started[SBM__CPU_MAX_THREADS] = {0};
+    for (int k = 0; k < t; k++) {
+        pieces[k].fn = fn, pieces[k].data = data;
+        pieces[k].begin = n * k / t, pieces[k].end = n * (k + 1) / t;
+    }
+    /* piece 0 runs in the caller's thread; a piece whose thread cannot start runs there too */
+    for (int k = 1; k < t; k++) started[k] = pthread_create(&tid[k], NULL, run_piece, &pieces[k]) == 0;
+    run_piece(&pieces[0]);
+    for (int k = 1; k < t; k++) {
+        if (started[k])
+            pthread_join(tid[k], NULL);
+        else
+            run_piece(&pieces[k]);
+    }
+}
