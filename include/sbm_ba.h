@@ -116,6 +116,13 @@ sbm_status sbm_ba_back_substitute(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_
  * (symmetric, upper block triangle). x and y in context memory (nc*p), y separate from x. */
 sbm_status sbm_ba_schur_multiply(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *U,
                                  const sbm_cbc *W, const double *x, double *y);
+/* The block diagonal of S = U - Y W^T with the Y of the last execute (Ceres' SCHUR_JACOBI
+ * preconditioner for matrix-free PCG, S never formed): D_i = U_ii - sum over the blocks k of W's
+ * block row i of Y_k W_k^T, on the context's backend, summed in a fixed order (bitwise
+ * repeatable). D: nc x nc blocks of p x p, block diagonal with every diagonal block stored (its
+ * values are overwritten). */
+sbm_status sbm_ba_schur_diagonal(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *U,
+                                 const sbm_cbc *W, sbm_cbc *D);
 void sbm_schur_plan_destroy(sbm_schur_plan *plan);
 
 /* Levenberg-Marquardt on a BAL problem: the reduced camera system each iteration (Schur on the

@@ -69,7 +69,7 @@ typedef struct lm_state {
     sbm_cbc *S;             /* explicit S (NULL when matrix-free) */
     sbm_cbc *Dinv;          /* PCG: inverses of S's diagonal blocks */
     sbm__symup ssym;        /* PCG: products with the upper-stored S */
-    sbm__bjacobi bj;        /* matrix-free PCG: block Jacobi from the host */
+    sbm_cbc *Sdiag;         /* matrix-free PCG: S's diagonal blocks (Schur-Jacobi) */
     sbm_chol *chol;         /* sparse Cholesky of S, planned once */
     double *d_rhs;          /* context memory: n */
     double *d_dc;           /* n */
@@ -91,7 +91,7 @@ static void lm_free(lm_state *s)
     sbm__free_with(&ctx->allocator, s->d_rhs);
     sbm__free_with(&ctx->allocator, s->d_dc);
     sbm__free_with(&ctx->allocator, s->d_dp);
-    sbm__bjacobi_free(&s->bj);
+    sbm_cbc_destroy(s->Sdiag);
     sbm__symup_free(&s->ssym);
     sbm_chol_destroy(s->chol);
     sbm_cbc_destroy(s->Dinv);
@@ -179,7 +179,9 @@ static sbm_status lm_setup(lm_state *s, double *t_lin)
     case SBM_LINEAR_PCG:
         SBM__TRY(sbm__symup_init(ctx, s->S, &s->ssym));
         return SBM__NESTED(ctx, sbm_cbc_copy(ctx, s->ssym.D, &s->Dinv));
-    case SBM_LINEAR_PCG_MATRIX_FREE: return sbm__bjacobi_init(ctx, n / 9, 9, &s->bj);
+    case SBM_LINEAR_PCG_MATRIX_FREE:
+        SBM__TRY(sbm__bdiag_pattern_create(ctx, n / 9, 9, &s->Sdiag));
+        return SBM__NESTED(ctx, sbm_cbc_copy(ctx, s->Sdiag, &s->Dinv));
     case SBM_LINEAR_SPARSE_CHOLESKY:
         /* S's pattern is the Schur plan's: one symbolic analysis for the whole solve */
         if (s->chol) return SBM_SUCCESS;
@@ -195,12 +197,17 @@ static sbm_status lm_solve_reduced(lm_state *s, sbm_iteration_report *rep, int *
     sbm_ctx *ctx = s->ctx;
     const sbm_solver_options *opt = s->opt;
     const int64_t n = s->n;
+    const sbm_ba_system_info si = sbm_ba_system_get_info(s->sys);
+    int64_t col = -1;
     sbm_status st = SBM_SUCCESS;
     switch (s->ls) {
     case SBM_LINEAR_DENSE_CHOLESKY:
-        st = sbm__vec_download(ctx, s->h_rhs, s->d_rhs, n);
-        if (st == SBM_SUCCESS) st = sbm__dense_spd_solve(ctx, s->S, s->h_rhs, s->h_step);
-        if (st == SBM_SUCCESS) st = sbm__vec_upload(ctx, s->d_dc, s->h_step, n);
+        st = sbm__dense_spd_solve_device(ctx, s->S, s->d_rhs, s->d_dc, &col);
+        if (st == SBM_ERR_NOT_POSITIVE_DEFINITE)
+            sbm__ba_append_message(ctx, " (block column %" PRId64 " of S is camera %" PRId64
+                                        " as numbered in the BAL file)",
+                                   col / 9, col / 9);
+        if (st == SBM_SUCCESS) st = sbm__vec_download(ctx, s->h_step, s->d_dc, n);
         break;
     case SBM_LINEAR_SPARSE_CHOLESKY:
         /* S carries the damping already (through U and V) */
@@ -225,10 +232,11 @@ static sbm_status lm_solve_reduced(lm_state *s, sbm_iteration_report *rep, int *
         if (st == SBM_SUCCESS) st = sbm__vec_download(ctx, s->h_step, s->d_dc, n);
         break;
     default:
-        st = sbm__ba_schur_diagonal_host(ctx, s->sys, s->h_sdiag);
-        if (st == SBM_SUCCESS) st = sbm__bjacobi_set(ctx, &s->bj, s->h_sdiag);
+        st = SBM__NESTED(ctx, sbm_ba_schur_diagonal(ctx, s->plan, si.U, si.W, s->Sdiag));
         if (st == SBM_SUCCESS)
-            st = sbm__pcg(ctx, n, apply_matrix_free, &s->ops, sbm__bdiag_apply, s->bj.Dinv,
+            st = SBM__NESTED(ctx, sbm__bdiag_inverse_checked(ctx, s->Sdiag, s->Dinv));
+        if (st == SBM_SUCCESS)
+            st = sbm__pcg(ctx, n, apply_matrix_free, &s->ops, sbm__bdiag_apply, s->Dinv,
                           s->d_rhs, s->d_dc, opt->pcg_max_iterations, opt->pcg_tolerance,
                           &rep->linear_iterations, &rep->linear_residual);
         if (st == SBM_SUCCESS) st = sbm__vec_download(ctx, s->h_step, s->d_dc, n);

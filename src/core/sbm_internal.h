@@ -377,6 +377,25 @@ typedef struct sbm__backend_ops {
                              const struct sbm__chol_numeric *num, int64_t nrhs, const double *B,
                              int64_t ldb, double *X, int64_t ldx);
     void (*chol_numeric_destroy)(struct sbm__chol_numeric *num);
+
+    /* ba-solve: the device-resident BA iteration (src/cpu/cpu_ba_solve.c,
+     * src/cuda/cuda_ba_solve.cu). */
+    /* Block diagonal of S = U - Y W^T (Y and W: one pattern, nc x np blocks of p x q; U upper
+     * block triangle, nc x nc blocks of p x p) into D (nc x nc, block diagonal, every diagonal
+     * block stored): D_i = U_ii - sum over the blocks k of W's block row i of Y_k W_k^T, summed
+     * in the order of the row list. udiag (nc): the index of U's block (i, i), or -1 (zero);
+     * wrow_ptr (nc+1) and wrow_blk (W's nnzb): W's block indices row by row, increasing block
+     * column. All in the backend's memory. */
+    sbm_status (*ba_schur_diagonal)(sbm_ctx *ctx, const sbm_cbc *U, const int64_t *udiag,
+                                    const sbm_cbc *Y, const sbm_cbc *W, const int64_t *wrow_ptr,
+                                    const int64_t *wrow_blk, sbm_cbc *D);
+    /* x = A^-1 b by a dense Cholesky for symmetric A given by its upper block triangle (square,
+     * square blocks, n = nbr*r >= 1 scalars, checked by the front end); b and x (n) in the
+     * backend's memory, x may be b. A pivot that is not positive (or not finite) returns
+     * SBM_ERR_NOT_POSITIVE_DEFINITE *without* a message, *failed the 0-based scalar column
+     * (-1 otherwise). Only that word crosses to the host. */
+    sbm_status (*dense_spd_solve)(sbm_ctx *ctx, const sbm_cbc *A, const double *b, double *x,
+                                  int64_t *failed);
 } sbm__backend_ops;
 
 /* Plans start with this header so the front end can check and dispatch them. */
