@@ -91,6 +91,10 @@ sbm_status sbm__check_solver_options(sbm_ctx *ctx, const sbm_solver_options *o)
         return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
                           "argument options: loss.scale = %g must be finite and > 0 (loss %s)",
                           o->loss.scale, sbm_loss_name(o->loss.type));
+    if (o->update_state_every_iteration != 0 && o->update_state_every_iteration != 1)
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument options: update_state_every_iteration = %d must be 0 or 1",
+                          o->update_state_every_iteration);
     return SBM_SUCCESS;
 }
 
