@@ -15,8 +15,9 @@ extern "C" {
 
 /* Problems (BAL files, g2o pose graphs) live in host memory; the linear systems built from them
  * (U, V, W, S; J, Omega, Lambda) and their vectors live in the context's memory, so the block
- * operations above run on the context's backend. Residuals and Jacobians are evaluated on the
- * host (one small closed-form expression per observation or edge) and uploaded. */
+ * operations above run on the context's backend. A BA system keeps its observations in the
+ * context's memory too, and linearises there (the CUDA kernels, or the CPU backend's threads):
+ * only the parameters go up and the cost and max |g| come back. */
 
 /* A seeded synthetic problem: cameras on a sphere around a cloud of points, each looking at its
  * centre; every point seen by obs_per_point distinct cameras; observations are exact
@@ -49,7 +50,12 @@ sbm_status sbm_bal_evaluate(sbm_ctx *ctx, const sbm_bal_problem *problem, double
  *                            W = Jc^T Jp (cameras x points, 9x3 blocks)
  *                            gc = -Jc^T r, gp = -Jp^T r   (so [dc; dp] is the step)
  * with Levenberg-Marquardt damping: every diagonal entry d of U and V is replaced by
- * d + lambda*min(max(d, 1e-6), 1e32). Matrices and vectors are in the context's memory. */
+ * d + lambda*min(max(d, 1e-6), 1e32). Matrices and vectors are in the context's memory.
+ * With a robust loss (sbm_ba_system_set_loss) r and J are those of Ceres' Corrector: per
+ * observation, with s = |r|^2, r' = sqrt(rho'(s)) r / (1 - alpha) and
+ * J' = sqrt(rho'(s)) (J - (alpha / s) r r^T J), alpha = 1 - sqrt(1 + 2 s rho''(s) / rho'(s))
+ * where rho'' > 0, else 0 (so for Huber and Cauchy J' = sqrt(rho') J, r' = sqrt(rho') r);
+ * the cost is 0.5 sum rho(s). Sums run in a fixed order: the same bits on every run. */
 typedef struct sbm_ba_system sbm_ba_system;
 
 typedef struct sbm_ba_system_info {
@@ -58,7 +64,8 @@ typedef struct sbm_ba_system_info {
     const sbm_cbc *W;  /* camera-point coupling */
     const double *gc;  /* -Jc^T r (context memory, 9*cameras) */
     const double *gp;  /* -Jp^T r (context memory, 3*points) */
-    double cost;       /* 0.5*|r|^2 at the linearisation point */
+    double cost;       /* 0.5 sum rho(|r_k|^2) at the linearisation point (the system's
+                          loss; 0.5*|r|^2 without one) */
     double lambda;     /* the damping in U and V */
     int64_t cameras;   /* block rows of W */
     int64_t points;    /* block columns of W */
@@ -73,8 +80,13 @@ sbm_status sbm_ba_system_create(sbm_ctx *ctx, const sbm_bal_problem *problem,
  * the same observations). @return SBM_ERR_NOT_FINITE for a non-finite prediction (the system is
  * then unchanged) or Jacobian (the system then needs a new linearisation). */
 sbm_status sbm_ba_linearize(sbm_ctx *ctx, sbm_ba_system *system, const sbm_bal_problem *problem);
-/* Set the damping of U and V (from the undamped values of the last linearisation). */
+/* Set the damping of U and V (from the undamped values of the last linearisation, kept in the
+ * context's memory: nothing is copied from the host). */
 sbm_status sbm_ba_set_damping(sbm_ctx *ctx, sbm_ba_system *system, double lambda);
+/* The robust loss of the linearisations that follow (none at creation; sbm_loss in
+ * sbm_solve.h). @return SBM_ERR_INVALID_ARGUMENT for a type that is not an sbm_loss_type, or a
+ * scale that is not finite and > 0 (the scale of SBM_LOSS_NONE is not used). */
+sbm_status sbm_ba_system_set_loss(sbm_ctx *ctx, sbm_ba_system *system, const sbm_loss *loss);
 void sbm_ba_system_destroy(sbm_ba_system *system);
 sbm_ba_system_info sbm_ba_system_get_info(const sbm_ba_system *system);
 /* The reduced camera system of the system as it stands (damping included): *S = the upper block

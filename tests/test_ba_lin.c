@@ -1,0 +1,671 @@
+/* The BA linearisation on the backends (src/cpu/cpu_ba.c, src/cuda/cuda_ba.cu) through the
+ * device-resident contract of src/ba/ba_internal.h and the public sbm_ba_linearize /
+ * sbm_ba_set_damping / sbm_ba_system_set_loss:
+ *   - U, V, W, gc, gp, the damping scale and the cost against a reference computed here, one
+ *     observation at a time (the losses' rho, rho', rho'' written out from their definitions),
+ *     for no loss, Huber and Cauchy at scales that put part of the observations in the outlier
+ *     region, on a generated problem, a BAL file and a hand-made degenerate one;
+ *   - the gradient against central differences of sbm__ba_cost_at (which checks the loss
+ *     correction independently of the reference);
+ *   - the CUDA backend against the CPU backend; bitwise determinism (CUDA twice, the CPU with
+ *     1 and 2 threads);
+ *   - the damping and the predicted decrease against their rules;
+ *   - the transfers of one linearisation (scalars only), and the error paths. */
+#define _POSIX_C_SOURCE 200809L
+
+#include "test_util.h"
+
+#include "ba_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------------------------- */
+/* The reference                                                                            */
+/* ---------------------------------------------------------------------------------------- */
+
+typedef struct lin_ref {
+    int64_t nc, np, nnzb, n;
+    double *U, *V, *W, *g, *D; /* undamped blocks (W in the system's pattern), [gc; gp] */
+    double cost;
+    int64_t outliers;          /* observations with |r|^2 above scale^2 */
+} lin_ref;
+
+/* rho, rho', rho'' (Ceres' HuberLoss and CauchyLoss, from their formulas). */
+static void loss_eval(sbm_loss loss, double s, double rho[3])
+{
+    const double a = loss.scale, b = a * a;
+    if (loss.type == SBM_LOSS_HUBER && s > b) {
+        const double r = sqrt(s);
+        rho[0] = 2.0 * a * r - b, rho[1] = a / r, rho[2] = -a / (2.0 * s * r);
+    } else if (loss.type == SBM_LOSS_CAUCHY) {
+        rho[0] = b * log1p(s / b), rho[1] = 1.0 / (1.0 + s / b);
+        rho[2] = -rho[1] * rho[1] / b;
+    } else {
+        rho[0] = s, rho[1] = 1.0, rho[2] = 0.0;
+    }
+}
+
+/* The system's W pattern on the host, and the block of (camera c, point j). */
+static int64_t w_block(const sbm_cbc_info *wi, int64_t c, int64_t j)
+{
+    for (int64_t b = wi->colptr[j]; b < wi->colptr[j + 1]; b++)
+        if (wi->rowind[b] == c) return b;
+    fail_msg("camera %d and point %d share no block of W", (int)c, (int)j);
+    return -1;
+}
+
+static lin_ref reference(const sbm_bal_problem *p, const double *params, sbm_loss loss,
+                         const sbm_cbc *W)
+{
+    const sbm_bal_info pi = sbm_bal_get_info(p);
+    sbm_cbc *Wh = sbm_test_cbc_to_host(W);
+    const sbm_cbc_info wi = sbm_cbc_get_info(Wh);
+    lin_ref r;
+    memset(&r, 0, sizeof r);
+    r.nc = pi.cameras, r.np = pi.points, r.nnzb = wi.nnzb, r.n = 9 * r.nc + 3 * r.np;
+    r.U = calloc((size_t)(81 * r.nc + 1), sizeof(double));
+    r.V = calloc((size_t)(9 * r.np + 1), sizeof(double));
+    r.W = calloc((size_t)(27 * r.nnzb + 1), sizeof(double));
+    r.g = calloc((size_t)(r.n + 1), sizeof(double));
+    r.D = calloc((size_t)(r.n + 1), sizeof(double));
+    assert_true(r.U && r.V && r.W && r.g && r.D);
+    const double *cams = params ? params : pi.camera_params;
+    const double *pts = params ? params + 9 * r.nc : pi.point_params;
+    for (int64_t k = 0; k < pi.observations; k++) {
+        const int64_t c = pi.obs_camera[k], j = pi.obs_point[k];
+        double pred[2], Jc[18], Jp[6], rho[3];
+        sbm__bal_project(cams + 9 * c, pts + 3 * j, pred, Jc, Jp);
+        double res[2] = {pred[0] - pi.obs_xy[2 * k], pred[1] - pi.obs_xy[2 * k + 1]};
+        const double s = res[0] * res[0] + res[1] * res[1];
+        loss_eval(loss, s, rho);
+        r.cost += 0.5 * rho[0];
+        r.outliers += loss.type != SBM_LOSS_NONE && s > loss.scale * loss.scale;
+        /* Huber's and Cauchy's rho'' <= 0: Ceres' corrector is the first-order sqrt(rho') */
+        assert_true(rho[2] <= 0.0);
+        const double w = sqrt(rho[1]);
+        for (int a = 0; a < 18; a++) Jc[a] *= w;
+        for (int a = 0; a < 6; a++) Jp[a] *= w;
+        res[0] *= w, res[1] *= w;
+        double *u = r.U + 81 * c, *v = r.V + 9 * j, *wb = r.W + 27 * w_block(&wi, c, j);
+        for (int a = 0; a < 9; a++) {
+            for (int b = 0; b < 9; b++)
+                u[a + 9 * b] += Jc[2 * a] * Jc[2 * b] + Jc[2 * a + 1] * Jc[2 * b + 1];
+            for (int b = 0; b < 3; b++)
+                wb[a + 9 * b] += Jc[2 * a] * Jp[2 * b] + Jc[2 * a + 1] * Jp[2 * b + 1];
+            r.g[9 * c + a] -= Jc[2 * a] * res[0] + Jc[2 * a + 1] * res[1];
+        }
+        for (int a = 0; a < 3; a++) {
+            for (int b = 0; b < 3; b++)
+                v[a + 3 * b] += Jp[2 * a] * Jp[2 * b] + Jp[2 * a + 1] * Jp[2 * b + 1];
+            r.g[9 * r.nc + 3 * j + a] -= Jp[2 * a] * res[0] + Jp[2 * a + 1] * res[1];
+        }
+    }
+    for (int64_t i = 0; i < r.nc; i++)
+        for (int a = 0; a < 9; a++) r.D[9 * i + a] = fmin(fmax(r.U[81 * i + 10 * a], 1e-6), 1e32);
+    for (int64_t j = 0; j < r.np; j++)
+        for (int a = 0; a < 3; a++)
+            r.D[9 * r.nc + 3 * j + a] = fmin(fmax(r.V[9 * j + 4 * a], 1e-6), 1e32);
+    sbm_cbc_destroy(Wh);
+    return r;
+}
+
+static void ref_free(lin_ref *r) { free(r->U), free(r->V), free(r->W), free(r->g), free(r->D); }
+
+/* What a system holds, on the host. */
+typedef struct lin_got {
+    double *U, *V, *W, *g; /* damped U, V (block values), W, [gc; gp] */
+    double cost;
+} lin_got;
+
+static double *cbc_values(const sbm_cbc *A)
+{
+    sbm_cbc *H = sbm_test_cbc_to_host(A);
+    const sbm_cbc_info hi = sbm_cbc_get_info(H);
+    const int64_t n = hi.nnzb * hi.r * hi.c;
+    double *v = malloc((size_t)(n + 1) * sizeof(double));
+    assert_non_null(v);
+    memcpy(v, hi.values, (size_t)n * sizeof(double));
+    sbm_cbc_destroy(H);
+    return v;
+}
+
+/* White-box: the system's fields through the info struct and the contract's vectors. */
+static lin_got fetch(sbm_ctx *ctx, const sbm_ba_system *s)
+{
+    const sbm_ba_system_info si = sbm_ba_system_get_info(s);
+    const int64_t n = sbm__ba_nparams(s);
+    lin_got g;
+    g.U = cbc_values(si.U), g.V = cbc_values(si.V), g.W = cbc_values(si.W);
+    g.g = sbm_test_vec_download(ctx, si.gc, n); /* gp follows gc in one vector */
+    assert_true(si.gp == si.gc + 9 * si.cameras);
+    g.cost = si.cost;
+    return g;
+}
+
+static void got_free(lin_got *g) { free(g->U), free(g->V), free(g->W), free(g->g); }
+
+static void assert_matches(const lin_got *g, const lin_ref *r, double tol, const char *what)
+{
+    char name[160];
+    snprintf(name, sizeof name, "%s: U", what);
+    sbm_test_assert_near(g->U, r->U, 81 * r->nc, tol, name);
+    snprintf(name, sizeof name, "%s: V", what);
+    sbm_test_assert_near(g->V, r->V, 9 * r->np, tol, name);
+    snprintf(name, sizeof name, "%s: W", what);
+    sbm_test_assert_near(g->W, r->W, 27 * r->nnzb, tol, name);
+    snprintf(name, sizeof name, "%s: gc", what);
+    sbm_test_assert_near(g->g, r->g, 9 * r->nc, tol, name);
+    snprintf(name, sizeof name, "%s: gp", what);
+    sbm_test_assert_near(g->g + 9 * r->nc, r->g + 9 * r->nc, 3 * r->np, tol, name);
+    if (!(fabs(g->cost - r->cost) <= tol * r->cost))
+        fail_msg("%s: cost %.17g, reference %.17g", what, g->cost, r->cost);
+}
+
+/* The median |r_k| of a problem at its parameters: a loss scale that puts about half of the
+ * observations in the outlier region. */
+static double median_residual(sbm_ctx *ctx, const sbm_bal_problem *p)
+{
+    const int64_t m = sbm_bal_get_info(p).observations;
+    double *r = malloc((size_t)(2 * m + 1) * sizeof(double)), *n = malloc((size_t)(m + 1) * sizeof(double));
+    assert_true(r && n);
+    SBM_ASSERT_OK(ctx, sbm_bal_evaluate(ctx, p, r, NULL));
+    for (int64_t k = 0; k < m; k++) n[k] = hypot(r[2 * k], r[2 * k + 1]);
+    for (int64_t a = 1; a < m; a++) /* insertion sort: small problems */
+        for (int64_t b = a; b > 0 && n[b - 1] > n[b]; b--) {
+            const double t = n[b];
+            n[b] = n[b - 1], n[b - 1] = t;
+        }
+    const double med = n[m / 2];
+    free(r), free(n);
+    return med;
+}
+
+/* Linearise p with each loss (the scale of the robust ones: scale_factor x the median
+ * residual) and compare with the reference. */
+static void check_losses(sbm_test_env *e, const sbm_bal_problem *p, double scale_factor,
+                         double tol, const char *name)
+{
+    sbm_ctx *ctx = e->ctx;
+    sbm_ba_system *s = NULL;
+    SBM_ASSERT_OK(ctx, sbm_ba_system_create(ctx, p, &s));
+    const double med = sbm_bal_get_info(p).observations ? median_residual(e->host, p) : 1.0;
+    const sbm_loss losses[3] = {{SBM_LOSS_NONE, 1.0},
+                                {SBM_LOSS_HUBER, scale_factor * med},
+                                {SBM_LOSS_CAUCHY, scale_factor * med}};
+    for (int l = 0; l < 3; l++) {
+        SBM_ASSERT_OK(ctx, sbm_ba_system_set_loss(ctx, s, &losses[l]));
+        SBM_TEST_OK_OR_SKIP(e, sbm_ba_linearize(ctx, s, p));
+        lin_ref r = reference(p, NULL, losses[l], sbm_ba_system_get_info(s).W);
+        const int64_t m = sbm_bal_get_info(p).observations;
+        if (l > 0 && m > 10 && !(r.outliers > 0 && r.outliers < m))
+            fail_msg("%s: %d of %d observations in the outlier region of %s", name,
+                     (int)r.outliers, (int)m, sbm_loss_name(losses[l].type));
+        lin_got g = fetch(ctx, s);
+        char what[160];
+        snprintf(what, sizeof what, "%s, loss %s", name, sbm_loss_name(losses[l].type));
+        assert_matches(&g, &r, tol, what);
+        double *D = malloc((size_t)(r.n + 1) * sizeof(double));
+        sbm__ba_damping_diagonal(s, D);
+        sbm_test_assert_near(D, r.D, r.n, tol, "the damping scale");
+        double gmax = 0.0;
+        for (int64_t i = 0; i < r.n; i++) gmax = fmax(gmax, fabs(r.g[i]));
+        assert_true(fabs(sbm__ba_gradient_max(s) - gmax) <= tol * gmax);
+        /* the host view of the gradient */
+        const double *hg = sbm__ba_system_host_gradient(s);
+        assert_non_null(hg);
+        sbm_test_assert_near(hg, r.g, r.n, tol, "host gradient view");
+        free(D);
+        got_free(&g);
+        ref_free(&r);
+    }
+    sbm_ba_system_destroy(s);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Tests                                                                                    */
+/* ---------------------------------------------------------------------------------------- */
+
+static void test_lin_generated(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    sbm_bal_generate_options o = sbm_bal_generate_defaults(8, 60, 4, 31);
+    sbm_bal_problem *p = NULL;
+    SBM_ASSERT_OK(e->ctx, sbm_bal_generate(e->ctx, &o, &p));
+    check_losses(e, p, 1.0, 1e-12, "generated 8 cameras");
+    check_losses(e, p, 3.0, 1e-12, "generated 8 cameras, larger scale");
+    sbm_bal_destroy(p);
+}
+
+static void test_lin_bal_file(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    sbm_bal_problem *p = NULL;
+    SBM_ASSERT_OK(e->ctx, sbm_bal_read(e->ctx, sbm_test_data_path("bal/problem-49-7776-pre.txt"), &p));
+    check_losses(e, p, 1.0, 1e-12, "problem-49-7776");
+    sbm_bal_destroy(p);
+}
+
+/* Camera 2 and point 3 unobserved, point 2 seen once, point 0 seen twice by camera 0 (one W
+ * block); then a problem with no observation at all. */
+static void test_lin_degenerate(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    sbm_ctx *ctx = e->ctx;
+    const char *text =
+        "3 4 6\n"
+        "0 0 12.5 -3.0\n1 0 -8.0 4.0\n0 1 3.0 7.5\n1 1 -1.0 2.0\n0 2 20.0 -11.0\n0 0 10.0 -2.0\n"
+        "0.01 -0.02 0.03 0.1 -0.2 -5.0 500.0 0.01 -0.001\n"
+        "-0.02 0.05 0.01 0.3 0.1 -6.0 450.0 -0.02 0.002\n"
+        "0.0 0.0 0.0 0.0 0.0 -4.0 400.0 0.0 0.0\n"
+        "0.1 0.05 0.2\n-0.3 0.2 -0.1\n0.25 -0.15 0.05\n1.0 1.0 1.0\n";
+    sbm_bal_problem *p = NULL;
+    SBM_ASSERT_OK(ctx, sbm_bal_read(ctx, sbm_test_write_text("degenerate.bal", text), &p));
+    check_losses(e, p, 1.0, 1e-12, "degenerate");
+    sbm_ba_system *s = NULL;
+    SBM_ASSERT_OK(ctx, sbm_ba_system_create(ctx, p, &s));
+    SBM_TEST_OK_OR_SKIP(e, sbm_ba_linearize(ctx, s, p));
+    double D[9 * 3 + 3 * 4];
+    sbm__ba_damping_diagonal(s, D);
+    for (int a = 0; a < 9; a++) assert_true(D[18 + a] == 1e-6); /* camera 2 */
+    for (int a = 0; a < 3; a++) assert_true(D[27 + 9 + a] == 1e-6); /* point 3 */
+    assert_int_equal(sbm_cbc_get_info(sbm_ba_system_get_info(s).W).nnzb, 5);
+    sbm_ba_system_destroy(s);
+    sbm_bal_destroy(p);
+
+    /* no observations: zero cost, zero gradient, the damping scale at its floor */
+    const char *empty = "2 1 0\n"
+                        "0 0 0 0 0 -4 400 0 0\n0 0 0 0 0 -4 400 0 0\n0.5 0.5 0.5\n";
+    SBM_ASSERT_OK(ctx, sbm_bal_read(ctx, sbm_test_write_text("empty.bal", empty), &p));
+    SBM_ASSERT_OK(ctx, sbm_ba_system_create(ctx, p, &s));
+    SBM_TEST_OK_OR_SKIP(e, sbm_ba_linearize(ctx, s, p));
+    assert_true(sbm_ba_system_get_info(s).cost == 0.0);
+    assert_true(sbm__ba_gradient_max(s) == 0.0);
+    double De[21];
+    sbm__ba_damping_diagonal(s, De);
+    for (int a = 0; a < 21; a++) assert_true(De[a] == 1e-6);
+    double c = -1.0;
+    SBM_ASSERT_OK(ctx, sbm__ba_cost_at(ctx, s, sbm_ba_system_get_info(s).gc, &c));
+    assert_true(c == 0.0);
+    SBM_ASSERT_OK(ctx, sbm_ba_set_damping(ctx, s, 2.0));
+    double *Uv = cbc_values(sbm_ba_system_get_info(s).U);
+    assert_true(Uv[0] == 2e-6 && Uv[1] == 0.0);
+    free(Uv);
+    sbm_ba_system_destroy(s);
+    sbm_bal_destroy(p);
+}
+
+/* The gradient against central differences of the cost (sbm__ba_cost_at at device
+ * parameters): checks the loss correction of g independently of the reference. */
+static void test_lin_gradient_fd(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    sbm_ctx *ctx = e->ctx;
+    sbm_bal_generate_options o = sbm_bal_generate_defaults(3, 7, 3, 17);
+    sbm_bal_problem *p = NULL;
+    SBM_ASSERT_OK(ctx, sbm_bal_generate(ctx, &o, &p));
+    const double med = median_residual(e->host, p);
+    const sbm_loss losses[3] = {{SBM_LOSS_NONE, 1.0}, {SBM_LOSS_HUBER, med}, {SBM_LOSS_CAUCHY, med}};
+    sbm_ba_system *s = NULL;
+    SBM_ASSERT_OK(ctx, sbm_ba_system_create(ctx, p, &s));
+    const int64_t n = sbm__ba_nparams(s);
+    double *d = sbm__vec_alloc(ctx, n, "test parameters");
+    assert_non_null(d);
+    double *x = malloc((size_t)n * sizeof(double));
+    const sbm_bal_info pi = sbm_bal_get_info(p);
+    memcpy(x, pi.camera_params, 27 * sizeof(double));
+    memcpy(x + 27, pi.point_params, 21 * sizeof(double));
+    for (int l = 0; l < 3; l++) {
+        sbm__ba_set_loss(s, losses[l]);
+        SBM_ASSERT_OK(ctx, sbm__ba_params_upload(ctx, s, p, d));
+        SBM_TEST_OK_OR_SKIP(e, sbm__ba_linearize_at(ctx, s, d));
+        /* the linearisation leaves the parameters it is given alone */
+        double *back = sbm_test_vec_download(ctx, d, n);
+        assert_memory_equal(back, x, (size_t)n * sizeof(double));
+        free(back);
+        double c0 = 0.0;
+        SBM_ASSERT_OK(ctx, sbm__ba_cost_at(ctx, s, d, &c0));
+        assert_true(fabs(c0 - sbm_ba_system_get_info(s).cost) <= 1e-14 * c0);
+        double *g = sbm_test_vec_download(ctx, sbm_ba_system_get_info(s).gc, n);
+        double *fd = malloc((size_t)n * sizeof(double));
+        for (int64_t i = 0; i < n; i++) {
+            const double h = 1e-6 * fmax(1.0, fabs(x[i])), xi = x[i];
+            double cp, cm;
+            x[i] = xi + h;
+            SBM_ASSERT_OK(ctx, sbm__vec_upload(ctx, d, x, n));
+            SBM_ASSERT_OK(ctx, sbm__ba_cost_at(ctx, s, d, &cp));
+            x[i] = xi - h;
+            SBM_ASSERT_OK(ctx, sbm__vec_upload(ctx, d, x, n));
+            SBM_ASSERT_OK(ctx, sbm__ba_cost_at(ctx, s, d, &cm));
+            x[i] = xi;
+            fd[i] = -(cp - cm) / (2.0 * h);
+        }
+        char what[96];
+        snprintf(what, sizeof what, "gradient vs central differences, loss %s",
+                 sbm_loss_name(losses[l].type));
+        sbm_test_assert_near(g, fd, n, 1e-6, what);
+        free(g), free(fd);
+    }
+    sbm__free(ctx, d);
+    free(x);
+    sbm_ba_system_destroy(s);
+    sbm_bal_destroy(p);
+}
+
+/* Bitwise equality of two linearisations' results. */
+static void assert_same(const lin_got *a, const lin_got *b, const sbm_ba_system *s, const char *what)
+{
+    const sbm_ba_system_info si = sbm_ba_system_get_info(s);
+    const int64_t nnzb = sbm_cbc_get_info(si.W).nnzb;
+    if (memcmp(a->U, b->U, (size_t)(81 * si.cameras) * sizeof(double)) ||
+        memcmp(a->V, b->V, (size_t)(9 * si.points) * sizeof(double)) ||
+        memcmp(a->W, b->W, (size_t)(27 * nnzb) * sizeof(double)) ||
+        memcmp(a->g, b->g, (size_t)sbm__ba_nparams(s) * sizeof(double)) || a->cost != b->cost)
+        fail_msg("%s: the two linearisations differ", what);
+}
+
+static void test_lin_deterministic(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    sbm_ctx *ctx = e->ctx;
+    /* large enough for 2 threads in every pass of the CPU backend */
+    sbm_bal_generate_options o = sbm_bal_generate_defaults(40, 3000, 4, 77);
+    sbm_bal_problem *p = NULL;
+    SBM_ASSERT_OK(ctx, sbm_bal_generate(ctx, &o, &p));
+    sbm_ba_system *s = NULL;
+    SBM_ASSERT_OK(ctx, sbm_ba_system_create(ctx, p, &s));
+    const sbm_loss huber = {SBM_LOSS_HUBER, median_residual(e->host, p)};
+    SBM_ASSERT_OK(ctx, sbm_ba_system_set_loss(ctx, s, &huber));
+    const char *old = getenv("SBM_NUM_THREADS");
+    char *saved = old ? strdup(old) : NULL;
+    if (e->backend == SBM_BACKEND_CPU) setenv("SBM_NUM_THREADS", "1", 1);
+    SBM_TEST_OK_OR_SKIP(e, sbm_ba_linearize(ctx, s, p));
+    lin_got a = fetch(ctx, s);
+    if (e->backend == SBM_BACKEND_CPU) setenv("SBM_NUM_THREADS", "2", 1);
+    SBM_ASSERT_OK(ctx, sbm_ba_linearize(ctx, s, p));
+    lin_got b = fetch(ctx, s);
+    double c1 = 0.0, c2 = 0.0;
+    SBM_ASSERT_OK(ctx, sbm__ba_cost_at(ctx, s, sbm_ba_system_get_info(s).gc, &c1));
+    if (e->backend == SBM_BACKEND_CPU) setenv("SBM_NUM_THREADS", "1", 1);
+    SBM_ASSERT_OK(ctx, sbm__ba_cost_at(ctx, s, sbm_ba_system_get_info(s).gc, &c2));
+    if (saved) {
+        setenv("SBM_NUM_THREADS", saved, 1);
+        free(saved);
+    } else {
+        unsetenv("SBM_NUM_THREADS");
+    }
+    assert_same(&a, &b, s, e->backend == SBM_BACKEND_CPU ? "1 and 2 threads" : "two runs");
+    assert_true(c1 == c2);
+    /* and the result is right */
+    lin_ref r = reference(p, NULL, huber, sbm_ba_system_get_info(s).W);
+    assert_matches(&b, &r, 1e-12, "deterministic problem");
+    ref_free(&r);
+    got_free(&a), got_free(&b);
+    sbm_ba_system_destroy(s);
+    sbm_bal_destroy(p);
+}
+
+/* The CUDA backend against the CPU backend on the same problem and loss. */
+static void test_lin_cuda_vs_cpu(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    sbm_bal_problem *p = NULL;
+    SBM_ASSERT_OK(e->host, sbm_bal_read(e->host, sbm_test_data_path("bal/problem-21-11315-pre.txt"), &p));
+    const sbm_loss losses[3] = {{SBM_LOSS_NONE, 1.0},
+                                {SBM_LOSS_HUBER, median_residual(e->host, p)},
+                                {SBM_LOSS_CAUCHY, 0.5 * median_residual(e->host, p)}};
+    sbm_ba_system *sd = NULL, *sh = NULL;
+    SBM_ASSERT_OK(e->ctx, sbm_ba_system_create(e->ctx, p, &sd));
+    SBM_ASSERT_OK(e->host, sbm_ba_system_create(e->host, p, &sh));
+    for (int l = 0; l < 3; l++) {
+        SBM_ASSERT_OK(e->ctx, sbm_ba_system_set_loss(e->ctx, sd, &losses[l]));
+        SBM_ASSERT_OK(e->host, sbm_ba_system_set_loss(e->host, sh, &losses[l]));
+        SBM_TEST_OK_OR_SKIP(e, sbm_ba_linearize(e->ctx, sd, p));
+        SBM_ASSERT_OK(e->host, sbm_ba_linearize(e->host, sh, p));
+        lin_got a = fetch(e->ctx, sd), b = fetch(e->host, sh);
+        lin_ref r; /* the host's values in the reference's clothes */
+        memset(&r, 0, sizeof r);
+        r.nc = sbm_ba_system_get_info(sh).cameras, r.np = sbm_ba_system_get_info(sh).points;
+        r.nnzb = sbm_cbc_get_info(sbm_ba_system_get_info(sh).W).nnzb;
+        r.U = b.U, r.V = b.V, r.W = b.W, r.g = b.g, r.cost = b.cost;
+        assert_matches(&a, &r, 1e-12, sbm_loss_name(losses[l].type));
+        assert_true(fabs(sbm__ba_gradient_max(sd) - sbm__ba_gradient_max(sh)) <=
+                    1e-12 * sbm__ba_gradient_max(sh));
+        got_free(&a), got_free(&b);
+    }
+    sbm_ba_system_destroy(sd);
+    sbm_ba_system_destroy(sh);
+    sbm_bal_destroy(p);
+}
+
+/* sbm_ba_set_damping on the backend against the rule, from the undamped values each time;
+ * the predicted decrease against its formula. */
+static void test_lin_damping(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    sbm_ctx *ctx = e->ctx;
+    sbm_bal_generate_options o = sbm_bal_generate_defaults(5, 30, 3, 9);
+    sbm_bal_problem *p = NULL;
+    SBM_ASSERT_OK(ctx, sbm_bal_generate(ctx, &o, &p));
+    sbm_ba_system *s = NULL;
+    SBM_ASSERT_OK(ctx, sbm_ba_system_create(ctx, p, &s));
+    SBM_TEST_OK_OR_SKIP(e, sbm_ba_linearize(ctx, s, p));
+    lin_got u = fetch(ctx, s);
+    const int64_t nc = 5, np = 30, n = sbm__ba_nparams(s);
+    const double lambdas[4] = {0.37, 2.0, 1e-9, 0.0};
+    for (int t = 0; t < 4; t++) {
+        const double lambda = lambdas[t];
+        SBM_ASSERT_OK(ctx, sbm_ba_set_damping(ctx, s, lambda));
+        assert_true(sbm_ba_system_get_info(s).lambda == lambda);
+        lin_got d = fetch(ctx, s);
+        double *wantU = malloc((size_t)(81 * nc) * sizeof(double));
+        double *wantV = malloc((size_t)(9 * np) * sizeof(double));
+        memcpy(wantU, u.U, (size_t)(81 * nc) * sizeof(double));
+        memcpy(wantV, u.V, (size_t)(9 * np) * sizeof(double));
+        for (int64_t i = 0; i < nc; i++)
+            for (int a = 0; a < 9; a++) {
+                double *x = wantU + 81 * i + 10 * a;
+                *x += lambda * fmin(fmax(*x, 1e-6), 1e32);
+            }
+        for (int64_t j = 0; j < np; j++)
+            for (int a = 0; a < 3; a++) {
+                double *x = wantV + 9 * j + 4 * a;
+                *x += lambda * fmin(fmax(*x, 1e-6), 1e32);
+            }
+        sbm_test_assert_near(d.U, wantU, 81 * nc, 1e-15, "damped U");
+        sbm_test_assert_near(d.V, wantV, 9 * np, 1e-15, "damped V");
+        if (lambda == 0.0) {
+            assert_memory_equal(d.U, u.U, (size_t)(81 * nc) * sizeof(double));
+            assert_memory_equal(d.V, u.V, (size_t)(9 * np) * sizeof(double));
+        }
+        /* the rest of the system does not move */
+        assert_memory_equal(d.g, u.g, (size_t)n * sizeof(double));
+        assert_true(d.cost == u.cost);
+        free(wantU), free(wantV);
+        got_free(&d);
+    }
+    /* predicted decrease 0.5 step^T (lambda D step + g) */
+    double *step = sbm_test_random_vector(5, n), *D = malloc((size_t)n * sizeof(double));
+    sbm__ba_damping_diagonal(s, D);
+    double *dstep = sbm_test_vec_upload(ctx, step, n);
+    const double lambda = 0.25;
+    double want = 0.0, got = 0.0;
+    for (int64_t i = 0; i < n; i++) want += step[i] * (lambda * D[i] * step[i] + u.g[i]);
+    want *= 0.5;
+    SBM_ASSERT_OK(ctx, sbm__ba_predicted_decrease(ctx, s, dstep, lambda, &got));
+    assert_true(fabs(got - want) <= 1e-13 * fabs(want));
+    sbm__free(ctx, dstep);
+    free(step), free(D);
+    got_free(&u);
+    sbm_ba_system_destroy(s);
+    sbm_bal_destroy(p);
+}
+
+/* One linearisation, one cost, one damping and one predicted decrease move only scalars. */
+static void test_lin_transfers(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    sbm_ctx *ctx = e->ctx;
+    sbm_bal_generate_options o = sbm_bal_generate_defaults(20, 400, 4, 3);
+    sbm_bal_problem *p = NULL;
+    SBM_ASSERT_OK(ctx, sbm_bal_generate(ctx, &o, &p));
+    sbm_ba_system *s = NULL;
+    SBM_ASSERT_OK(ctx, sbm_ba_system_create(ctx, p, &s));
+    const sbm_loss cauchy = {SBM_LOSS_CAUCHY, 2.0};
+    SBM_ASSERT_OK(ctx, sbm_ba_system_set_loss(ctx, s, &cauchy));
+    const int64_t n = sbm__ba_nparams(s);
+    double *d = sbm__vec_alloc(ctx, n, "test parameters"), *step = sbm__vec_alloc(ctx, n, "step");
+    assert_true(d && step);
+    SBM_ASSERT_OK(ctx, sbm__ba_params_upload(ctx, s, p, d));
+    SBM_ASSERT_OK(ctx, sbm__vec_zero(ctx, step, n));
+    for (int round = 0; round < 2; round++) {
+        sbm__stats_reset(ctx);
+        SBM_TEST_OK_OR_SKIP(e, sbm__ba_linearize_at(ctx, s, d));
+        sbm__stats st = sbm__stats_get(ctx);
+        assert_true(st.h2d_copies == 0 && st.d2h_copies <= 1 && st.d2h_bytes <= 32);
+        if (e->backend != SBM_BACKEND_CPU && round == 1) assert_true(st.allocs == 0);
+        sbm__stats_reset(ctx);
+        double c = 0.0, pr = 1.0;
+        SBM_ASSERT_OK(ctx, sbm__ba_cost_at(ctx, s, d, &c));
+        st = sbm__stats_get(ctx);
+        assert_true(st.h2d_copies == 0 && st.d2h_copies <= 1 && st.d2h_bytes <= 8);
+        assert_true(c == sbm_ba_system_get_info(s).cost);
+        sbm__stats_reset(ctx);
+        SBM_ASSERT_OK(ctx, sbm_ba_set_damping(ctx, s, 0.5));
+        SBM_ASSERT_OK(ctx, sbm__ba_predicted_decrease(ctx, s, step, 0.5, &pr));
+        st = sbm__stats_get(ctx);
+        assert_true(st.h2d_copies == 0 && st.d2h_copies <= 1 && st.d2h_bytes <= 8);
+        assert_true(pr == 0.0);
+    }
+    /* the parameters back into a problem: one download */
+    sbm_bal_problem *q = NULL;
+    SBM_ASSERT_OK(ctx, sbm_bal_generate(ctx, &o, &q));
+    memset(sbm_bal_get_info(q).camera_params, 0, 9 * 20 * sizeof(double));
+    SBM_ASSERT_OK(ctx, sbm__ba_params_download(ctx, s, d, q));
+    assert_memory_equal(sbm_bal_get_info(q).camera_params, sbm_bal_get_info(p).camera_params,
+                        9 * 20 * sizeof(double));
+    assert_memory_equal(sbm_bal_get_info(q).point_params, sbm_bal_get_info(p).point_params,
+                        3 * 400 * sizeof(double));
+    sbm__free(ctx, d), sbm__free(ctx, step);
+    sbm_ba_system_destroy(s);
+    sbm_bal_destroy(p), sbm_bal_destroy(q);
+}
+
+static void test_lin_errors(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    sbm_ctx *ctx = e->ctx;
+    sbm_bal_generate_options o = sbm_bal_generate_defaults(4, 9, 3, 12);
+    sbm_bal_problem *p = NULL, *q = NULL;
+    SBM_ASSERT_OK(ctx, sbm_bal_generate(ctx, &o, &p));
+    sbm_ba_system *s = NULL;
+    SBM_ASSERT_OK(ctx, sbm_ba_system_create(ctx, p, &s));
+
+    /* the loss setter */
+    sbm_loss l = {SBM_LOSS_HUBER, 0.0};
+    SBM_ASSERT_FAILS(ctx, sbm_ba_system_set_loss(ctx, NULL, &l), SBM_ERR_NULL_ARGUMENT, "argument system is NULL");
+    SBM_ASSERT_FAILS(ctx, sbm_ba_system_set_loss(ctx, s, NULL), SBM_ERR_NULL_ARGUMENT, "sbm_ba_system_set_loss: argument loss is NULL");
+    SBM_ASSERT_FAILS(ctx, sbm_ba_system_set_loss(ctx, s, &l), SBM_ERR_INVALID_ARGUMENT,
+                     "argument loss: scale = 0 must be finite and > 0 (loss huber)");
+    l.scale = -1.0;
+    SBM_ASSERT_FAILS(ctx, sbm_ba_system_set_loss(ctx, s, &l), SBM_ERR_INVALID_ARGUMENT, "scale = -1");
+    l.type = SBM_LOSS_CAUCHY, l.scale = INFINITY;
+    SBM_ASSERT_FAILS(ctx, sbm_ba_system_set_loss(ctx, s, &l), SBM_ERR_INVALID_ARGUMENT, "scale = inf must be finite and > 0 (loss cauchy)");
+    l.scale = NAN;
+    SBM_ASSERT_FAILS(ctx, sbm_ba_system_set_loss(ctx, s, &l), SBM_ERR_INVALID_ARGUMENT, "scale = nan");
+    l.type = (sbm_loss_type)7, l.scale = 1.0;
+    SBM_ASSERT_FAILS(ctx, sbm_ba_system_set_loss(ctx, s, &l), SBM_ERR_INVALID_ARGUMENT,
+                     "argument loss: type = 7 is not an sbm_loss_type");
+    assert_int_equal(sbm_ba_system_set_loss(NULL, s, &l), SBM_ERR_NULL_ARGUMENT);
+    l.type = SBM_LOSS_NONE, l.scale = 0.0; /* no scale without a loss */
+    SBM_ASSERT_OK(ctx, sbm_ba_system_set_loss(ctx, s, &l));
+
+    /* problems that are not the system's */
+    o = sbm_bal_generate_defaults(5, 9, 3, 12);
+    SBM_ASSERT_OK(ctx, sbm_bal_generate(ctx, &o, &q));
+    SBM_ASSERT_FAILS(ctx, sbm_ba_linearize(ctx, s, q), SBM_ERR_DIMENSION_MISMATCH,
+                     "argument problem has 5 cameras, 9 points, 27 observations; the system was made for 4, 9, 27");
+    sbm_bal_destroy(q);
+    o = sbm_bal_generate_defaults(4, 9, 3, 13);
+    SBM_ASSERT_OK(ctx, sbm_bal_generate(ctx, &o, &q));
+    SBM_ASSERT_FAILS(ctx, sbm_ba_linearize(ctx, s, q), SBM_ERR_INVALID_ARGUMENT,
+                     "is not the one the system was made with");
+    sbm_bal_destroy(q);
+    SBM_ASSERT_FAILS(ctx, sbm_ba_linearize(ctx, s, NULL), SBM_ERR_NULL_ARGUMENT, "argument problem is NULL");
+
+    /* a non-finite prediction: refused, the system unchanged */
+    SBM_TEST_OK_OR_SKIP(e, sbm_ba_linearize(ctx, s, p));
+    lin_got before = fetch(ctx, s);
+    sbm_bal_info pi = sbm_bal_get_info(p);
+    /* the first observation k > 0 that is its point's first (the point made bad must not be
+     * seen before it) */
+    int64_t k = 1;
+    for (;; k++) {
+        int64_t t = 0;
+        while (t < k && pi.obs_point[t] != pi.obs_point[k]) t++;
+        if (t == k) break;
+    }
+    const int c5 = pi.obs_camera[k], j5 = pi.obs_point[k];
+    const double saved = pi.point_params[3 * j5 + 1];
+    pi.point_params[3 * j5 + 1] = NAN;
+    char msg[200];
+    snprintf(msg, sizeof msg, "sbm_ba_linearize: observation %d (camera %d, point %d): the prediction is not finite", (int)k, c5, j5);
+    SBM_ASSERT_FAILS(ctx, sbm_ba_linearize(ctx, s, p), SBM_ERR_NOT_FINITE, msg);
+    lin_got after = fetch(ctx, s);
+    assert_same(&before, &after, s, "after a refused linearisation");
+    got_free(&after);
+    /* the same at device parameters; the cost there is +inf, not an error */
+    const int64_t n = sbm__ba_nparams(s);
+    double *d = sbm__vec_alloc(ctx, n, "test parameters");
+    assert_non_null(d);
+    SBM_ASSERT_OK(ctx, sbm__ba_params_upload(ctx, s, p, d));
+    ctx->fn = "the contract"; /* internal calls keep the caller's name */
+    SBM_ASSERT_FAILS(ctx, sbm__ba_linearize_at(ctx, s, d), SBM_ERR_NOT_FINITE, msg + strlen("sbm_ba_linearize: "));
+    double c = 0.0;
+    SBM_ASSERT_OK(ctx, sbm__ba_cost_at(ctx, s, d, &c));
+    assert_true(isinf(c) && c > 0);
+    pi.point_params[3 * j5 + 1] = saved;
+    SBM_ASSERT_OK(ctx, sbm_ba_set_damping(ctx, s, 1.0));
+
+    /* a Jacobian that overflows with a finite prediction: camera c5 at the origin without
+     * rotation or distortion, its point 1e-200 in front of it and 1e-50 aside */
+    double cam[9], X[3];
+    memcpy(cam, pi.camera_params + 9 * c5, sizeof cam);
+    memcpy(X, pi.point_params + 3 * j5, sizeof X);
+    const double bad_cam[9] = {0, 0, 0, 0, 0, 0, 1.0, 0, 0}, bad_X[3] = {1e-50, 0, 1e-200};
+    memcpy(pi.camera_params + 9 * c5, bad_cam, sizeof cam);
+    memcpy(pi.point_params + 3 * j5, bad_X, sizeof X);
+    snprintf(msg, sizeof msg, "observation %d (camera %d, point %d): the Jacobian is not finite", (int)k, c5, j5);
+    SBM_ASSERT_FAILS(ctx, sbm_ba_linearize(ctx, s, p), SBM_ERR_NOT_FINITE, msg);
+    SBM_ASSERT_FAILS(ctx, sbm_ba_set_damping(ctx, s, 1.0), SBM_ERR_INVALID_ARGUMENT, "its last linearisation failed");
+    sbm_cbc *S = NULL;
+    SBM_ASSERT_FAILS(ctx, sbm_ba_system_reduce(ctx, s, &S, NULL), SBM_ERR_INVALID_ARGUMENT, "linearise it again");
+    memcpy(pi.camera_params + 9 * c5, cam, sizeof cam);
+    memcpy(pi.point_params + 3 * j5, X, sizeof X);
+    SBM_ASSERT_OK(ctx, sbm_ba_linearize(ctx, s, p));
+    after = fetch(ctx, s);
+    assert_same(&before, &after, s, "linearised again");
+    SBM_ASSERT_OK(ctx, sbm_ba_set_damping(ctx, s, 1.0));
+    got_free(&after), got_free(&before);
+    sbm__free(ctx, d);
+    sbm_ba_system_destroy(s);
+    sbm_bal_destroy(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        SBM_TEST_BOTH(test_lin_generated),
+        SBM_TEST_BOTH(test_lin_bal_file),
+        SBM_TEST_BOTH(test_lin_degenerate),
+        SBM_TEST_BOTH(test_lin_gradient_fd),
+        SBM_TEST_BOTH(test_lin_deterministic),
+        SBM_TEST_CUDA(test_lin_cuda_vs_cpu),
+        SBM_TEST_BOTH(test_lin_damping),
+        SBM_TEST_BOTH(test_lin_transfers),
+        SBM_TEST_BOTH(test_lin_errors),
+    };
+    return cmocka_run_group_tests(tests, sbm_test_make_tmp_dir, sbm_test_remove_tmp_dir);
+}
