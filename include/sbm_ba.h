@@ -139,22 +139,32 @@ void sbm_schur_plan_destroy(sbm_schur_plan *plan);
 
 /* Levenberg-Marquardt on a BAL problem: the reduced camera system each iteration (Schur on the
  * context's backend), damping lambda as in sbm_ba_set_damping, raised on a rejected step and
- * lowered on a good one (Nielsen's rule). Updates the problem's parameters to the best estimate.
- * The reduced system S dc = rhs: SBM_LINEAR_DENSE_CHOLESKY (host LAPACK),
- * SBM_LINEAR_SPARSE_CHOLESKY (sbm_chol_plan once for S's fixed pattern, sbm_chol_factor of the
- * damped S every iteration), SBM_LINEAR_PCG (block Jacobi on the explicit S) or
- * SBM_LINEAR_PCG_MATRIX_FREE; AUTO takes dense Cholesky up to dense_max_dim unknowns of S
+ * lowered on a good one (Nielsen's rule). The whole iteration runs on the context's backend:
+ * the parameters are uploaded once, the estimate and the step stay in the context's memory, and
+ * an iteration brings back only scalars (costs, norms, PCG's dot products, a failed-column
+ * word). The problem's parameters are updated once at the end to the best estimate (also when
+ * the solve fails after its start, the status and message then those of the failure), or
+ * before every callback with options->update_state_every_iteration.
+ * The reduced system S dc = rhs: SBM_LINEAR_DENSE_CHOLESKY (dense Cholesky where S lives:
+ * LAPACK on the CPU, cuSOLVER on CUDA), SBM_LINEAR_SPARSE_CHOLESKY (sbm_chol_plan once for S's
+ * fixed pattern, sbm_chol_factor of the damped S every iteration), SBM_LINEAR_PCG (block
+ * Jacobi on the explicit S) or SBM_LINEAR_PCG_MATRIX_FREE (S never formed; the Schur-Jacobi
+ * preconditioner: the inverses of sbm_ba_schur_diagonal's blocks); AUTO takes dense Cholesky up
+ * to dense_max_dim unknowns of S
  * (9 per camera); above, matrix-free PCG when S would hold more values than W and V^-1 W (cameras
  * sharing points with most others), else the sparse Cholesky unless its symbolic analysis
  * finds a factorisation dearer than ~100 PCG iterations, then PCG on the explicit S
- * (bench/NOTES-ba-solve.md). A factorisation that fails (a block of V, or S,
- * not positive definite) is a rejected step: lambda rises, summary->linear_failures counts it,
- * the report says linear_failed, and the context keeps the message, which names the point (V)
- * or the camera (S's block column) as numbered in the BAL file. Stop reasons
+ * (bench/NOTES-ba-solve.md). A factorisation that fails (a block of V, or S, or with PCG one of
+ * S's diagonal blocks, not positive definite) is a rejected step: lambda rises,
+ * summary->linear_failures counts it, the report says linear_failed, and the context keeps the
+ * message, which names the point (V) or the camera (S's block column) as numbered in the BAL
+ * file. Stop reasons
  * (summary->stop_reason): zero cost; max |g| <= gradient_tolerance at a linearisation;
  * |dx| <= parameter_tolerance (|x| + parameter_tolerance) for any computed step, taken or not;
  * an accepted step lowering the cost by at most function_tolerance * cost; lambda above 1e32
- * (no progress); max_iterations. The cost is 0.5 |r|^2. summary may be NULL. */
+ * (no progress); max_iterations. The cost is 0.5 sum rho(|r_k|^2) over the observations with
+ * options->loss (Ceres' robust losses and their correction of r and J, as sbm_ba_system_set_loss;
+ * 0.5 |r|^2 without a loss). summary may be NULL. */
 sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver_options *options,
                         sbm_solver_summary *summary);
 

@@ -77,10 +77,12 @@ typedef enum sbm_damping {
  * the step after the backtracking line search). Times in seconds, measured with the context
  * synchronised.
  * The cost, one convention for both solvers: half the weighted sum of squares, BA 0.5 |r|^2,
- * SLAM 0.5 sum e^T Omega e = 0.5 chi2 (sbm_g2o_chi2 returns chi2 itself, g2o's number). */
+ * SLAM 0.5 sum e^T Omega e = 0.5 chi2 (sbm_g2o_chi2 returns chi2 itself, g2o's number); with a
+ * robust loss (sbm_solver_options.loss) each block's square s counts as rho(s) (BA:
+ * 0.5 sum rho(|r_k|^2)). */
 typedef struct sbm_iteration_report {
     int iteration;          /* 1, 2, ... */
-    double cost_before;     /* cost (BA: 0.5|r|^2; SLAM: 0.5 chi2) at the start of the iteration */
+    double cost_before;     /* cost (BA: 0.5 sum rho(|r_k|^2); SLAM: 0.5 chi2) at the start */
     double cost;            /* cost after it (= cost_before for a rejected step) */
     double lambda;          /* damping used (LM), or the step length (GN line search) */
     int accepted;           /* 1 if the step was taken */

@@ -101,8 +101,6 @@ static void lm_free(lm_state *s)
     sbm_ba_system_destroy(s->sys);
 }
 
-}
-
 /* AUTO above dense_max_dim, first from S's size (counted from W's pattern, before S is
  * formed): matrix-free PCG when S would hold more values than W and Y together. A PCG iteration
  * reads S's values twice in the explicit product, W's and Y's once each in the matrix-free one,
