@@ -19,6 +19,8 @@ struct sbm_schur_plan {
     sbm_gemm_plan *gemm;     /* S = U - Y W^T (NULL when matrix-free) */
     sbm__symup usym;         /* the symmetric product with U (matrix-free S*x) */
     uint64_t u_hash;         /* U's pattern fingerprint */
+    uint64_t v_hash;         /* V's, when V was block diagonal with every block stored (the
+                              * execute's inverse then skips that check, a download); else 0 */
     double *t;               /* context memory, np*q */
     int64_t *rows;           /* context memory: the Schur diagonal's index lists, nc + (nc+1)
                               * + nnzb(W): U's diagonal block of every block row (-1: none),
@@ -106,6 +108,21 @@ static uint64_t bdiag_hash(int64_t nc, int p)
     return sbm__fp_finish(nc, nc, p, p, sp, si);
 }
 
+/* plan->v_hash: V's fingerprint when V stores exactly its diagonal blocks, else 0 (the
+ * execute then checks V at every call, with sbm_bdiag_inverse's messages). */
+static sbm_status plan_v(sbm_ctx *ctx, sbm_schur_plan *p, const sbm_cbc *V)
+{
+    const int64_t *cp;
+    const int32_t *ri;
+    SBM__TRY(sbm__cbc_pattern_to_host(ctx, V, &cp, &ri));
+    int full = V->nnzb == V->nbc;
+    for (int64_t j = 0; j < V->nbc && full; j++)
+        full = cp[j + 1] == j + 1 && ri[j] == j;
+    sbm__cbc_pattern_release(ctx, V, cp, ri);
+    p->v_hash = 0;
+    return full ? ctx->ops->cbc_pattern_hash(ctx, V, &p->v_hash) : SBM_SUCCESS;
+}
+
 /* The index lists of sbm_ba_schur_diagonal (plan->rows), built on the host from U's diagonal
  * blocks (plan->usym) and W's pattern, and uploaded once. */
 static sbm_status plan_rows(sbm_ctx *ctx, sbm_schur_plan *p, const sbm_cbc *W)
@@ -184,6 +201,7 @@ sbm_status sbm_ba_schur_plan(sbm_ctx *ctx, const sbm_cbc *U, const sbm_cbc *V, c
     if ((st = sbm__symup_init(ctx, U, &p->usym)) != SBM_SUCCESS) goto fail;
     if ((st = ctx->ops->cbc_pattern_hash(ctx, U, &p->u_hash)) != SBM_SUCCESS) goto fail;
     if ((st = plan_rows(ctx, p, W)) != SBM_SUCCESS) goto fail;
+    if ((st = plan_v(ctx, p, V)) != SBM_SUCCESS) goto fail;
     p->t = sbm__vec_alloc(ctx, p->np * p->q, "the Schur plan's point vector");
     if (!p->t) {
         st = ctx->last_status;
@@ -213,7 +231,12 @@ sbm_status sbm_ba_schur_execute(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cb
         return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument %s is NULL (rhs needs gc and gp)",
                           !gc ? "gc" : "gp");
     plan->executed = 0;
-    sbm_status st = SBM__NESTED(ctx, sbm_bdiag_inverse(ctx, V, plan->Vinv));
+    /* V with the planned block-diagonal pattern needs no new check of it */
+    uint64_t vh = 0;
+    if (plan->v_hash) SBM__TRY(ctx->ops->cbc_pattern_hash(ctx, V, &vh));
+    sbm_status st = plan->v_hash && vh == plan->v_hash
+                        ? SBM__NESTED(ctx, sbm__bdiag_inverse_checked(ctx, V, plan->Vinv))
+                        : SBM__NESTED(ctx, sbm_bdiag_inverse(ctx, V, plan->Vinv));
     if (st == SBM_ERR_NOT_POSITIVE_DEFINITE) {
         /* name the BA meaning of the failing block */
         sbm__ba_append_message(ctx, " (argument V: its blocks must be SPD; the block of a point "
