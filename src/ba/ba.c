@@ -203,6 +203,7 @@ sbm_status sbm_ba_system_create(sbm_ctx *ctx, const sbm_bal_problem *problem,
     s->valid = 1; /* all zero until the first linearisation */
     sbm_status st = SBM_SUCCESS;
     s->mirror = sbm__alloc_with(ctx, &ha, 1, sizeof *s->mirror, "the host mirror");
+    if (s->mirror) memset(s->mirror, 0, sizeof *s->mirror);
     s->w_colptr = s->mirror ? sbm__alloc_with(ctx, &ha, (size_t)s->np + 1, sizeof(int64_t),
                                               "W column pointers") : NULL;
     s->obs_block = s->w_colptr ? sbm__alloc_with(ctx, &ha, (size_t)s->nobs, sizeof(int32_t),
@@ -213,7 +214,6 @@ sbm_status sbm_ba_system_create(sbm_ctx *ctx, const sbm_bal_problem *problem,
         st = ctx->last_status;
         goto fail;
     }
-    memset(s->mirror, 0, sizeof *s->mirror);
     if ((st = w_pattern(ctx, s, &pi)) != SBM_SUCCESS ||
         (st = alloc_values(ctx, s)) != SBM_SUCCESS || (st = upload_model(ctx, s, &pi)) != SBM_SUCCESS)
         goto fail;

@@ -9,7 +9,7 @@
  * device backend; on the CPU backend they are the system's own arrays. */
 typedef struct sbm__ba_mirror {
     double *U, *V, *W, *g; /* undamped U (81*nc), V (9*np), W (27*nnzb), [gc; gp] */
-    int current;           /* 1: they hold the last linearisation's values */
+    unsigned current;      /* bits of the arrays holding the last linearisation (ba_views.c) */
     int owned;             /* 1: malloc'd copies (device backends); 0: the system's arrays */
 } sbm__ba_mirror;
 
@@ -41,9 +41,5 @@ struct sbm_ba_system {
     sbm_allocator host_a;  /* allocator of the host arrays and the struct */
     sbm_allocator dev_a;   /* allocator of the context-memory arrays */
 };
-
-/* The host mirror brought up to date (downloads on a device backend). @return NULL (error
- * recorded in s->ctx) when a download fails. */
-const sbm__ba_mirror *sbm__ba_mirror_get(const sbm_ba_system *s);
 
 #endif /* SBM_BA_SYSTEM_H */

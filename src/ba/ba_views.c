@@ -1,8 +1,8 @@
 /* Host views of the BA system for the solver (ba_lm.c): the gradient, the damping scale, the
  * first point whose damped V block is not SPD, the block diagonal of S, and W's shape.
  *
- * The values live in the context's memory (ba.c); on a device backend the views download them
- * once per linearisation into a host mirror (sbm__ba_mirror_get). The device-resident
+ * The values live in the context's memory (ba.c); on a device backend the views download what
+ * they read, once per linearisation, into a host mirror (sbm__ba_mirror_get). The device-resident
  * iteration (ba_internal.h: sbm__ba_gradient_max, sbm__ba_predicted_decrease) needs none of
  * this. */
 #include "ba_system.h"
@@ -26,23 +26,32 @@ static int mirror_fetch(sbm_ctx *ctx, double **h, const double *src, int64_t n)
     return sbm__vec_download(ctx, *h, src, n) == SBM_SUCCESS;
 }
 
-const sbm__ba_mirror *sbm__ba_mirror_get(const sbm_ba_system *s)
+#define SBM__BA_MIRROR_U 1u
+#define SBM__BA_MIRROR_V 2u
+#define SBM__BA_MIRROR_W 4u
+#define SBM__BA_MIRROR_G 8u
+
+/* The host mirror with the arrays named by the SBM__BA_MIRROR_* bits of `what` up to date
+ * (downloads on a device backend). @return NULL (error recorded in s->ctx) when a download
+ * fails. */
+static const sbm__ba_mirror *sbm__ba_mirror_get(const sbm_ba_system *s, unsigned what)
 {
     sbm__ba_mirror *m = s->mirror;
-    if (!m->owned || m->current) return m;
+    if (!m->owned) return m;
     sbm_ctx *ctx = s->ctx;
-    if (!mirror_fetch(ctx, &m->U, s->U_und, 81 * s->nc) ||
-        !mirror_fetch(ctx, &m->V, s->V_und, 9 * s->np) ||
-        !mirror_fetch(ctx, &m->W, s->W->values, 27 * s->nnzb) ||
-        !mirror_fetch(ctx, &m->g, s->g, sbm__ba_nparams(s)))
+    const unsigned need = what & ~m->current;
+    if (((need & SBM__BA_MIRROR_U) && !mirror_fetch(ctx, &m->U, s->U_und, 81 * s->nc)) ||
+        ((need & SBM__BA_MIRROR_V) && !mirror_fetch(ctx, &m->V, s->V_und, 9 * s->np)) ||
+        ((need & SBM__BA_MIRROR_W) && !mirror_fetch(ctx, &m->W, s->W->values, 27 * s->nnzb)) ||
+        ((need & SBM__BA_MIRROR_G) && !mirror_fetch(ctx, &m->g, s->g, sbm__ba_nparams(s))))
         return NULL;
-    m->current = 1;
+    m->current |= need;
     return m;
 }
 
 const double *sbm__ba_system_host_gradient(const sbm_ba_system *s)
 {
-    const sbm__ba_mirror *m = sbm__ba_mirror_get(s);
+    const sbm__ba_mirror *m = sbm__ba_mirror_get(s, SBM__BA_MIRROR_G);
     return m ? m->g : NULL;
 }
 
@@ -71,7 +80,7 @@ static void damped_v_block(const sbm_ba_system *s, const double *hV, int64_t j, 
 
 int64_t sbm__ba_npd_point(const sbm_ba_system *s)
 {
-    const sbm__ba_mirror *m = sbm__ba_mirror_get(s);
+    const sbm__ba_mirror *m = sbm__ba_mirror_get(s, SBM__BA_MIRROR_V);
     if (!m) return -1; /* the download failed: its error is recorded */
     for (int64_t j = 0; j < s->np; j++) {
         double v[9], vinv[9];
@@ -85,7 +94,8 @@ int64_t sbm__ba_npd_point(const sbm_ba_system *s)
  * preconditioner of matrix-free PCG): nc blocks of 9x9 into out. */
 sbm_status sbm__ba_schur_diagonal_host(sbm_ctx *ctx, const sbm_ba_system *s, double *out)
 {
-    const sbm__ba_mirror *m = sbm__ba_mirror_get(s);
+    const sbm__ba_mirror *m =
+        sbm__ba_mirror_get(s, SBM__BA_MIRROR_U | SBM__BA_MIRROR_V | SBM__BA_MIRROR_W);
     if (!m) return ctx->last_status;
     const double lambda = s->lambda;
     memcpy(out, m->U, (size_t)s->nc * 81 * sizeof(double));
