@@ -14,7 +14,8 @@ typedef enum sbm_linear_solver {
     SBM_LINEAR_AUTO = 0,            /* BA: dense Cholesky up to dense_max_dim unknowns, else
                                      * sparse Cholesky or PCG from S's pattern (sbm_ba_solve);
                                      * SLAM: the sparse Cholesky */
-    SBM_LINEAR_DENSE_CHOLESKY = 1,  /* LAPACKE dpotrf/dpotrs on the host */
+    SBM_LINEAR_DENSE_CHOLESKY = 1,  /* dense Cholesky (BA: where S lives, LAPACKE or cuSOLVER;
+                                     * SLAM: LAPACKE on the host) */
     SBM_LINEAR_PCG = 2,             /* PCG, block-Jacobi, on the explicit S or Lambda */
     SBM_LINEAR_PCG_MATRIX_FREE = 3, /* BA: PCG with S*x = U x - W V^-1 W^T x, S never formed */
     SBM_LINEAR_SPARSE_CHOLESKY = 4  /* supernodal block Cholesky (sbm_chol_*) on S or Lambda */
