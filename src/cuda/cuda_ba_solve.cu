@@ -111,8 +111,9 @@ sbm_status sbm__cuda_dense_spd_solve(sbm_ctx *ctx, const sbm_cbc *A, const doubl
     SBM__CK(sbm__cuda_enter(ctx));
     SBM__CK(sbm__cuda_lib_handles(ctx));
     SBM__SOLVER(ctx, cusolverDnSetStream(sbm__cuda_solver(ctx), s), "cusolverDnSetStream");
+    /* the size query reads no matrix: any device pointer will do before M is carved */
     SBM__SOLVER(ctx, cusolverDnDpotrf_bufferSize(sbm__cuda_solver(ctx), CUBLAS_FILL_MODE_LOWER,
-                                                 (int)n, NULL, (int)n, &lwork),
+                                                 (int)n, (double *)b, (int)n, &lwork),
                 "cusolverDnDpotrf_bufferSize");
     o_work = sbm__carve_add(&cv, (size_t)(lwork > 0 ? lwork : 1) * sizeof(double));
     SBM__CK(sbm__cuda_workspace(ctx, SBM__WS_OP_A, cv.total, (void **)&base));
