@@ -66,15 +66,17 @@ static sbm_bal_problem *small_problem(sbm_ctx *ctx, int which)
     return p;
 }
 
-/* The two problems of the solve tests, read once, with their starting parameters. */
+/* The problems of the solve tests (the generated one, with file the BAL file too), read once,
+ * with their starting parameters. */
 typedef struct problems {
     sbm_bal_problem *p[2];
     double *x0[2];
 } problems;
 
-static void problems_load(sbm_ctx *ctx, problems *ps)
+static void problems_load(sbm_ctx *ctx, problems *ps, int file)
 {
-    for (int w = 0; w < 2; w++) {
+    memset(ps, 0, sizeof *ps);
+    for (int w = 0; w < 1 + file; w++) {
         ps->p[w] = small_problem(ctx, w);
         const sbm_bal_info pi = sbm_bal_get_info(ps->p[w]);
         const size_t nc = 9 * (size_t)pi.cameras, np = 3 * (size_t)pi.points;
@@ -148,13 +150,14 @@ static void probed_solve(sbm_ctx *ctx, sbm_bal_problem *p, const sbm_solver_opti
 /* Inside the iterations only scalars cross: on CUDA no copy to the device, and the copies to
  * the host bounded by a constant plus three per PCG iteration, 8 bytes each but the
  * linearisation's 32-byte result; on the CPU backend none at all. Every linear solver, a
- * generated problem and a BAL file. */
+ * generated problem and (on a device, where the copies exist) a BAL file. */
 static void test_solve_transfers(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
+    const int files = e->backend != SBM_BACKEND_CPU;
     problems ps;
-    problems_load(e->ctx, &ps);
-    for (int which = 0; which < 2; which++)
+    problems_load(e->ctx, &ps, files);
+    for (int which = 0; which < 1 + files; which++)
         for (int k = 0; k < 4; k++) {
             sbm_bal_problem *p = problems_reset(&ps, which);
             probe pr;
@@ -200,8 +203,8 @@ static void test_solve_against_cpu(void **state)
     const sbm_loss losses[] = {{SBM_LOSS_NONE, 1.0}, {SBM_LOSS_HUBER, 2.0}, {SBM_LOSS_CAUCHY, 1.0}};
     const int cuda = e->backend != SBM_BACKEND_CPU;
     problems ps[2];
-    problems_load(e->ctx, &ps[0]);
-    if (cuda) problems_load(e->host, &ps[1]);
+    problems_load(e->ctx, &ps[0], cuda);
+    if (cuda) problems_load(e->host, &ps[1], 1);
     for (int which = 0; which < 1 + cuda; which++)
         for (int l = 0; l < 3; l++)
             for (int k = 0; k < 4; k++) {
