@@ -305,7 +305,9 @@ static sbm_status lm_trial(lm_state *s, double lambda, sbm_iteration_report *rep
     double *trial = s->d_x[1 - s->cur];
     SBM__TRY(SBM__NESTED(ctx, sbm_ba_back_substitute(ctx, s->plan, si.W, si.gp, s->d_step,
                                                      s->d_step + s->n)));
-    SBM__TRY(sbm__vec_nrm2(ctx, s->nall, x, x_norm));
+    /* |x| serves the parameter tolerance only (with tol 0 the rule is |dx| <= 0 anyway) */
+    *x_norm = 0.0;
+    if (s->opt->parameter_tolerance > 0.0) SBM__TRY(sbm__vec_nrm2(ctx, s->nall, x, x_norm));
     SBM__TRY(sbm__vec_nrm2(ctx, s->nall, s->d_step, &rep->step_norm));
     SBM__TRY(sbm__vec_copy(ctx, trial, x, s->nall));
     SBM__TRY(sbm__vec_axpy(ctx, s->nall, 1.0, s->d_step, trial));
