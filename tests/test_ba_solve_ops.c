@@ -201,6 +201,50 @@ static void test_schur_diagonal_errors(void **state)
     sbm_cbc_destroy(W2), sbm_cbc_destroy(W), sbm_cbc_destroy(V), sbm_cbc_destroy(U);
 }
 
+/* The Schur plan checks V's block-diagonal pattern once: an execute with another V of that
+ * pattern (a new object) works without the check; a V of another pattern (a diagonal block
+ * missing) gets sbm_bdiag_inverse's full check and message. */
+static void test_schur_v_pattern(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    sbm_ctx *ctx = e->ctx;
+    sbm_cbc *U = sbm_test_random_cbc_upper(ctx, 1, 3, 3, 2, 2, 1.0, 1);
+    sbm_cbc *V = sbm_test_random_bdiag_spd(ctx, 2, 4, 3);
+    sbm_cbc *V2 = sbm_test_random_bdiag_spd(ctx, 3, 4, 3);
+    sbm_cbc *W = sbm_test_random_cbc(ctx, 4, 3, 4, 2, 3, 0.6);
+    const int64_t cp[] = {0, 1, 2, 2, 3};
+    const int32_t ri[] = {0, 1, 3};
+    const double v9[27] = {2, 0, 0, 0, 2, 0, 0, 0, 2, 2, 0, 0, 0, 2, 0, 0, 0, 2,
+                           2, 0, 0, 0, 2, 0, 0, 0, 2};
+    sbm_cbc *Vgap = NULL;
+    SBM_ASSERT_OK(ctx, sbm_cbc_create(ctx, &Vgap, 4, 4, 3, 3, cp, ri, v9));
+    sbm_schur_plan *plan = NULL;
+    SBM_ASSERT_OK(ctx, sbm_ba_schur_plan(ctx, U, V, W, SBM_SCHUR_MATRIX_FREE, &plan, NULL));
+    SBM_ASSERT_OK(ctx, sbm_ba_schur_execute(ctx, plan, U, V2, W, NULL, NULL, NULL, NULL));
+    /* V2's inverse is the plan's now: the diagonal follows V2, not V */
+    sbm_cbc *D = NULL;
+    SBM_ASSERT_OK(ctx, sbm__bdiag_pattern_create(ctx, 3, 2, &D));
+    SBM_ASSERT_OK(ctx, sbm_ba_schur_diagonal(ctx, plan, U, W, D));
+    double *want = malloc(3 * 4 * sizeof(double)), *got = sbm_test_cbc_dense(D);
+    dense_schur_diagonal(U, V2, W, want);
+    for (int b = 0; b < 3; b++)
+        for (int c = 0; c < 2; c++)
+            for (int r = 0; r < 2; r++) {
+                const double g = got[(2 * b + r) + (2 * b + c) * 6], w = want[4 * b + r + 2 * c];
+                if (!(fabs(g - w) <= 1e-12 * (1.0 + fabs(w))))
+                    fail_msg("block %d (%d, %d): %.17g, reference %.17g", b, r, c, g, w);
+            }
+    SBM_ASSERT_FAILS(ctx, sbm_ba_schur_execute(ctx, plan, U, Vgap, W, NULL, NULL, NULL, NULL),
+                     SBM_ERR_NOT_POSITIVE_DEFINITE,
+                     "sbm_ba_schur_execute: sbm_bdiag_inverse: argument D: diagonal block 2 is "
+                     "not stored");
+    free(want), free(got);
+    sbm_cbc_destroy(D);
+    sbm_schur_plan_destroy(plan);
+    sbm_cbc_destroy(Vgap), sbm_cbc_destroy(W), sbm_cbc_destroy(V2), sbm_cbc_destroy(V),
+        sbm_cbc_destroy(U);
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Dense Cholesky where the matrix lives                                                    */
 /* ---------------------------------------------------------------------------------------- */
@@ -353,6 +397,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         SBM_TEST_BOTH(test_schur_diagonal),
         SBM_TEST_BOTH(test_schur_diagonal_errors),
+        SBM_TEST_BOTH(test_schur_v_pattern),
         SBM_TEST_BOTH(test_dense_solve),
         SBM_TEST_BOTH(test_dense_solve_errors),
     };
