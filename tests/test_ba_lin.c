@@ -207,6 +207,13 @@ static void check_losses(sbm_test_env *e, const sbm_bal_problem *p, double scale
         char what[160];
         snprintf(what, sizeof what, "%s, loss %s", name, sbm_loss_name(losses[l].type));
         assert_matches(&g, &r, tol, what);
+        /* the blocks of U and V are exactly symmetric */
+        for (int64_t i = 0; i < r.nc; i++)
+            for (int a = 0; a < 9; a++)
+                for (int b = 0; b < a; b++) assert_true(g.U[81 * i + a + 9 * b] == g.U[81 * i + b + 9 * a]);
+        for (int64_t j = 0; j < r.np; j++)
+            for (int a = 0; a < 3; a++)
+                for (int b = 0; b < a; b++) assert_true(g.V[9 * j + a + 3 * b] == g.V[9 * j + b + 3 * a]);
         double *D = malloc((size_t)(r.n + 1) * sizeof(double));
         sbm__ba_damping_diagonal(s, D);
         sbm_test_assert_near(D, r.D, r.n, tol, "the damping scale");

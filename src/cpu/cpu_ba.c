@@ -6,7 +6,8 @@
  *      model's scratch (sbm_ba_observation.h), the chunk's cost summed in order, and its first
  *      bad observation;
  *   2. cameras: U = sum Jc'^T Jc' and gc = -sum Jc'^T r' over the camera's observations in
- *      increasing order, and the damping scale of its 9 parameters;
+ *      increasing order, and the damping scale of its 9 parameters (U's and V's upper
+ *      triangles are summed and mirrored: the blocks are exactly symmetric);
  *   3. points: for each W block of the point, W = sum Jc'^T Jp' over the block's observations,
  *      and V = sum Jp'^T Jp', gp = -sum Jp'^T r' over the point's blocks in order.
  * The cost is the sum of the chunk sums in chunk order. A bad prediction stops after pass 1,
@@ -21,6 +22,12 @@
 #define MIN_CHUNKS_PER_THREAD 2    /* 4096 observations */
 #define MIN_CAMERAS_PER_THREAD 16
 #define MIN_POINTS_PER_THREAD 1024
+#define PREFETCH_AHEAD 8           /* records ahead in the camera pass */
+#if defined(__GNUC__)
+#define PREFETCH(p) __builtin_prefetch(p)
+#else
+#define PREFETCH(p) ((void)(p))
+#endif
 
 typedef struct ba_job {
     const sbm__ba_model *m;
@@ -68,15 +75,26 @@ static void camera_pass(void *data, int64_t i0, int64_t i1)
     const sbm__ba_lin_out *o = j->out;
     for (int64_t i = i0; i < i1; i++) {
         double u[81] = {0.0}, g[9] = {0.0};
-        for (int64_t t = m->cam_ptr[i]; t < m->cam_ptr[i + 1]; t++) {
+        const int64_t t1 = m->cam_ptr[i + 1];
+        for (int64_t t = m->cam_ptr[i]; t < t1; t++) {
+            /* the records of a camera are scattered (observations come point by point): ask
+             * for the one PREFETCH_AHEAD further on while this one is summed */
+            if (t + PREFETCH_AHEAD < t1) {
+                const char *next = (const char *)(m->scratch + SBM__BA_OBS_STRIDE *
+                                                  (int64_t)m->cam_obs[t + PREFETCH_AHEAD]);
+                for (int l = 0; l < 20 * 8; l += 64) PREFETCH(next + l);
+            }
             const double *rec = m->scratch + SBM__BA_OBS_STRIDE * (int64_t)m->cam_obs[t];
             const double r0 = rec[0], r1 = rec[1], *Jc = rec + 2;
             for (int b = 0; b < 9; b++) {
                 const double jb0 = Jc[2 * b], jb1 = Jc[2 * b + 1];
-                for (int a = 0; a < 9; a++) u[a + 9 * b] += Jc[2 * a] * jb0 + Jc[2 * a + 1] * jb1;
+                /* the upper triangle; (b, a) is the same sum of the same products */
+                for (int a = 0; a <= b; a++) u[a + 9 * b] += Jc[2 * a] * jb0 + Jc[2 * a + 1] * jb1;
                 g[b] -= jb0 * r0 + jb1 * r1;
             }
         }
+        for (int b = 0; b < 9; b++)
+            for (int a = b + 1; a < 9; a++) u[a + 9 * b] = u[b + 9 * a];
         for (int e = 0; e < 81; e++) o->U_und[81 * i + e] = o->U[81 * i + e] = u[e];
         for (int a = 0; a < 9; a++) {
             o->g[9 * i + a] = g[a];
@@ -103,12 +121,13 @@ static void point_pass(void *data, int64_t p0, int64_t p1)
                     /* W block (9x3): (Jc^T Jp)(row, a), column-major row + 9a */
                     for (int row = 0; row < 9; row++)
                         w[row + 9 * a] += Jc[2 * row] * pa0 + Jc[2 * row + 1] * pa1;
-                    for (int c = 0; c < 3; c++) v[c + 3 * a] += Jp[2 * c] * pa0 + Jp[2 * c + 1] * pa1;
+                    for (int c = 0; c <= a; c++) v[c + 3 * a] += Jp[2 * c] * pa0 + Jp[2 * c + 1] * pa1;
                     g[a] -= pa0 * r0 + pa1 * r1;
                 }
             }
             for (int e = 0; e < 27; e++) o->W[27 * b + e] = w[e];
         }
+        v[1] = v[3], v[2] = v[6], v[5] = v[7]; /* symmetric: the upper triangle mirrored */
         for (int e = 0; e < 9; e++) o->V_und[9 * p + e] = o->V[9 * p + e] = v[e];
         for (int a = 0; a < 3; a++) {
             gp[3 * p + a] = g[a];

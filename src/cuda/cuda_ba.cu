@@ -147,6 +147,8 @@ __global__ void __launch_bounds__(CAM_THREADS)
     const int e = threadIdx.x;
     /* entry e < 81: U(a, b), a = e % 9, b = e / 9; 81 <= e < 90: gc(e - 81) */
     const int a = e < 81 ? e % 9 : e - 81, b = e < 81 ? e / 9 : 0;
+    /* (a, b) and (b, a) evaluate the same expression: U is exactly symmetric */
+    const int lo = a < b ? a : b, hi = a < b ? b : a;
     double acc = 0.0;
     for (int64_t t = t0; t < t1; t += CAM_CHUNK) {
         const int n = (int)(t1 - t < CAM_CHUNK ? t1 - t : CAM_CHUNK);
@@ -159,7 +161,7 @@ __global__ void __launch_bounds__(CAM_THREADS)
         if (e < 81) {
             for (int s = 0; s < n; s++) {
                 const double *J = sh + s * CAM_REC + 2;
-                acc += J[2 * a] * J[2 * b] + J[2 * a + 1] * J[2 * b + 1];
+                acc += J[2 * lo] * J[2 * hi] + J[2 * lo + 1] * J[2 * hi + 1];
             }
         } else if (e < 90) {
             for (int s = 0; s < n; s++) {
@@ -187,13 +189,14 @@ __global__ void __launch_bounds__(BA_THREADS)
         const int e = (int)(x % 12);
         /* e < 9: V(a, b), a = e % 3, b = e / 3; 9 <= e < 12: gp(e - 9) */
         const int a = e < 9 ? e % 3 : e - 9, b = e < 9 ? e / 3 : 0;
+        const int lo = a < b ? a : b, hi = a < b ? b : a; /* V exactly symmetric */
         double acc = 0.0;
         for (int64_t w = m.w_colptr[p]; w < m.w_colptr[p + 1]; w++)
             for (int64_t t = m.blk_ptr[w]; t < m.blk_ptr[w + 1]; t++) {
                 const double *r = m.scratch + SBM__BA_OBS_STRIDE * (int64_t)m.blk_obs[t];
                 const double *J = r + 20;
                 if (e < 9)
-                    acc += J[2 * a] * J[2 * b] + J[2 * a + 1] * J[2 * b + 1];
+                    acc += J[2 * lo] * J[2 * hi] + J[2 * lo + 1] * J[2 * hi + 1];
                 else
                     acc -= J[2 * a] * r[0] + J[2 * a + 1] * r[1];
             }
