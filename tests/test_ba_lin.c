@@ -575,16 +575,16 @@ static void test_lin_errors(void **state)
     SBM_ASSERT_FAILS(ctx, sbm_ba_system_set_loss(ctx, NULL, &l), SBM_ERR_NULL_ARGUMENT, "argument system is NULL");
     SBM_ASSERT_FAILS(ctx, sbm_ba_system_set_loss(ctx, s, NULL), SBM_ERR_NULL_ARGUMENT, "sbm_ba_system_set_loss: argument loss is NULL");
     SBM_ASSERT_FAILS(ctx, sbm_ba_system_set_loss(ctx, s, &l), SBM_ERR_INVALID_ARGUMENT,
-                     "argument loss: scale = 0 must be finite and > 0 (loss huber)");
+                     "sbm_ba_system_set_loss: argument loss.scale = 0 must be finite and > 0 (loss huber)");
     l.scale = -1.0;
     SBM_ASSERT_FAILS(ctx, sbm_ba_system_set_loss(ctx, s, &l), SBM_ERR_INVALID_ARGUMENT, "scale = -1");
     l.type = SBM_LOSS_CAUCHY, l.scale = INFINITY;
-    SBM_ASSERT_FAILS(ctx, sbm_ba_system_set_loss(ctx, s, &l), SBM_ERR_INVALID_ARGUMENT, "scale = inf must be finite and > 0 (loss cauchy)");
+    SBM_ASSERT_FAILS(ctx, sbm_ba_system_set_loss(ctx, s, &l), SBM_ERR_INVALID_ARGUMENT, "loss.scale = inf must be finite and > 0 (loss cauchy)");
     l.scale = NAN;
     SBM_ASSERT_FAILS(ctx, sbm_ba_system_set_loss(ctx, s, &l), SBM_ERR_INVALID_ARGUMENT, "scale = nan");
     l.type = (sbm_loss_type)7, l.scale = 1.0;
     SBM_ASSERT_FAILS(ctx, sbm_ba_system_set_loss(ctx, s, &l), SBM_ERR_INVALID_ARGUMENT,
-                     "argument loss: type = 7 is not an sbm_loss_type");
+                     "argument loss.type = 7 is not an sbm_loss_type");
     assert_int_equal(sbm_ba_system_set_loss(NULL, s, &l), SBM_ERR_NULL_ARGUMENT);
     l.type = SBM_LOSS_NONE, l.scale = 0.0; /* no scale without a loss */
     SBM_ASSERT_OK(ctx, sbm_ba_system_set_loss(ctx, s, &l));

@@ -265,14 +265,7 @@ sbm_status sbm_ba_system_set_loss(sbm_ctx *ctx, sbm_ba_system *s, const sbm_loss
     SBM__ENTER(ctx, "sbm_ba_system_set_loss");
     if (!s) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument system is NULL");
     if (!loss) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument loss is NULL");
-    if (loss->type != SBM_LOSS_NONE && loss->type != SBM_LOSS_HUBER &&
-        loss->type != SBM_LOSS_CAUCHY)
-        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
-                          "argument loss: type = %d is not an sbm_loss_type", (int)loss->type);
-    if (loss->type != SBM_LOSS_NONE && (!(loss->scale > 0.0) || !isfinite(loss->scale)))
-        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
-                          "argument loss: scale = %g must be finite and > 0 (loss %s)",
-                          loss->scale, sbm_loss_name(loss->type));
+    SBM__TRY(sbm__check_loss(ctx, "loss", loss));
     sbm__ba_set_loss(s, *loss);
     return SBM_SUCCESS;
 }

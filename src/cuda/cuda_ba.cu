@@ -65,6 +65,19 @@ template <int MODE, class T> __device__ __forceinline__ void ba_tree(T *sh)
     }
 }
 
+/* Each thread's (cost, first bad prediction, first bad Jacobian) joined over the block by the
+ * fixed trees; the block's values land in element 0 of the three arrays. */
+__device__ __forceinline__ void ba_obs_join(double *shc, long long *shp, long long *shj,
+                                            double c, long long bp, long long bj)
+{
+    shc[threadIdx.x] = c;
+    shp[threadIdx.x] = bp;
+    shj[threadIdx.x] = bj;
+    ba_tree<0>(shc);
+    ba_tree<1>(shp);
+    ba_tree<1>(shj);
+}
+
 template <int JAC>
 __global__ void __launch_bounds__(BA_THREADS)
     k_obs(sbm__ba_model m, const double *__restrict__ params, double *__restrict__ pcost,
@@ -93,12 +106,7 @@ __global__ void __launch_bounds__(BA_THREADS)
         }
         cost += ck;
     }
-    shc[threadIdx.x] = cost;
-    shp[threadIdx.x] = bp;
-    shj[threadIdx.x] = bj;
-    ba_tree<0>(shc);
-    ba_tree<1>(shp);
-    ba_tree<1>(shj);
+    ba_obs_join(shc, shp, shj, cost, bp, bj);
     if (threadIdx.x == 0) {
         pcost[blockIdx.x] = shc[0];
         pbad[2 * blockIdx.x] = shp[0];
@@ -119,12 +127,7 @@ __global__ void __launch_bounds__(BA_THREADS)
         bp = min(bp, pbad[2 * i]);
         bj = min(bj, pbad[2 * i + 1]);
     }
-    shc[threadIdx.x] = c;
-    shp[threadIdx.x] = bp;
-    shj[threadIdx.x] = bj;
-    ba_tree<0>(shc);
-    ba_tree<1>(shp);
-    ba_tree<1>(shj);
+    ba_obs_join(shc, shp, shj, c, bp, bj);
     if (threadIdx.x == 0) {
         res->cost = shc[0];
         res->gmax = 0.0;
