@@ -588,6 +588,14 @@ static void test_lin_errors(void **state)
     assert_int_equal(sbm_ba_system_set_loss(NULL, s, &l), SBM_ERR_NULL_ARGUMENT);
     l.type = SBM_LOSS_NONE, l.scale = 0.0; /* no scale without a loss */
     SBM_ASSERT_OK(ctx, sbm_ba_system_set_loss(ctx, s, &l));
+    /* the same check of the solver's options */
+    sbm_solver_options so = sbm_solver_default_options();
+    so.loss.type = (sbm_loss_type)9;
+    SBM_ASSERT_FAILS(ctx, sbm_ba_solve(ctx, p, &so, NULL), SBM_ERR_INVALID_ARGUMENT,
+                     "sbm_ba_solve: argument options: loss.type = 9 is not an sbm_loss_type");
+    so.loss.type = SBM_LOSS_HUBER, so.loss.scale = -2.0;
+    SBM_ASSERT_FAILS(ctx, sbm_ba_solve(ctx, p, &so, NULL), SBM_ERR_INVALID_ARGUMENT,
+                     "argument options: loss.scale = -2 must be finite and > 0 (loss huber)");
 
     /* problems that are not the system's */
     o = sbm_bal_generate_defaults(5, 9, 3, 12);
