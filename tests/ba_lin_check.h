@@ -1,5 +1,6 @@
 /* What the BA linearisation suites (test_ba_lin.c, test_ba_lin_errors.c) read back from a
- * system: its U, V, W values, [gc; gp] and cost on the host, and their bitwise comparison. */
+ * system: its U, V, W values, [gc; gp], cost and damping scale on the host, and their bitwise
+ * comparison. */
 #ifndef SBM_TEST_BA_LIN_CHECK_H
 #define SBM_TEST_BA_LIN_CHECK_H
 
@@ -8,7 +9,7 @@
 
 #include "test_util.h"
 
-#include "ba_internal.h"
+#include "ba_system.h"
 
 /* What a system holds, on the host. */
 typedef struct lin_got {
@@ -39,6 +40,12 @@ static inline lin_got fetch(sbm_ctx *ctx, const sbm_ba_system *s)
     assert_true(si.gp == si.gc + 9 * si.cameras);
     g.cost = si.cost;
     return g;
+}
+
+/* White-box: the damping scale of the last linearisation (host copy, malloc'd). */
+static inline double *damping_scale(sbm_ctx *ctx, const sbm_ba_system *s)
+{
+    return sbm_test_vec_download(ctx, s->D, sbm__ba_nparams(s));
 }
 
 static inline void got_free(lin_got *g) { free(g->U), free(g->V), free(g->W), free(g->g); }
