@@ -305,6 +305,8 @@ typedef struct sbm__ba_model {
     int loss_type;             /* SBM__LOSS_* (sbm_geometry.h) */
     double loss_scale;         /* > 0 */
     double *scratch;           /* SBM__BA_OBS_STRIDE * nobs doubles, the backend's to use */
+    void *cameras;             /* nc prepared cameras (sbm__bal_camera of sbm_geometry.h), the
+                                  backend's to fill from the parameters */
 } sbm__ba_model;
 
 /* Where ba_linearize writes (context memory): the undamped U (81*nc) and V (9*np) values, the

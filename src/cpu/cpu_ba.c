@@ -1,7 +1,8 @@
 /* Bundle-adjustment linearisation on the CPU backend (struct sbm__ba_model, sbm_internal.h).
  *
- * Three passes over threads (sbm__cpu_parallel_for), each output owned by one item so the bits
- * do not depend on the thread count:
+ * Passes over threads (sbm__cpu_parallel_for), each output owned by one item so the bits do
+ * not depend on the thread count:
+ *   0. cameras: R, Jr, t, f, k1, k2 of each (sbm__bal_camera_prepare) into the model;
  *   1. observations, in fixed chunks of CHUNK: the record [r'; Jc'; Jp'] of each into the
  *      model's scratch (sbm_ba_observation.h), the chunk's cost summed in order, and its first
  *      bad observation;
@@ -38,17 +39,25 @@ typedef struct ba_job {
     int jacobians;          /* 0: cost only */
 } ba_job;
 
+static void camera_prep_pass(void *data, int64_t i0, int64_t i1)
+{
+    const ba_job *j = data;
+    sbm__bal_camera *cams = j->m->cameras;
+    for (int64_t i = i0; i < i1; i++) sbm__bal_camera_prepare(j->params + 9 * i, j->jacobians, cams + i);
+}
+
 static void obs_pass(void *data, int64_t c0, int64_t c1)
 {
     const ba_job *j = data;
     const sbm__ba_model *m = j->m;
-    const double *cams = j->params, *pts = j->params + 9 * m->nc;
+    const sbm__bal_camera *cams = m->cameras;
+    const double *pts = j->params + 9 * m->nc;
     for (int64_t c = c0; c < c1; c++) {
         const int64_t k1 = (c + 1) * CHUNK < m->nobs ? (c + 1) * CHUNK : m->nobs;
         double cost = 0.0;
         int64_t bad_p = -1, bad_j = -1;
         for (int64_t k = c * CHUNK; k < k1; k++) {
-            const double *cam = cams + 9 * (int64_t)m->obs_camera[k];
+            const sbm__bal_camera *cam = cams + m->obs_camera[k];
             const double *X = pts + 3 * (int64_t)m->obs_point[k];
             double ck;
             if (j->jacobians) {
@@ -146,6 +155,7 @@ static sbm_status run_obs_pass(sbm_ctx *ctx, ba_job *j, double *cost, sbm__ba_li
     if (!part) return SBM_ERR_OUT_OF_MEMORY;
     j->chunk_cost = part;
     j->chunk_bad = res ? (int64_t *)(part + nchunks + 1) : NULL;
+    sbm__cpu_parallel_for(j->m->nc, MIN_CAMERAS_PER_THREAD, camera_prep_pass, j);
     sbm__cpu_parallel_for(nchunks, MIN_CHUNKS_PER_THREAD, obs_pass, j);
     double c = 0.0;
     for (int64_t k = 0; k < nchunks; k++) c += part[k];

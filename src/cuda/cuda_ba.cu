@@ -1,7 +1,9 @@
 /* Bundle-adjustment linearisation on the CUDA backend (struct sbm__ba_model, sbm_internal.h),
  * on the context's stream, deterministic (no floating atomics; every sum in a fixed order).
  *
- * ba_linearize, five kernels and one 32-byte copy to the host:
+ * ba_linearize, a few kernels and one 32-byte copy to the host:
+ *   0. k_camera_prep: one thread per camera, R(w), Jr(w), t, f, k1, k2 (sbm__bal_camera) into
+ *      the model, so the trigonometry runs once per camera, not per observation;
  *   1. k_obs: one thread per observation (grid-stride over a grid fixed by nobs): the record
  *      [r'; Jc'; Jp'] (sbm_ba_observation.h, the CPU backend's arithmetic) into the model's
  *      scratch; per block, the cost by a fixed tree and the first bad observations (min);
@@ -85,12 +87,13 @@ __global__ void __launch_bounds__(BA_THREADS)
 {
     __shared__ double shc[BA_THREADS];
     __shared__ long long shp[BA_THREADS], shj[BA_THREADS];
-    const double *cams = params, *pts = params + 9 * m.nc;
+    const sbm__bal_camera *cams = (const sbm__bal_camera *)m.cameras;
+    const double *pts = params + 9 * m.nc;
     double cost = 0.0;
     long long bp = m.nobs, bj = m.nobs; /* none */
     for (int64_t k = (int64_t)blockIdx.x * BA_THREADS + threadIdx.x; k < m.nobs;
          k += (int64_t)gridDim.x * BA_THREADS) {
-        const double *cam = cams + 9 * (int64_t)m.obs_camera[k];
+        const sbm__bal_camera *cam = cams + m.obs_camera[k];
         const double *X = pts + 3 * (int64_t)m.obs_point[k];
         double ck;
         if (JAC) {
@@ -292,7 +295,14 @@ static sbm_status ba_workspace(sbm_ctx *ctx, ba_ws *w)
     return SBM_SUCCESS;
 }
 
-/* Pass 1 and its final join into w->res. */
+/* One thread per camera: its point-independent quantities (sbm_geometry.h). */
+__global__ void k_camera_prep(int64_t nc, int jac, const double *__restrict__ params,
+                              sbm__bal_camera *__restrict__ cams)
+{
+    SBM__GRID_STRIDE(i, nc) sbm__bal_camera_prepare(params + 9 * i, jac, cams + i);
+}
+
+/* The cameras prepared, pass 1 and its final join into w->res. */
 template <int JAC>
 static sbm_status obs_pass(sbm_ctx *ctx, const sbm__ba_model *m, const double *params,
                            const ba_ws *w)
@@ -300,6 +310,11 @@ static sbm_status obs_pass(sbm_ctx *ctx, const sbm__ba_model *m, const double *p
     sbm_status st = SBM_SUCCESS;
     cudaStream_t s = sbm__cuda_stream(ctx);
     const unsigned nb = obs_blocks(m->nobs);
+    if (m->nc > 0) {
+        k_camera_prep<<<sbm__grid(m->nc, 128), 128, 0, s>>>(m->nc, JAC, params,
+                                                             (sbm__bal_camera *)m->cameras);
+        SBM__LAUNCHED(ctx, "the BA camera preparation");
+    }
     k_obs<JAC><<<nb, BA_THREADS, 0, s>>>(*m, params, w->pcost, w->pbad);
     SBM__LAUNCHED(ctx, "the BA observations kernel");
     k_obs_final<<<1, BA_THREADS, 0, s>>>((int)nb, (long long)m->nobs, w->pcost, w->pbad, w->res);
