@@ -21,8 +21,9 @@
  *
  * DRAM traffic of ba_linearize, synthetic 5000 cameras / 400k points / 3.2M observations
  * (8 per point, W 3.2M blocks), the bytes it must move:
- *   k_obs:    observation indices + xy 24 B/obs (77 MB), point parameters 9.6 MB, cameras
- *             0.4 MB; the records 208 B/obs written (666 MB);
+ *   k_obs:    observation indices + xy 24 B/obs (77 MB), point parameters 9.6 MB, prepared
+ *             cameras 1 MB (read from L2 by every observation); the records 208 B/obs written
+ *             (666 MB);
  *   k_camera: cam_obs 4 B/obs + [r'; Jc'] 160 B/obs read (525 MB); U twice, gc, D (7 MB);
  *   k_point:  blk_obs 4 B/obs + the sectors of r' and Jp' ~96 B/obs (320 MB); V twice, gp, D
  *             (77 MB);
