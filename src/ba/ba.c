@@ -217,7 +217,8 @@ sbm_status sbm_ba_system_create(sbm_ctx *ctx, const sbm_bal_problem *problem,
         goto fail;
     }
     if ((st = w_pattern(ctx, s, &pi)) != SBM_SUCCESS ||
-        (st = alloc_values(ctx, s)) != SBM_SUCCESS || (st = upload_model(ctx, s, &pi)) != SBM_SUCCESS)
+        (st = alloc_values(ctx, s)) != SBM_SUCCESS ||
+        (st = upload_model(ctx, s, &pi)) != SBM_SUCCESS)
         goto fail;
     if (ctx->backend == SBM_BACKEND_CPU) { /* the host views read the arrays themselves */
         s->mirror->U = s->U_und, s->mirror->V = s->V_und;

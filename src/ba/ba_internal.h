@@ -1,4 +1,5 @@
-/* Internal declarations of the bundle-adjustment layer (ba.c, ba_views.c, ba_schur.c, ba_lm.c, bal_model.c). */
+/* Internal declarations of the bundle-adjustment layer (ba.c, ba_views.c, ba_schur.c, ba_lm.c,
+ * bal_model.c). */
 #ifndef SBM_BA_INTERNAL_H
 #define SBM_BA_INTERNAL_H
 

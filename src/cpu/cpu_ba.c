@@ -43,7 +43,8 @@ static void camera_prep_pass(void *data, int64_t i0, int64_t i1)
 {
     const ba_job *j = data;
     sbm__bal_camera *cams = j->m->cameras;
-    for (int64_t i = i0; i < i1; i++) sbm__bal_camera_prepare(j->params + 9 * i, j->jacobians, cams + i);
+    for (int64_t i = i0; i < i1; i++)
+        sbm__bal_camera_prepare(j->params + 9 * i, j->jacobians, cams + i);
 }
 
 static void obs_pass(void *data, int64_t c0, int64_t c1)
@@ -130,7 +131,8 @@ static void point_pass(void *data, int64_t p0, int64_t p1)
                     /* W block (9x3): (Jc^T Jp)(row, a), column-major row + 9a */
                     for (int row = 0; row < 9; row++)
                         w[row + 9 * a] += Jc[2 * row] * pa0 + Jc[2 * row + 1] * pa1;
-                    for (int c = 0; c <= a; c++) v[c + 3 * a] += Jp[2 * c] * pa0 + Jp[2 * c + 1] * pa1;
+                    for (int c = 0; c <= a; c++)
+                        v[c + 3 * a] += Jp[2 * c] * pa0 + Jp[2 * c + 1] * pa1;
                     g[a] -= pa0 * r0 + pa1 * r1;
                 }
             }
@@ -199,7 +201,8 @@ sbm_status sbm__cpu_ba_damp(sbm_ctx *ctx, int64_t nblocks, int b, double lambda,
     for (int64_t i = 0; i < nblocks; i++)
         for (int a = 0; a < b; a++) {
             const double d = und[bb * i + (b + 1) * a];
-            out[bb * i + (b + 1) * a] = d + lambda * fmin(fmax(d, SBM__BA_DAMP_MIN), SBM__BA_DAMP_MAX);
+            out[bb * i + (b + 1) * a] =
+                d + lambda * fmin(fmax(d, SBM__BA_DAMP_MIN), SBM__BA_DAMP_MAX);
         }
     return SBM_SUCCESS;
 }

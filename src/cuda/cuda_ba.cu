@@ -63,7 +63,8 @@ template <int MODE, class T> __device__ __forceinline__ void ba_tree(T *sh)
 {
     __syncthreads();
     for (int w = BA_THREADS / 2; w > 0; w >>= 1) {
-        if ((int)threadIdx.x < w) sh[threadIdx.x] = ba_join<MODE>(sh[threadIdx.x], sh[threadIdx.x + w]);
+        if ((int)threadIdx.x < w)
+            sh[threadIdx.x] = ba_join<MODE>(sh[threadIdx.x], sh[threadIdx.x + w]);
         __syncthreads();
     }
 }
