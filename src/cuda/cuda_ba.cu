@@ -31,6 +31,7 @@
  *   total ~3.0 GB: ~1.1 ms at the H100's ~2.7 TB/s copy bandwidth (the 9 ms target of issue
  *   14 is 15 % of a 60 ms iteration). */
 #include "cuda_internal.cuh"
+#include "chol_internal.h"
 #include "sbm_ba_observation.h"
 
 #include <float.h>
@@ -143,7 +144,7 @@ __global__ void __launch_bounds__(BA_THREADS)
 
 __device__ __forceinline__ double ba_clamp(double d)
 {
-    return fmin(fmax(d, SBM__BA_DAMP_MIN), SBM__BA_DAMP_MAX);
+    return fmin(fmax(d, SBM__DAMP_MIN_DIAGONAL), SBM__DAMP_MAX_DIAGONAL);
 }
 
 __global__ void __launch_bounds__(CAM_THREADS)
