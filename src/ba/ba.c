@@ -121,16 +121,17 @@ static void group_by(int64_t n, const int32_t *seg, int64_t nseg, int64_t *ptr, 
 }
 
 /* The model's arrays: built on the host in the layout of one context-memory block, uploaded
- * in one copy; the scratch follows them. */
+ * in one copy; the scratch and the prepared cameras follow them. */
 static sbm_status upload_model(sbm_ctx *ctx, sbm_ba_system *s, const sbm_bal_info *pi)
 {
     const int64_t nc = s->nc, nobs = s->nobs, nb = s->nnzb;
-    size_t off[8], total = 0;
-    const size_t bytes[8] = {4 * (size_t)nobs, 4 * (size_t)nobs, 16 * (size_t)nobs,
+    size_t off[9], total = 0;
+    const size_t bytes[9] = {4 * (size_t)nobs, 4 * (size_t)nobs, 16 * (size_t)nobs,
                              8 * (size_t)(nc + 1), 4 * (size_t)nobs, 8 * (size_t)(nb + 1),
-                             4 * (size_t)nobs, 8 * SBM__BA_OBS_STRIDE * (size_t)nobs};
-    for (int a = 0; a < 8; a++) off[a] = total, total += (bytes[a] + 255) & ~(size_t)255;
-    const size_t up = off[7]; /* everything but the scratch */
+                             4 * (size_t)nobs, 8 * SBM__BA_OBS_STRIDE * (size_t)nobs,
+                             sizeof(sbm__bal_camera) * (size_t)nc};
+    for (int a = 0; a < 9; a++) off[a] = total, total += (bytes[a] + 255) & ~(size_t)255;
+    const size_t up = off[7]; /* everything but the scratch and the prepared cameras */
     char *h = sbm__host_alloc(ctx, up, "the BA model (host)");
     if (!h) return SBM_ERR_OUT_OF_MEMORY;
     memcpy(h + off[0], pi->obs_camera, bytes[0]);
@@ -153,6 +154,7 @@ static sbm_status upload_model(sbm_ctx *ctx, sbm_ba_system *s, const sbm_bal_inf
     m->blk_ptr = (const int64_t *)(d + off[5]);
     m->blk_obs = (const int32_t *)(d + off[6]);
     m->scratch = (double *)(d + off[7]);
+    m->cameras = d + off[8];
     m->loss_type = SBM__LOSS_NONE;
     m->loss_scale = 1.0;
     return SBM_SUCCESS;
@@ -215,7 +217,8 @@ sbm_status sbm_ba_system_create(sbm_ctx *ctx, const sbm_bal_problem *problem,
         goto fail;
     }
     if ((st = w_pattern(ctx, s, &pi)) != SBM_SUCCESS ||
-        (st = alloc_values(ctx, s)) != SBM_SUCCESS || (st = upload_model(ctx, s, &pi)) != SBM_SUCCESS)
+        (st = alloc_values(ctx, s)) != SBM_SUCCESS ||
+        (st = upload_model(ctx, s, &pi)) != SBM_SUCCESS)
         goto fail;
     if (ctx->backend == SBM_BACKEND_CPU) { /* the host views read the arrays themselves */
         s->mirror->U = s->U_und, s->mirror->V = s->V_und;
@@ -265,14 +268,7 @@ sbm_status sbm_ba_system_set_loss(sbm_ctx *ctx, sbm_ba_system *s, const sbm_loss
     SBM__ENTER(ctx, "sbm_ba_system_set_loss");
     if (!s) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument system is NULL");
     if (!loss) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument loss is NULL");
-    if (loss->type != SBM_LOSS_NONE && loss->type != SBM_LOSS_HUBER &&
-        loss->type != SBM_LOSS_CAUCHY)
-        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
-                          "argument loss: type = %d is not an sbm_loss_type", (int)loss->type);
-    if (loss->type != SBM_LOSS_NONE && (!(loss->scale > 0.0) || !isfinite(loss->scale)))
-        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
-                          "argument loss: scale = %g must be finite and > 0 (loss %s)",
-                          loss->scale, sbm_loss_name(loss->type));
+    SBM__TRY(sbm__check_loss(ctx, "loss", loss));
     sbm__ba_set_loss(s, *loss);
     return SBM_SUCCESS;
 }

@@ -1,4 +1,5 @@
-/* Internal declarations of the bundle-adjustment layer (ba.c, ba_schur.c, ba_lm.c, bal_model.c). */
+/* Internal declarations of the bundle-adjustment layer (ba.c, ba_views.c, ba_schur.c, ba_lm.c,
+ * bal_model.c). */
 #ifndef SBM_BA_INTERNAL_H
 #define SBM_BA_INTERNAL_H
 
@@ -45,7 +46,7 @@ sbm_status sbm__ba_predicted_decrease(sbm_ctx *ctx, const sbm_ba_system *s,
                                       const double *d_step, double lambda, double *predicted);
 
 /* ---------------------------------------------------------------------------------------- */
-/* Host views of the BA system for the solver (ba.c)                                        */
+/* Host views of the BA system for the solver (ba_views.c)                                  */
 /* ---------------------------------------------------------------------------------------- */
 
 /* [gc; gp] of the last linearisation (host, 9*cameras + 3*points). */

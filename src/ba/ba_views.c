@@ -6,6 +6,7 @@
  * iteration (ba_internal.h: sbm__ba_gradient_max, sbm__ba_predicted_decrease) needs none of
  * this. */
 #include "ba_system.h"
+#include "chol_internal.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -75,7 +76,7 @@ static void damped_v_block(const sbm_ba_system *s, const double *hV, int64_t j, 
 {
     memcpy(v, hV + 9 * j, 9 * sizeof(double));
     for (int a = 0; a < 3; a++)
-        v[4 * a] += s->lambda * fmin(fmax(v[4 * a], SBM__BA_DAMP_MIN), SBM__BA_DAMP_MAX);
+        v[4 * a] += s->lambda * fmin(fmax(v[4 * a], SBM__DAMP_MIN_DIAGONAL), SBM__DAMP_MAX_DIAGONAL);
 }
 
 int64_t sbm__ba_npd_point(const sbm_ba_system *s)
@@ -102,7 +103,7 @@ sbm_status sbm__ba_schur_diagonal_host(sbm_ctx *ctx, const sbm_ba_system *s, dou
     for (int64_t i = 0; i < s->nc; i++)
         for (int a = 0; a < 9; a++) {
             double *e = out + 81 * i + 10 * a;
-            *e += lambda * fmin(fmax(*e, SBM__BA_DAMP_MIN), SBM__BA_DAMP_MAX);
+            *e += lambda * fmin(fmax(*e, SBM__DAMP_MIN_DIAGONAL), SBM__DAMP_MAX_DIAGONAL);
         }
     for (int64_t j = 0; j < s->np; j++) {
         double v[9], vinv[9];

@@ -305,12 +305,14 @@ typedef struct sbm__ba_model {
     int loss_type;             /* SBM__LOSS_* (sbm_geometry.h) */
     double loss_scale;         /* > 0 */
     double *scratch;           /* SBM__BA_OBS_STRIDE * nobs doubles, the backend's to use */
+    void *cameras;             /* nc prepared cameras (sbm__bal_camera of sbm_geometry.h), the
+                                  backend's to fill from the parameters */
 } sbm__ba_model;
 
 /* Where ba_linearize writes (context memory): the undamped U (81*nc) and V (9*np) values, the
  * damped copies U, V (equal to the undamped ones: damping 0), W (27*nnzb), g = [gc; gp] =
  * -J'^T r' (9*nc + 3*np) and D, the damping scale of every parameter (the diagonal of U and
- * V clamped to [SBM__BA_DAMP_MIN, SBM__BA_DAMP_MAX]). */
+ * V clamped to [SBM__DAMP_MIN_DIAGONAL, SBM__DAMP_MAX_DIAGONAL] of chol_internal.h). */
 typedef struct sbm__ba_lin_out {
     double *U_und, *V_und, *U, *V, *W, *g, *D;
 } sbm__ba_lin_out;
@@ -323,9 +325,6 @@ typedef struct sbm__ba_lin_result {
     double cost, gmax;
     int64_t bad_prediction, bad_jacobian;
 } sbm__ba_lin_result;
-
-#define SBM__BA_DAMP_MIN 1e-6
-#define SBM__BA_DAMP_MAX 1e32
 
 typedef struct sbm__backend_ops {
     const char *name;

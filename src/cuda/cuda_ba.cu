@@ -1,7 +1,9 @@
 /* Bundle-adjustment linearisation on the CUDA backend (struct sbm__ba_model, sbm_internal.h),
  * on the context's stream, deterministic (no floating atomics; every sum in a fixed order).
  *
- * ba_linearize, five kernels and one 32-byte copy to the host:
+ * ba_linearize, a few kernels and one 32-byte copy to the host:
+ *   0. k_camera_prep: one thread per camera, R(w), Jr(w), t, f, k1, k2 (sbm__bal_camera) into
+ *      the model, so the trigonometry runs once per camera, not per observation;
  *   1. k_obs: one thread per observation (grid-stride over a grid fixed by nobs): the record
  *      [r'; Jc'; Jp'] (sbm_ba_observation.h, the CPU backend's arithmetic) into the model's
  *      scratch; per block, the cost by a fixed tree and the first bad observations (min);
@@ -19,8 +21,9 @@
  *
  * DRAM traffic of ba_linearize, synthetic 5000 cameras / 400k points / 3.2M observations
  * (8 per point, W 3.2M blocks), the bytes it must move:
- *   k_obs:    observation indices + xy 24 B/obs (77 MB), point parameters 9.6 MB, cameras
- *             0.4 MB; the records 208 B/obs written (666 MB);
+ *   k_obs:    observation indices + xy 24 B/obs (77 MB), point parameters 9.6 MB, prepared
+ *             cameras 1 MB (read from L2 by every observation); the records 208 B/obs written
+ *             (666 MB);
  *   k_camera: cam_obs 4 B/obs + [r'; Jc'] 160 B/obs read (525 MB); U twice, gc, D (7 MB);
  *   k_point:  blk_obs 4 B/obs + the sectors of r' and Jp' ~96 B/obs (320 MB); V twice, gp, D
  *             (77 MB);
@@ -28,6 +31,7 @@
  *   total ~3.0 GB: ~1.1 ms at the H100's ~2.7 TB/s copy bandwidth (the 9 ms target of issue
  *   14 is 15 % of a 60 ms iteration). */
 #include "cuda_internal.cuh"
+#include "chol_internal.h"
 #include "sbm_ba_observation.h"
 
 #include <float.h>
@@ -60,9 +64,23 @@ template <int MODE, class T> __device__ __forceinline__ void ba_tree(T *sh)
 {
     __syncthreads();
     for (int w = BA_THREADS / 2; w > 0; w >>= 1) {
-        if ((int)threadIdx.x < w) sh[threadIdx.x] = ba_join<MODE>(sh[threadIdx.x], sh[threadIdx.x + w]);
+        if ((int)threadIdx.x < w)
+            sh[threadIdx.x] = ba_join<MODE>(sh[threadIdx.x], sh[threadIdx.x + w]);
         __syncthreads();
     }
+}
+
+/* Each thread's (cost, first bad prediction, first bad Jacobian) joined over the block by the
+ * fixed trees; the block's values land in element 0 of the three arrays. */
+__device__ __forceinline__ void ba_obs_join(double *shc, long long *shp, long long *shj,
+                                            double c, long long bp, long long bj)
+{
+    shc[threadIdx.x] = c;
+    shp[threadIdx.x] = bp;
+    shj[threadIdx.x] = bj;
+    ba_tree<0>(shc);
+    ba_tree<1>(shp);
+    ba_tree<1>(shj);
 }
 
 template <int JAC>
@@ -72,12 +90,13 @@ __global__ void __launch_bounds__(BA_THREADS)
 {
     __shared__ double shc[BA_THREADS];
     __shared__ long long shp[BA_THREADS], shj[BA_THREADS];
-    const double *cams = params, *pts = params + 9 * m.nc;
+    const sbm__bal_camera *cams = (const sbm__bal_camera *)m.cameras;
+    const double *pts = params + 9 * m.nc;
     double cost = 0.0;
     long long bp = m.nobs, bj = m.nobs; /* none */
     for (int64_t k = (int64_t)blockIdx.x * BA_THREADS + threadIdx.x; k < m.nobs;
          k += (int64_t)gridDim.x * BA_THREADS) {
-        const double *cam = cams + 9 * (int64_t)m.obs_camera[k];
+        const sbm__bal_camera *cam = cams + m.obs_camera[k];
         const double *X = pts + 3 * (int64_t)m.obs_point[k];
         double ck;
         if (JAC) {
@@ -93,12 +112,7 @@ __global__ void __launch_bounds__(BA_THREADS)
         }
         cost += ck;
     }
-    shc[threadIdx.x] = cost;
-    shp[threadIdx.x] = bp;
-    shj[threadIdx.x] = bj;
-    ba_tree<0>(shc);
-    ba_tree<1>(shp);
-    ba_tree<1>(shj);
+    ba_obs_join(shc, shp, shj, cost, bp, bj);
     if (threadIdx.x == 0) {
         pcost[blockIdx.x] = shc[0];
         pbad[2 * blockIdx.x] = shp[0];
@@ -119,12 +133,7 @@ __global__ void __launch_bounds__(BA_THREADS)
         bp = min(bp, pbad[2 * i]);
         bj = min(bj, pbad[2 * i + 1]);
     }
-    shc[threadIdx.x] = c;
-    shp[threadIdx.x] = bp;
-    shj[threadIdx.x] = bj;
-    ba_tree<0>(shc);
-    ba_tree<1>(shp);
-    ba_tree<1>(shj);
+    ba_obs_join(shc, shp, shj, c, bp, bj);
     if (threadIdx.x == 0) {
         res->cost = shc[0];
         res->gmax = 0.0;
@@ -135,7 +144,7 @@ __global__ void __launch_bounds__(BA_THREADS)
 
 __device__ __forceinline__ double ba_clamp(double d)
 {
-    return fmin(fmax(d, SBM__BA_DAMP_MIN), SBM__BA_DAMP_MAX);
+    return fmin(fmax(d, SBM__DAMP_MIN_DIAGONAL), SBM__DAMP_MAX_DIAGONAL);
 }
 
 __global__ void __launch_bounds__(CAM_THREADS)
@@ -147,6 +156,8 @@ __global__ void __launch_bounds__(CAM_THREADS)
     const int e = threadIdx.x;
     /* entry e < 81: U(a, b), a = e % 9, b = e / 9; 81 <= e < 90: gc(e - 81) */
     const int a = e < 81 ? e % 9 : e - 81, b = e < 81 ? e / 9 : 0;
+    /* (a, b) and (b, a) evaluate the same expression: U is exactly symmetric */
+    const int lo = a < b ? a : b, hi = a < b ? b : a;
     double acc = 0.0;
     for (int64_t t = t0; t < t1; t += CAM_CHUNK) {
         const int n = (int)(t1 - t < CAM_CHUNK ? t1 - t : CAM_CHUNK);
@@ -159,7 +170,7 @@ __global__ void __launch_bounds__(CAM_THREADS)
         if (e < 81) {
             for (int s = 0; s < n; s++) {
                 const double *J = sh + s * CAM_REC + 2;
-                acc += J[2 * a] * J[2 * b] + J[2 * a + 1] * J[2 * b + 1];
+                acc += J[2 * lo] * J[2 * hi] + J[2 * lo + 1] * J[2 * hi + 1];
             }
         } else if (e < 90) {
             for (int s = 0; s < n; s++) {
@@ -187,13 +198,14 @@ __global__ void __launch_bounds__(BA_THREADS)
         const int e = (int)(x % 12);
         /* e < 9: V(a, b), a = e % 3, b = e / 3; 9 <= e < 12: gp(e - 9) */
         const int a = e < 9 ? e % 3 : e - 9, b = e < 9 ? e / 3 : 0;
+        const int lo = a < b ? a : b, hi = a < b ? b : a; /* V exactly symmetric */
         double acc = 0.0;
         for (int64_t w = m.w_colptr[p]; w < m.w_colptr[p + 1]; w++)
             for (int64_t t = m.blk_ptr[w]; t < m.blk_ptr[w + 1]; t++) {
                 const double *r = m.scratch + SBM__BA_OBS_STRIDE * (int64_t)m.blk_obs[t];
                 const double *J = r + 20;
                 if (e < 9)
-                    acc += J[2 * a] * J[2 * b] + J[2 * a + 1] * J[2 * b + 1];
+                    acc += J[2 * lo] * J[2 * hi] + J[2 * lo + 1] * J[2 * hi + 1];
                 else
                     acc -= J[2 * a] * r[0] + J[2 * a + 1] * r[1];
             }
@@ -286,7 +298,14 @@ static sbm_status ba_workspace(sbm_ctx *ctx, ba_ws *w)
     return SBM_SUCCESS;
 }
 
-/* Pass 1 and its final join into w->res. */
+/* One thread per camera: its point-independent quantities (sbm_geometry.h). */
+__global__ void k_camera_prep(int64_t nc, int jac, const double *__restrict__ params,
+                              sbm__bal_camera *__restrict__ cams)
+{
+    SBM__GRID_STRIDE(i, nc) sbm__bal_camera_prepare(params + 9 * i, jac, cams + i);
+}
+
+/* The cameras prepared, pass 1 and its final join into w->res. */
 template <int JAC>
 static sbm_status obs_pass(sbm_ctx *ctx, const sbm__ba_model *m, const double *params,
                            const ba_ws *w)
@@ -294,6 +313,11 @@ static sbm_status obs_pass(sbm_ctx *ctx, const sbm__ba_model *m, const double *p
     sbm_status st = SBM_SUCCESS;
     cudaStream_t s = sbm__cuda_stream(ctx);
     const unsigned nb = obs_blocks(m->nobs);
+    if (m->nc > 0) {
+        k_camera_prep<<<sbm__grid(m->nc, 128), 128, 0, s>>>(m->nc, JAC, params,
+                                                             (sbm__bal_camera *)m->cameras);
+        SBM__LAUNCHED(ctx, "the BA camera preparation");
+    }
     k_obs<JAC><<<nb, BA_THREADS, 0, s>>>(*m, params, w->pcost, w->pbad);
     SBM__LAUNCHED(ctx, "the BA observations kernel");
     k_obs_final<<<1, BA_THREADS, 0, s>>>((int)nb, (long long)m->nobs, w->pcost, w->pbad, w->res);

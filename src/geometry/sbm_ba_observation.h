@@ -14,15 +14,17 @@
 #define SBM__BA_OBS_BAD_JACOBIAN 2   /* the prediction is, a Jacobian or r' is not */
 
 /* The record rec[26] = [r' (2); Jc' (2x9, column-major); Jp' (2x3, column-major)] of an
- * observation xy of point X by camera cam with the loss (type, scale): r' = residual_scaling r,
+ * observation xy of point X by camera cam (prepared with its Jacobian) with the loss (type,
+ * scale): r' = residual_scaling r,
  * J' = sqrt_rho1 (J - alpha_sq_norm r (r^T J)), and *cost = 0.5 rho(|r|^2) (+inf when the
  * prediction is not finite; the record is then undefined). @return SBM__BA_OBS_*. */
-SBM_GEO_FN int sbm__ba_observation(const double cam[9], const double X[3], const double xy[2],
-                                   int type, double scale, double rec[26], double *cost)
+SBM_GEO_FN int sbm__ba_observation(const sbm__bal_camera *cam, const double X[3],
+                                   const double xy[2], int type, double scale, double rec[26],
+                                   double *cost)
 {
     double pred[2];
     double *Jc = rec + 2, *Jp = rec + 20;
-    sbm__bal_project(cam, X, pred, Jc, Jp);
+    sbm__bal_project_prepared(cam, X, pred, Jc, Jp);
     if (!isfinite(pred[0]) || !isfinite(pred[1])) {
         *cost = INFINITY;
         return SBM__BA_OBS_BAD_PREDICTION;
@@ -50,11 +52,11 @@ SBM_GEO_FN int sbm__ba_observation(const double cam[9], const double X[3], const
 }
 
 /* 0.5 rho(|r|^2) of an observation, no Jacobian (+inf when the prediction is not finite). */
-SBM_GEO_FN double sbm__ba_observation_cost(const double cam[9], const double X[3],
+SBM_GEO_FN double sbm__ba_observation_cost(const sbm__bal_camera *cam, const double X[3],
                                            const double xy[2], int type, double scale)
 {
     double pred[2], rho[3];
-    sbm__bal_project(cam, X, pred, NULL, NULL);
+    sbm__bal_project_prepared(cam, X, pred, NULL, NULL);
     if (!isfinite(pred[0]) || !isfinite(pred[1])) return INFINITY;
     const double r0 = pred[0] - xy[0], r1 = pred[1] - xy[1];
     sbm__loss_rho(type, scale, r0 * r0 + r1 * r1, rho);
