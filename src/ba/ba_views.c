@@ -1,5 +1,5 @@
-/* Host views of the BA system for the solver (ba_lm.c): the gradient, the damping scale, the
- * first point whose damped V block is not SPD, the block diagonal of S, and W's shape.
+/* Host views of the BA system for the solver (ba_lm.c): the first point whose damped V block is
+ * not SPD (a failed step's message), S's size from W's pattern, and the one-shot reduction.
  *
  * The values live in the context's memory (ba.c); on a device backend the views download what
  * they read, once per linearisation, into a host mirror (sbm__ba_mirror_get). The device-resident
@@ -27,10 +27,7 @@ static int mirror_fetch(sbm_ctx *ctx, double **h, const double *src, int64_t n)
     return sbm__vec_download(ctx, *h, src, n) == SBM_SUCCESS;
 }
 
-#define SBM__BA_MIRROR_U 1u
 #define SBM__BA_MIRROR_V 2u
-#define SBM__BA_MIRROR_W 4u
-#define SBM__BA_MIRROR_G 8u
 
 /* The host mirror with the arrays named by the SBM__BA_MIRROR_* bits of `what` up to date
  * (downloads on a device backend). @return NULL (error recorded in s->ctx) when a download
@@ -41,25 +38,9 @@ static const sbm__ba_mirror *sbm__ba_mirror_get(const sbm_ba_system *s, unsigned
     if (!m->owned) return m;
     sbm_ctx *ctx = s->ctx;
     const unsigned need = what & ~m->current;
-    if (((need & SBM__BA_MIRROR_U) && !mirror_fetch(ctx, &m->U, s->U_und, 81 * s->nc)) ||
-        ((need & SBM__BA_MIRROR_V) && !mirror_fetch(ctx, &m->V, s->V_und, 9 * s->np)) ||
-        ((need & SBM__BA_MIRROR_W) && !mirror_fetch(ctx, &m->W, s->W->values, 27 * s->nnzb)) ||
-        ((need & SBM__BA_MIRROR_G) && !mirror_fetch(ctx, &m->g, s->g, sbm__ba_nparams(s))))
-        return NULL;
+    if ((need & SBM__BA_MIRROR_V) && !mirror_fetch(ctx, &m->V, s->V_und, 9 * s->np)) return NULL;
     m->current |= need;
     return m;
-}
-
-const double *sbm__ba_system_host_gradient(const sbm_ba_system *s)
-{
-    const sbm__ba_mirror *m = sbm__ba_mirror_get(s, SBM__BA_MIRROR_G);
-    return m ? m->g : NULL;
-}
-
-void sbm__ba_damping_diagonal(const sbm_ba_system *s, double *out)
-{
-    if (sbm__vec_download(s->ctx, out, s->D, sbm__ba_nparams(s)) != SBM_SUCCESS)
-        for (int64_t i = 0; i < sbm__ba_nparams(s); i++) out[i] = NAN; /* error recorded */
 }
 
 void sbm__ba_append_message(sbm_ctx *ctx, const char *fmt, ...)
@@ -89,40 +70,6 @@ int64_t sbm__ba_npd_point(const sbm_ba_system *s)
         if (sbm__host_spd_inverse(3, v, vinv) != 0) return j;
     }
     return -1;
-}
-
-/* Block diagonal of S = U - W V^-1 W^T at damping lambda, on the host (the block-Jacobi
- * preconditioner of matrix-free PCG): nc blocks of 9x9 into out. */
-sbm_status sbm__ba_schur_diagonal_host(sbm_ctx *ctx, const sbm_ba_system *s, double *out)
-{
-    const sbm__ba_mirror *m =
-        sbm__ba_mirror_get(s, SBM__BA_MIRROR_U | SBM__BA_MIRROR_V | SBM__BA_MIRROR_W);
-    if (!m) return ctx->last_status;
-    const double lambda = s->lambda;
-    memcpy(out, m->U, (size_t)s->nc * 81 * sizeof(double));
-    for (int64_t i = 0; i < s->nc; i++)
-        for (int a = 0; a < 9; a++) {
-            double *e = out + 81 * i + 10 * a;
-            *e += lambda * fmin(fmax(*e, SBM__DAMP_MIN_DIAGONAL), SBM__DAMP_MAX_DIAGONAL);
-        }
-    for (int64_t j = 0; j < s->np; j++) {
-        double v[9], vinv[9];
-        damped_v_block(s, m->V, j, v);
-        if (sbm__host_spd_inverse(3, v, vinv) != 0) continue; /* the Schur step reports it */
-        for (int64_t k = s->w_colptr[j]; k < s->w_colptr[j + 1]; k++) {
-            const double *w = m->W + 27 * k;
-            double y[27]; /* W_k V^-1 */
-            for (int a = 0; a < 3; a++)
-                for (int r = 0; r < 9; r++)
-                    y[r + 9 * a] = w[r] * vinv[3 * a] + w[r + 9] * vinv[1 + 3 * a] +
-                                   w[r + 18] * vinv[2 + 3 * a];
-            double *d = out + 81 * (int64_t)s->w_rowind[k];
-            for (int c = 0; c < 9; c++)
-                for (int r = 0; r < 9; r++)
-                    d[r + 9 * c] -= y[r] * w[c] + y[r + 9] * w[c + 9] + y[r + 18] * w[c + 18];
-        }
-    }
-    return SBM_SUCCESS;
 }
 
 sbm_status sbm__ba_schur_blocks(sbm_ctx *ctx, const sbm_ba_system *s, int64_t *blocks_S,
