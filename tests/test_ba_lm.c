@@ -239,9 +239,17 @@ static void test_stop_reasons(void **state)
     const sbm_linear_solver ls = SBM_LINEAR_SPARSE_CHOLESKY;
     trace t;
     sbm_solver_summary s;
-    /* the exact start: zero cost, no iteration */
-    assert_int_equal(stop_run(e, ls, 0.0, 1e-4, 10, 0, 0, 0, &t, &s), SBM_STOP_ZERO_COST);
-    assert_true(t.n == 0 && s.final_gradient_norm == 0.0);
+    /* the exact start: zero cost, no iteration (the CPU backend, whose model made the
+     * observations); a device's sin, cos and contractions leave a round-off cost, which no step
+     * lowers: the parameter tolerance stops the first step there (test_solver_control.c) */
+    if (e->backend == SBM_BACKEND_CPU) {
+        assert_int_equal(stop_run(e, ls, 0.0, 1e-4, 10, 0, 0, 0, &t, &s), SBM_STOP_ZERO_COST);
+        assert_true(t.n == 0 && s.final_gradient_norm == 0.0);
+    } else {
+        assert_true(sbm_stop_reason_converged(stop_run(e, ls, 0.0, 1e-4, 10, 0, 0, 1e-10, &t,
+                                                       &s)));
+        assert_true(t.n <= 1 && s.initial_cost <= 1e-20);
+    }
     trace_free(&t);
     /* the iteration limit; a reference trajectory for the tolerances below */
     assert_int_equal(stop_run(e, ls, 2.0, 1e-4, 8, 0, 0, 0, &t, &s), SBM_STOP_MAX_ITERATIONS);

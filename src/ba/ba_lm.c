@@ -14,7 +14,8 @@
  * parameters (sbm__ba_cost_at, with options->loss). Only scalars come back to the host: the
  * costs, the predicted decrease, max |g|, the norms of the step and the parameters, PCG's dot
  * products and the words saying whether a factorisation failed.
- * A step that lowers the cost is taken and lambda shrinks by Nielsen's rule
+ * A step that lowers the cost (and whose predicted decrease is positive) is taken and lambda
+ * shrinks by Nielsen's rule
  * max(1/3, 1 - (2 rho - 1)^3) (rho = actual / predicted decrease); otherwise lambda grows by
  * nu, nu doubling (Madsen, Nielsen & Tingleff, "Methods for non-linear least squares problems",
  * 2004, section 3.2). A factorisation that fails (a block of V or the reduced system not
@@ -348,8 +349,9 @@ static sbm_status lm_step(lm_state *s, int it, double *cost, double *lambda, dou
     const double ptol = opt->parameter_tolerance;
     const int small_step = !failed && rep->step_norm <= ptol * (x_norm + ptol);
     *stop = SBM_STOP_NONE;
-    if (!failed && isfinite(new_cost) && new_cost < *cost) {
-        const double rho = predicted > 0.0 ? (*cost - new_cost) / predicted : 1.0;
+    /* a step the model says cannot lower the cost is not taken, whatever round-off says */
+    if (!failed && isfinite(new_cost) && new_cost < *cost && predicted > 0.0) {
+        const double rho = (*cost - new_cost) / predicted;
         const double tr = 2.0 * rho - 1.0;
         *lambda *= fmax(1.0 / 3.0, 1.0 - tr * tr * tr);
         *nu = 2.0;
@@ -454,8 +456,12 @@ sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver
     double gnorm = 0.0;
     sbm_status st = lm_setup(&s, &sum.time_linearize, &gnorm);
     sum.linear_solver = s.ls;
+    /* The start's cost from the kernel that costs every trial: a device's linearisation kernel
+     * may round differently (other contractions), and a step that changes no parameter must
+     * not look like a decrease. */
+    if (st == SBM_SUCCESS) st = sbm__ba_cost_at(ctx, s.sys, s.d_x[s.cur], &sum.initial_cost);
     if (st == SBM_SUCCESS) {
-        sum.initial_cost = sum.final_cost = sbm_ba_system_get_info(s.sys).cost;
+        sum.final_cost = sum.initial_cost;
         st = lm_iterate(&s, gnorm, &sum);
     }
     st = lm_finish(&s, st, &sum);
