@@ -19,6 +19,14 @@
 
 #define MAX_ITS 16
 
+/* SBM_TEST_QUICK=1 (the sanitizer runs): every path still runs, on the generated problem only,
+ * with fewer iterations and losses. */
+static int quick(void)
+{
+    const char *q = getenv("SBM_TEST_QUICK");
+    return q && *q && strcmp(q, "0") != 0;
+}
+
 /* What the iteration callback saw: the reports, and the context's copy counters between two
  * callbacks (one whole iteration each, from the second on: the first also holds the setup). */
 typedef struct probe {
@@ -154,18 +162,19 @@ static void probed_solve(sbm_ctx *ctx, sbm_bal_problem *p, const sbm_solver_opti
 static void test_solve_transfers(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
-    const int files = e->backend != SBM_BACKEND_CPU;
+    const int files = e->backend != SBM_BACKEND_CPU && !quick();
+    const int its = quick() ? 3 : 5;
     problems ps;
     problems_load(e->ctx, &ps, files);
     for (int which = 0; which < 1 + files; which++)
         for (int k = 0; k < 4; k++) {
             sbm_bal_problem *p = problems_reset(&ps, which);
             probe pr;
-            sbm_solver_options o = probe_options(all_solvers[k], 5, &pr);
+            sbm_solver_options o = probe_options(all_solvers[k], its, &pr);
             sbm_solver_summary s;
             probed_solve(e->ctx, p, &o, &pr, &s);
             assert_int_equal(s.linear_solver, all_solvers[k]);
-            assert_true(pr.n == 5 && s.accepted >= 2);
+            assert_true(pr.n == its && s.accepted >= 2);
             for (int it = 1; it < pr.n; it++) {
                 const sbm__stats *d = &pr.delta[it];
                 const uint64_t pcg = (uint64_t)pr.rep[it].linear_iterations;
@@ -201,12 +210,12 @@ static void test_solve_against_cpu(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
     const sbm_loss losses[] = {{SBM_LOSS_NONE, 1.0}, {SBM_LOSS_HUBER, 2.0}, {SBM_LOSS_CAUCHY, 1.0}};
-    const int cuda = e->backend != SBM_BACKEND_CPU;
+    const int cuda = e->backend != SBM_BACKEND_CPU, files = cuda && !quick();
     problems ps[2];
-    problems_load(e->ctx, &ps[0], cuda);
-    if (cuda) problems_load(e->host, &ps[1], 1);
-    for (int which = 0; which < 1 + cuda; which++)
-        for (int l = 0; l < 3; l++)
+    problems_load(e->ctx, &ps[0], files);
+    if (cuda) problems_load(e->host, &ps[1], files);
+    for (int which = 0; which < 1 + files; which++)
+        for (int l = 0; l < (quick() ? 2 : 3); l++)
             for (int k = 0; k < 4; k++) {
                 /* runs: the context, again, the CPU backend */
                 sbm_ctx *cs[3] = {e->ctx, e->ctx, e->host};
@@ -215,7 +224,7 @@ static void test_solve_against_cpu(void **state)
                 double *pts[2] = {NULL, NULL};
                 for (int r = 0; r < 2 + cuda; r++) {
                     sbm_bal_problem *p = problems_reset(&ps[r == 2], which);
-                    sbm_solver_options o = probe_options(all_solvers[k], 4, &pr[r]);
+                    sbm_solver_options o = probe_options(all_solvers[k], quick() ? 3 : 4, &pr[r]);
                     o.loss = losses[l];
                     probed_solve(cs[r], p, &o, &pr[r], &s[r]);
                     const sbm_bal_info pi = sbm_bal_get_info(p);
