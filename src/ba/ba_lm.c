@@ -134,7 +134,11 @@ static sbm_status lm_choose_by_size(lm_state *s)
 }
 
 /* AUTO after the Schur plan: the sparse Cholesky unless its symbolic analysis shows a
- * factorisation dearer than PCG. The plan made is kept for the sparse path. */
+ * factorisation dearer than PCG; then PCG on the explicit S on the CPU, matrix-free PCG on a
+ * device, where forming S every iteration and its symmetric product cost more than the
+ * products with W and Y (bench/NOTES-ba-solve.md: 500 cameras on an H200, explicit S 43.1 ms
+ * per iteration, while 1666 cameras take 18.8 ms matrix-free). The plan made is kept for the
+ * sparse path. */
 static sbm_status lm_choose_by_factor(lm_state *s)
 {
     sbm_ctx *ctx = s->ctx;
@@ -146,13 +150,10 @@ static sbm_status lm_choose_by_factor(lm_state *s)
     } else {
         sbm_chol_destroy(s->chol);
         s->chol = NULL;
-        s->ls = SBM_LINEAR_PCG;
+        s->ls = ctx->backend == SBM_BACKEND_CPU ? SBM_LINEAR_PCG : SBM_LINEAR_PCG_MATRIX_FREE;
     }
     return SBM_SUCCESS;
 }
-
-/* The system at the start, the Schur plan, the vectors and what the linear solver keeps from one
- * iteration to the next. *t_lin: seconds of the first linearisation. */
 
 /* A linearisation at the current parameters; *t += its seconds, *gnorm = max |g|. */
 static sbm_status lm_linearize(lm_state *s, double *t, double *gnorm)
@@ -190,6 +191,14 @@ static sbm_status lm_setup(lm_state *s, double *t_lin, double *gnorm)
     SBM__TRY(SBM__NESTED(ctx, sbm_ba_schur_plan(ctx, si.U, si.V, si.W, flags, &s->plan,
                                                 flags ? NULL : &s->S)));
     SBM__TRY(lm_choose_by_factor(s));
+    if (s->ls == SBM_LINEAR_PCG_MATRIX_FREE && s->S) {
+        /* AUTO went matrix-free after forming S's plan: a plan that never forms S */
+        sbm_schur_plan_destroy(s->plan);
+        sbm_cbc_destroy(s->S);
+        s->plan = NULL, s->S = NULL;
+        SBM__TRY(SBM__NESTED(ctx, sbm_ba_schur_plan(ctx, si.U, si.V, si.W, SBM_SCHUR_MATRIX_FREE,
+                                                    &s->plan, NULL)));
+    }
     s->ops.sys = s->sys, s->ops.plan = s->plan, s->ops.ssym = &s->ssym;
     switch (s->ls) {
     case SBM_LINEAR_PCG:
