@@ -2,7 +2,8 @@
  * decrease move only scalars between host and device) and its error paths: the loss setter,
  * problems that are not the system's, a non-finite prediction (refused, the system unchanged,
  * the observation, camera and point named) and an overflowing Jacobian (the system must be
- * linearised again). The values themselves: tests/test_ba_lin.c. */
+ * linearised again). The values themselves: tests/test_ba_lin.c. Its problems are small (at
+ * most 1600 observations), so SBM_TEST_QUICK (the sanitizer runs) changes nothing here. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "ba_lin_check.h"
