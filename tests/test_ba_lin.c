@@ -20,6 +20,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Tolerances (relative, as sbm_test_assert_near: to the largest entry of the array plus the
+ * entry). The CPU backend evaluates the model with the reference's arithmetic, so only the
+ * order of the sums differs: 1e-12. The model is ill-conditioned in places (r = pred - xy
+ * cancels; P.z of a point near a camera's plane): rounded with FMAs instead (gcc -mfma
+ * -ffp-contract=fast vs -ffp-contract=off, on the host), problem-49-7776's gp moves by 3.3e-12
+ * in this measure, its residuals by up to 7.5e-9 entrywise, and the H200 with nvcc's default
+ * contraction differed from the CPU by 6.3e-12 (problem-49-7776) and 5.4e-12
+ * (problem-21-11315, Huber). cuda_ba.cu is now compiled with -fmad=false, so that only the
+ * libms' sin/cos/log differ (test_lin_cuda_vs_cpu prints what remains); the device bound stays
+ * the issue's 1e-10 (GPU against CPU), far below what a wrong term gives. */
+#define TOL_CPU 1e-12
+#define TOL_DEVICE 1e-10
+static double tol_of(const sbm_test_env *e)
+{
+    return e->backend == SBM_BACKEND_CPU ? TOL_CPU : TOL_DEVICE;
+}
+
+/* SBM_TEST_QUICK=1 (the sanitizer runs): every kernel and path, on small problems only. */
+static int quick(void)
+{
+    const char *q = getenv("SBM_TEST_QUICK");
+    return q && *q && strcmp(q, "0") != 0;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* The reference                                                                            */
 /* ---------------------------------------------------------------------------------------- */
@@ -151,8 +175,9 @@ static double median_residual(sbm_ctx *ctx, const sbm_bal_problem *p)
 /* Linearise p with each loss (the scale of the robust ones: scale_factor x the median
  * residual) and compare with the reference. */
 static void check_losses(sbm_test_env *e, const sbm_bal_problem *p, double scale_factor,
-                         double tol, const char *name)
+                         const char *name)
 {
+    const double tol = tol_of(e);
     sbm_ctx *ctx = e->ctx;
     sbm_ba_system *s = NULL;
     SBM_ASSERT_OK(ctx, sbm_ba_system_create(ctx, p, &s));
@@ -201,17 +226,21 @@ static void test_lin_generated(void **state)
     sbm_bal_generate_options o = sbm_bal_generate_defaults(8, 60, 4, 31);
     sbm_bal_problem *p = NULL;
     SBM_ASSERT_OK(e->ctx, sbm_bal_generate(e->ctx, &o, &p));
-    check_losses(e, p, 1.0, 1e-12, "generated 8 cameras");
-    check_losses(e, p, 3.0, 1e-12, "generated 8 cameras, larger scale");
+    check_losses(e, p, 1.0, "generated 8 cameras");
+    check_losses(e, p, 3.0, "generated 8 cameras, larger scale");
     sbm_bal_destroy(p);
 }
 
 static void test_lin_bal_file(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
+    if (quick()) {
+        print_message("[  SKIP    ] SBM_TEST_QUICK: the generated problems run the same paths\n");
+        skip();
+    }
     sbm_bal_problem *p = NULL;
     SBM_ASSERT_OK(e->ctx, sbm_bal_read(e->ctx, sbm_test_data_path("bal/problem-49-7776-pre.txt"), &p));
-    check_losses(e, p, 1.0, 1e-12, "problem-49-7776");
+    check_losses(e, p, 1.0, "problem-49-7776");
     sbm_bal_destroy(p);
 }
 
@@ -230,7 +259,7 @@ static void test_lin_degenerate(void **state)
         "0.1 0.05 0.2\n-0.3 0.2 -0.1\n0.25 -0.15 0.05\n1.0 1.0 1.0\n";
     sbm_bal_problem *p = NULL;
     SBM_ASSERT_OK(ctx, sbm_bal_read(ctx, sbm_test_write_text("degenerate.bal", text), &p));
-    check_losses(e, p, 1.0, 1e-12, "degenerate");
+    check_losses(e, p, 1.0, "degenerate");
     sbm_ba_system *s = NULL;
     SBM_ASSERT_OK(ctx, sbm_ba_system_create(ctx, p, &s));
     SBM_TEST_OK_OR_SKIP(e, sbm_ba_linearize(ctx, s, p));
@@ -355,19 +384,35 @@ static void test_lin_deterministic(void **state)
     assert_true(c1 == c2);
     /* and the result is right */
     lin_ref r = reference(p, NULL, huber, sbm_ba_system_get_info(s).W);
-    assert_matches(&b, &r, 1e-12, "deterministic problem");
+    assert_matches(&b, &r, tol_of(e), "deterministic problem");
     ref_free(&r);
     got_free(&a), got_free(&b);
     sbm_ba_system_destroy(s);
     sbm_bal_destroy(p);
 }
 
-/* The CUDA backend against the CPU backend on the same problem and loss. */
+/* The largest deviation of got from want in sbm_test_assert_near's measure. */
+static double deviation(const double *got, const double *want, int64_t n)
+{
+    double scale = 0.0, dev = 0.0;
+    for (int64_t i = 0; i < n; i++) scale = fmax(scale, fabs(want[i]));
+    for (int64_t i = 0; i < n; i++)
+        if (scale > 0.0) dev = fmax(dev, fabs(got[i] - want[i]) / (scale + fabs(want[i])));
+    return dev;
+}
+
+/* The CUDA backend against the CPU backend on the same problem and loss; the deviations are
+ * printed (the evidence behind TOL_DEVICE). */
 static void test_lin_cuda_vs_cpu(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
     sbm_bal_problem *p = NULL;
-    SBM_ASSERT_OK(e->host, sbm_bal_read(e->host, sbm_test_data_path("bal/problem-21-11315-pre.txt"), &p));
+    if (quick()) {
+        sbm_bal_generate_options o = sbm_bal_generate_defaults(20, 400, 4, 3);
+        SBM_ASSERT_OK(e->host, sbm_bal_generate(e->host, &o, &p));
+    } else {
+        SBM_ASSERT_OK(e->host, sbm_bal_read(e->host, sbm_test_data_path("bal/problem-21-11315-pre.txt"), &p));
+    }
     const sbm_loss losses[3] = {{SBM_LOSS_NONE, 1.0},
                                 {SBM_LOSS_HUBER, median_residual(e->host, p)},
                                 {SBM_LOSS_CAUCHY, 0.5 * median_residual(e->host, p)}};
@@ -385,9 +430,14 @@ static void test_lin_cuda_vs_cpu(void **state)
         r.nc = sbm_ba_system_get_info(sh).cameras, r.np = sbm_ba_system_get_info(sh).points;
         r.nnzb = sbm_cbc_get_info(sbm_ba_system_get_info(sh).W).nnzb;
         r.U = b.U, r.V = b.V, r.W = b.W, r.g = b.g, r.cost = b.cost;
-        assert_matches(&a, &r, 1e-12, sbm_loss_name(losses[l].type));
+        print_message("[  INFO    ] %s: GPU vs CPU deviation U %.2g V %.2g W %.2g gc %.2g gp %.2g "
+                      "cost %.2g\n", sbm_loss_name(losses[l].type), deviation(a.U, r.U, 81 * r.nc),
+                      deviation(a.V, r.V, 9 * r.np), deviation(a.W, r.W, 27 * r.nnzb),
+                      deviation(a.g, r.g, 9 * r.nc), deviation(a.g + 9 * r.nc, r.g + 9 * r.nc, 3 * r.np),
+                      fabs(a.cost - r.cost) / r.cost);
+        assert_matches(&a, &r, TOL_DEVICE, sbm_loss_name(losses[l].type));
         assert_true(fabs(sbm__ba_gradient_max(sd) - sbm__ba_gradient_max(sh)) <=
-                    1e-12 * sbm__ba_gradient_max(sh));
+                    TOL_DEVICE * sbm__ba_gradient_max(sh));
         got_free(&a), got_free(&b);
     }
     sbm_ba_system_destroy(sd);
@@ -466,6 +516,10 @@ static void test_lin_damping(void **state)
 static void test_lin_timing(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
+    if (quick()) {
+        print_message("[  SKIP    ] SBM_TEST_QUICK: a timing of 3.2M observations\n");
+        skip();
+    }
     sbm_ctx *ctx = e->ctx;
     sbm_bal_generate_options o = sbm_bal_generate_defaults(5000, 400000, 8, 14);
     sbm_bal_problem *p = NULL;
@@ -505,9 +559,9 @@ static void test_lin_timing(void **state)
     SBM_ASSERT_OK(e->host, sbm_ba_system_set_loss(e->host, sh, &huber));
     SBM_ASSERT_OK(e->host, sbm_ba_linearize(e->host, sh, p));
     const double ch = sbm_ba_system_get_info(sh).cost, gh = sbm__ba_gradient_max(sh);
-    assert_true(fabs(c - ch) <= 1e-12 * ch);
-    assert_true(fabs(sbm_ba_system_get_info(s).cost - ch) <= 1e-12 * ch);
-    assert_true(fabs(sbm__ba_gradient_max(s) - gh) <= 1e-12 * gh);
+    assert_true(fabs(c - ch) <= TOL_DEVICE * ch);
+    assert_true(fabs(sbm_ba_system_get_info(s).cost - ch) <= TOL_DEVICE * ch);
+    assert_true(fabs(sbm__ba_gradient_max(s) - gh) <= TOL_DEVICE * gh);
     sbm_ba_system_destroy(sh);
     sbm__free(ctx, d);
     sbm_ba_system_destroy(s);

@@ -35,7 +35,8 @@ void sbm__ba_set_loss(sbm_ba_system *s, sbm_loss loss);
  * two scalars copied to the host. Same failures as sbm_ba_linearize. */
 sbm_status sbm__ba_linearize_at(sbm_ctx *ctx, sbm_ba_system *s, const double *d_params);
 /* The cost 0.5 sum rho(|r_k|^2) at d_params with the system's loss, the system unchanged; a
- * non-finite prediction gives a non-finite *cost, not an error (the step is then rejected). */
+ * non-finite prediction gives a non-finite *cost, not an error (the step is then rejected).
+ * At the parameters of the last linearisation it is bitwise that linearisation's cost. */
 sbm_status sbm__ba_cost_at(sbm_ctx *ctx, const sbm_ba_system *s, const double *d_params,
                            double *cost);
 /* max |[gc; gp]| of the last linearisation (a host scalar kept by the linearisation). */
