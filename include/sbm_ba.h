@@ -140,7 +140,7 @@ void sbm_schur_plan_destroy(sbm_schur_plan *plan);
 /* Levenberg-Marquardt on a BAL problem: the reduced camera system each iteration (Schur on the
  * context's backend), damping lambda as in sbm_ba_set_damping, raised on a rejected step and
  * lowered on a good one (Nielsen's rule; a step is good when it lowers the cost and the damped
- * model predicts a decrease, both costs from one kernel). The whole iteration runs on the
+ * model predicts a decrease). The whole iteration runs on the
  * context's backend:
  * the parameters are uploaded once, the estimate and the step stay in the context's memory, and
  * an iteration brings back only scalars (costs, norms, PCG's dot products, a failed-column
