@@ -19,8 +19,8 @@
 
 #define MAX_ITS 16
 
-/* SBM_TEST_QUICK=1 (the sanitizer runs): every path still runs, on the generated problem only,
- * with fewer iterations and losses. */
+/* SBM_TEST_QUICK=1 (the sanitizer runs): every path still runs, on a smaller generated problem
+ * only, with fewer iterations, each solver with one of the losses. */
 static int quick(void)
 {
     const char *q = getenv("SBM_TEST_QUICK");
@@ -64,7 +64,9 @@ static sbm_bal_problem *small_problem(sbm_ctx *ctx, int which)
 {
     sbm_bal_problem *p = NULL;
     if (which == 0) {
-        sbm_bal_generate_options g = sbm_bal_generate_defaults(8, 100, 4, 11);
+        /* QUICK: a smaller problem (the sanitizers' racecheck walks every access) */
+        sbm_bal_generate_options g = quick() ? sbm_bal_generate_defaults(6, 30, 3, 11)
+                                             : sbm_bal_generate_defaults(8, 100, 4, 11);
         g.perturbation = 2.0;
         SBM_ASSERT_OK(ctx, sbm_bal_generate(ctx, &g, &p));
     } else {
@@ -163,7 +165,7 @@ static void test_solve_transfers(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
     const int files = e->backend != SBM_BACKEND_CPU && !quick();
-    const int its = quick() ? 3 : 5;
+    const int its = quick() ? 2 : 5;
     problems ps;
     problems_load(e->ctx, &ps, files);
     for (int which = 0; which < 1 + files; which++)
@@ -174,7 +176,7 @@ static void test_solve_transfers(void **state)
             sbm_solver_summary s;
             probed_solve(e->ctx, p, &o, &pr, &s);
             assert_int_equal(s.linear_solver, all_solvers[k]);
-            assert_true(pr.n == its && s.accepted >= 2);
+            assert_true(pr.n == its && s.accepted >= its / 2);
             for (int it = 1; it < pr.n; it++) {
                 const sbm__stats *d = &pr.delta[it];
                 const uint64_t pcg = (uint64_t)pr.rep[it].linear_iterations;
@@ -215,16 +217,20 @@ static void test_solve_against_cpu(void **state)
     problems_load(e->ctx, &ps[0], files);
     if (cuda) problems_load(e->host, &ps[1], files);
     for (int which = 0; which < 1 + files; which++)
-        for (int l = 0; l < (quick() ? 2 : 3); l++)
+        for (int l = 0; l < 3; l++)
             for (int k = 0; k < 4; k++) {
-                /* runs: the context, again, the CPU backend */
+                /* QUICK: each solver with one loss (every solver, every loss, once) */
+                if (quick() && l != k % 3) continue;
+                /* runs: the context, again (QUICK: for the first solver only), the CPU backend */
+                const int again = !quick() || k == 0;
                 sbm_ctx *cs[3] = {e->ctx, e->ctx, e->host};
                 probe pr[3];
                 sbm_solver_summary s[3];
                 double *pts[2] = {NULL, NULL};
                 for (int r = 0; r < 2 + cuda; r++) {
+                    if (r == 1 && !again) continue;
                     sbm_bal_problem *p = problems_reset(&ps[r == 2], which);
-                    sbm_solver_options o = probe_options(all_solvers[k], quick() ? 3 : 4, &pr[r]);
+                    sbm_solver_options o = probe_options(all_solvers[k], quick() ? 2 : 4, &pr[r]);
                     o.loss = losses[l];
                     probed_solve(cs[r], p, &o, &pr[r], &s[r]);
                     const sbm_bal_info pi = sbm_bal_get_info(p);
@@ -234,12 +240,15 @@ static void test_solve_against_cpu(void **state)
                     }
                 }
                 assert_true(s[0].final_cost < s[0].initial_cost);
-                assert_int_equal(pr[0].n, pr[1].n);
+                if (again) assert_int_equal(pr[0].n, pr[1].n);
                 for (int it = 0; it < pr[0].n; it++) {
                     /* bitwise repeatable on the context */
-                    assert_memory_equal(&pr[0].rep[it].cost, &pr[1].rep[it].cost, sizeof(double));
-                    assert_memory_equal(&pr[0].rep[it].step_norm, &pr[1].rep[it].step_norm,
-                                        sizeof(double));
+                    if (again) {
+                        assert_memory_equal(&pr[0].rep[it].cost, &pr[1].rep[it].cost,
+                                            sizeof(double));
+                        assert_memory_equal(&pr[0].rep[it].step_norm, &pr[1].rep[it].step_norm,
+                                            sizeof(double));
+                    }
                     if (!cuda) continue;
                     const sbm_iteration_report *a = &pr[0].rep[it], *b = &pr[2].rep[it];
                     assert_int_equal(a->accepted, b->accepted);
@@ -252,7 +261,7 @@ static void test_solve_against_cpu(void **state)
                 }
                 if (cuda) assert_int_equal(pr[0].n, pr[2].n);
                 const int64_t np = sbm_bal_get_info(ps[0].p[which]).points;
-                assert_memory_equal(pts[0], pts[1], 3 * (size_t)np * sizeof(double));
+                if (again) assert_memory_equal(pts[0], pts[1], 3 * (size_t)np * sizeof(double));
                 free(pts[0]), free(pts[1]);
             }
     problems_free(&ps[0]);
