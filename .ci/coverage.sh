@@ -47,19 +47,21 @@ GATES = [
     ("ba_lm.c", "*failed = 1;", "run", None),                   # NPD: V, and S (every solver)
     ("ba_lm.c", "if (st == SBM_ERR_NOT_POSITIVE_DEFINITE)", "both", None),
     ("ba_lm.c", "lambda *= fmax(1.0 / 3.0", "run", None),        # an accepted step
-    ("ba_lm.c", "if (!failed) lm_restore(s);", "both", None),    # rejected: restored / no step
-    ("ba_lm.c", "lambda *= nu;", "run", None),                   # a rejected step
+    # a step computed / a failed factorisation (then rejected without a trial; a rejected step
+    # keeps the current parameter buffer, so there is nothing to restore)
+    ("ba_lm.c", "if (!failed) {", "both", None),
+    ("ba_lm.c", "*lambda *= *nu;", "run", None),                 # a rejected step
     ("ba_lm.c", "if (cost == 0.0) {", "both", None),             # zero cost at the start
     ("ba_lm.c", "if (gnorm <= opt->gradient_tolerance) {", "both", None),  # gradient tolerance
-    ("ba_lm.c", "if (it < opt->max_iterations && stop == SBM_STOP_NONE)", "both", None),
+    ("ba_lm.c", "if (it < opt->max_iterations && *stop == SBM_STOP_NONE)", "both", None),
     # the stop after an accepted step: its branches sit on the ternary's second line; zero
     # cost after a step is the one outcome not reached (no BA step lands on exactly 0)
     ("ba_lm.c", ": small_step", "run", None),                    # parameter tolerance, accepted
     # after a rejected step (branches on the line below "stop = small_step ?"): parameter
     # tolerance, no progress, neither
-    ("ba_lm.c", ": lambda > LAMBDA_MAX", "both", None),
+    ("ba_lm.c", ": *lambda > LAMBDA_MAX", "both", None),
     ("ba_lm.c", "if (stop != SBM_STOP_NONE) {", "both", None),
-    ("ba_lm.c", "if (st == SBM_SUCCESS && s.stale) {", "both", None),  # final gradient
+    ("ba_lm.c", "if (st == SBM_SUCCESS && s->stale) {", "both", None),  # final gradient
     ("ba_lm.c", "if (s->n <= s->opt->dense_max_dim) {", "both", None), # AUTO: dense / above
     ("ba_lm.c", "if (sbm_chol_get_info(s->chol).flops <=", "both", None),  # AUTO: sparse / PCG
     ("ba_lm.c", "if (81.0 * (double)bs >", "both", None),   # AUTO: matrix-free / explicit S

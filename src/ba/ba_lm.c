@@ -352,7 +352,9 @@ static sbm_status lm_step(lm_state *s, int it, double *cost, double *lambda, dou
     SBM__TRY(lm_linear_step(s, *lambda, rep, &failed));
     double new_cost = INFINITY, predicted = 0.0, x_norm = 0.0;
     const double ts = sbm__now(ctx, 1);
-    if (!failed) SBM__TRY(lm_trial(s, *lambda, rep, &new_cost, &predicted, &x_norm));
+    if (!failed) {
+        SBM__TRY(lm_trial(s, *lambda, rep, &new_cost, &predicted, &x_norm));
+    }
     rep->time_update = sbm__now(ctx, 1) - ts;
     rep->linear_failed = failed;
     const double ptol = opt->parameter_tolerance;
