@@ -75,4 +75,10 @@ const sbm__backend_ops sbm__cpu_ops = {
     .chol_factor = sbm__cpu_chol_factor,
     .chol_solve = sbm__cpu_chol_solve,
     .chol_numeric_destroy = sbm__cpu_chol_numeric_destroy,
+    /* slam-gpu */
+    .slam_linearize = sbm__cpu_slam_linearize,
+    .slam_oplus = sbm__cpu_slam_oplus,
+    .slam_diag_get = sbm__cpu_slam_diag_get,
+    .slam_diag_add = sbm__cpu_slam_diag_add,
+    .slam_model = sbm__cpu_slam_model,
 };

@@ -83,4 +83,17 @@ sbm_status sbm__cpu_chol_solve(sbm_ctx *ctx, const struct sbm__chol_symbolic *sy
                                const double *B, int64_t ldb, double *X, int64_t ldx);
 void sbm__cpu_chol_numeric_destroy(struct sbm__chol_numeric *num);
 
+/* slam-gpu: src/cpu/cpu_slam.c: pose-graph SLAM iterations (sbm__backend_ops' slam_* ops),
+ * threaded over edges and slots with sbm__cpu_parallel_for */
+sbm_status sbm__cpu_slam_linearize(sbm_ctx *ctx, const sbm__slam_edges *E, const double *x,
+                                   double *rho, double *e, double *w, double *J, double *omega);
+sbm_status sbm__cpu_slam_oplus(sbm_ctx *ctx, int dim, int64_t nfree, double alpha,
+                               const double *dx, const double *x, double *y);
+sbm_status sbm__cpu_slam_diag_get(sbm_ctx *ctx, int64_t nb, int d, const int64_t *pos,
+                                  const double *V, double lo, double hi, double *D);
+sbm_status sbm__cpu_slam_diag_add(sbm_ctx *ctx, int64_t nb, int d, const int64_t *pos,
+                                  double lambda, const double *D, double *V, int64_t *h_bad);
+sbm_status sbm__cpu_slam_model(sbm_ctx *ctx, int64_t n, double lambda, const double *D,
+                               const double *dx, const double *b, double *q);
+
 #endif /* SBM_CPU_BACKEND_H */
