@@ -20,6 +20,11 @@
 #include <math.h>
 #include <string.h>
 
+/* the backends read sbm__slam_edges.loss with sbm_geometry.h's numbers */
+_Static_assert(SBM_LOSS_NONE == SBM__LOSS_NONE && SBM_LOSS_HUBER == SBM__LOSS_HUBER &&
+                   SBM_LOSS_CAUCHY == SBM__LOSS_CAUCHY,
+               "sbm_loss_type numbers the losses as sbm_geometry.h does");
+
 struct sbm_slam_system {
     int d;                  /* error dimension (block size) */
     int ps;                 /* pose size */

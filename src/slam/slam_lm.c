@@ -2,12 +2,14 @@
  *
  * Each iteration solves (Lambda + lambda D) dx = -b, D Lambda's diagonal clamped to
  * [1e-6, 1e32] (Marquardt's scaling, SBM_DAMPING_DIAGONAL), applies the step with g2o's
- * increments and evaluates the cost 0.5 chi2 there. With rho = actual / predicted decrease,
- * the prediction of the damped model being 0.5 dx^T (lambda D dx - b):
- *   - a step that lowers the cost (rho > 0) is taken, the system relinearised, and lambda
- *     shrinks by Nielsen's rule max(1/3, 1 - (2 rho - 1)^3), nu = 2;
- *   - otherwise the trial is dropped (the poses stay bitwise), lambda *= nu and nu *= 2 (Madsen, Nielsen &
- *     Tingleff, "Methods for non-linear least squares problems", 2004, section 3.2).
+ * increments to a trial copy of the poses (in the context's memory) and evaluates the cost
+ * 0.5 sum rho(e^T Omega e) there (0.5 chi2 without a loss). With rho = actual / predicted
+ * decrease, the prediction of the damped model being 0.5 dx^T (lambda D dx - b):
+ *   - a step that lowers the cost (rho > 0) is taken (the trial becomes the poses), the system
+ *     relinearised, and lambda shrinks by Nielsen's rule max(1/3, 1 - (2 rho - 1)^3), nu = 2;
+ *   - otherwise the trial is dropped (the poses stay bitwise), lambda *= nu and nu *= 2
+ *     (Madsen, Nielsen & Tingleff, "Methods for non-linear least squares problems", 2004,
+ *     section 3.2).
  * A factorisation that finds Lambda + lambda D not positive definite is a rejected step too
  * (lambda rises; summary.linear_failures counts it, the context's last error names the vertex).
  * Lambda above 1e32 stops the solve (SBM_STOP_NO_PROGRESS). Only an accepted step
