@@ -90,15 +90,16 @@ sbm_status sbm__cpu_slam_diag_get(sbm_ctx *ctx, int64_t nb, int d, const int64_t
 }
 
 sbm_status sbm__cpu_slam_diag_add(sbm_ctx *ctx, int64_t nb, int d, const int64_t *pos,
-                                  double lambda, const double *D, double *V, int64_t *h_bad)
+                                  double lambda, const double *D, const double *L, double *V,
+                                  int64_t *h_bad)
 {
     (void)ctx;
     *h_bad = -1;
     for (int64_t j = 0; j < nb; j++)
         for (int a = 0; pos[j] >= 0 && a < d; a++) {
-            double *v = V + pos[j] + a * (d + 1);
-            *v += lambda * (D ? D[d * j + a] : 1.0);
-            if (!isfinite(*v) && *h_bad < 0) *h_bad = j;
+            const int64_t q = pos[j] + a * (d + 1);
+            V[q] = L[q] + lambda * (D ? D[d * j + a] : 1.0);
+            if (!isfinite(V[q]) && *h_bad < 0) *h_bad = j;
         }
     return SBM_SUCCESS;
 }

@@ -12,7 +12,8 @@ sbm_status sbm__cuda_slam_oplus(sbm_ctx *ctx, int dim, int64_t nfree, double alp
 sbm_status sbm__cuda_slam_diag_get(sbm_ctx *ctx, int64_t nb, int d, const int64_t *pos,
                                    const double *V, double lo, double hi, double *D);
 sbm_status sbm__cuda_slam_diag_add(sbm_ctx *ctx, int64_t nb, int d, const int64_t *pos,
-                                   double lambda, const double *D, double *V, int64_t *h_bad);
+                                   double lambda, const double *D, const double *L, double *V,
+                                   int64_t *h_bad);
 sbm_status sbm__cuda_slam_model(sbm_ctx *ctx, int64_t n, double lambda, const double *D,
                                 const double *dx, const double *b, double *q);
 

@@ -71,6 +71,7 @@ typedef struct sbm__slam_run {
     double x_norm;                /* |x| of the free poses at the last linearisation */
     double dx_norm;               /* |dx| of the last solve */
     int moved;                    /* the poses moved after the last linearisation */
+    int damped_stale;             /* Lambda changed since the damped copy was made */
 } sbm__slam_run;
 
 /* Create the system, linearise at the graph's poses, resolve and set up the linear solver

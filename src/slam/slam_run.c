@@ -143,25 +143,30 @@ sbm_status sbm__slam_run_linearize(sbm__slam_run *r, sbm_iteration_report *rep, 
                                      r->si.Lambda->values, SBM__DAMP_MIN_DIAGONAL,
                                      SBM__DAMP_MAX_DIAGONAL, r->d_diag));
     rep->time_schur += sbm__now(ctx, 1) - t0;
+    r->damped_stale = 1;
     return SBM_SUCCESS;
 }
 static sbm_status not_positive_definite(sbm__slam_run *r, sbm_damping damping, double lambda,
                                         int64_t j, const char *how);
 
 /* The copy of Lambda with the damping on its diagonal (dense Cholesky, PCG), in the context's
- * memory. A damped diagonal that overflows is reported like a failed pivot
+ * memory: copied whole after a linearisation, only its diagonal rewritten for a new lambda. A
+ * damped diagonal that overflows is reported like a failed pivot
  * (SBM_ERR_NOT_POSITIVE_DEFINITE), as the sparse Cholesky does. */
 static sbm_status make_damped(sbm__slam_run *r, sbm_damping damping, double lambda)
 {
     sbm_ctx *ctx = r->ctx;
     const int d = r->si.error_dim;
-    SBM__TRY(sbm__vec_copy(ctx, r->damped->values, r->si.Lambda->values,
-                           r->si.Lambda->nnzb * d * d));
+    if (r->damped_stale || damping == SBM_DAMPING_NONE) {
+        SBM__TRY(sbm__vec_copy(ctx, r->damped->values, r->si.Lambda->values,
+                               r->si.Lambda->nnzb * d * d));
+        r->damped_stale = 0;
+    }
     if (damping == SBM_DAMPING_NONE) return SBM_SUCCESS;
     int64_t bad = -1;
     SBM__TRY(ctx->ops->slam_diag_add(ctx, r->si.free_vertices, d, r->diag_pos, lambda,
                                      damping == SBM_DAMPING_DIAGONAL ? r->d_diag : NULL,
-                                     r->damped->values, &bad));
+                                     r->si.Lambda->values, r->damped->values, &bad));
     if (bad >= 0)
         return not_positive_definite(r, damping, lambda, bad, "its damped diagonal overflows");
     return SBM_SUCCESS;
