@@ -472,7 +472,9 @@ static void record_stats(void *user, const sbm_iteration_report *r)
 }
 
 /* Between two callbacks (iterations 2, 3, ...): no host->device copy; device->host copies of 8
- * bytes each, besides the one copy of the poses the callback asks for. */
+ * bytes each, besides the one copy of the poses the callback asks for. (PCG's block Jacobi
+ * inverse sets its failure flag on the device since branch ba-solve's change to
+ * src/cuda/cuda_bdiag.cu; before it, an 8-byte upload per solve.) */
 static void test_iteration_transfers(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
