@@ -410,10 +410,12 @@ typedef struct sbm__backend_ops {
     sbm_status (*slam_diag_get)(sbm_ctx *ctx, int64_t nb, int d, const int64_t *pos,
                                 const double *V, double lo, double hi, double *D);
     /* V[pos[j] + a (d + 1)] = L[pos[j] + a (d + 1)] + lambda D[d j + a] (D NULL: lambda) where
-     * pos[j] >= 0 (V a copy of L with a damped diagonal; the rest of V is left); *h_bad is the
-     * first j whose damped diagonal is not finite, -1 if none. */
+     * pos[j] >= 0 (V a copy of L with a damped diagonal; the rest of V is left); with blocks
+     * non-NULL (every pos[j] >= 0) also blocks[d d j ..] = V's block at pos[j], whole (PCG's
+     * block Jacobi); *h_bad is the first j whose damped diagonal is not finite, -1 if none. */
     sbm_status (*slam_diag_add)(sbm_ctx *ctx, int64_t nb, int d, const int64_t *pos, double lambda,
-                                const double *D, const double *L, double *V, int64_t *h_bad);
+                                const double *D, const double *L, double *V, double *blocks,
+                                int64_t *h_bad);
     /* q = lambda D dx - b (n entries): with dx^T q, the decrease 0.5 dx^T (lambda D dx - b) that
      * the damped model predicts. */
     sbm_status (*slam_model)(sbm_ctx *ctx, int64_t n, double lambda, const double *D,

@@ -93,7 +93,7 @@ sbm_status sbm__cpu_slam_diag_get(sbm_ctx *ctx, int64_t nb, int d, const int64_t
                                   const double *V, double lo, double hi, double *D);
 sbm_status sbm__cpu_slam_diag_add(sbm_ctx *ctx, int64_t nb, int d, const int64_t *pos,
                                   double lambda, const double *D, const double *L, double *V,
-                                  int64_t *h_bad);
+                                  double *blocks, int64_t *h_bad);
 sbm_status sbm__cpu_slam_model(sbm_ctx *ctx, int64_t n, double lambda, const double *D,
                                const double *dx, const double *b, double *q);
 

@@ -6,6 +6,7 @@
 #include "sbm_pose_edge.h"
 
 #include <math.h>
+#include <string.h>
 
 /* Edges (or slots) per thread at least: below this one thread does it all. */
 #define MIN_EDGES_PER_THREAD 2048
@@ -91,16 +92,18 @@ sbm_status sbm__cpu_slam_diag_get(sbm_ctx *ctx, int64_t nb, int d, const int64_t
 
 sbm_status sbm__cpu_slam_diag_add(sbm_ctx *ctx, int64_t nb, int d, const int64_t *pos,
                                   double lambda, const double *D, const double *L, double *V,
-                                  int64_t *h_bad)
+                                  double *blocks, int64_t *h_bad)
 {
     (void)ctx;
     *h_bad = -1;
-    for (int64_t j = 0; j < nb; j++)
+    for (int64_t j = 0; j < nb; j++) {
         for (int a = 0; pos[j] >= 0 && a < d; a++) {
             const int64_t q = pos[j] + a * (d + 1);
             V[q] = L[q] + lambda * (D ? D[d * j + a] : 1.0);
             if (!isfinite(V[q]) && *h_bad < 0) *h_bad = j;
         }
+        if (blocks) memcpy(blocks + d * d * j, V + pos[j], (size_t)(d * d) * sizeof(double));
+    }
     return SBM_SUCCESS;
 }
 

@@ -104,7 +104,8 @@ done:
  * result in every order). */
 __global__ void sbm__k_slam_diag_add(int64_t nb, int d, const int64_t *__restrict__ pos,
                                      double lambda, const double *__restrict__ D,
-                                     const double *L, double *V, unsigned long long *bad)
+                                     const double *L, double *V, double *blocks,
+                                     unsigned long long *bad)
 {
     SBM__GRID_STRIDE(j, nb)
     {
@@ -115,13 +116,15 @@ __global__ void sbm__k_slam_diag_add(int64_t nb, int d, const int64_t *__restric
             V[q] = L[q] + lambda * (D ? D[d * j + a] : 1.0);
             finite = finite && isfinite(V[q]);
         }
+        if (blocks)
+            for (int q = 0; q < d * d; q++) blocks[(int64_t)d * d * j + q] = V[pos[j] + q];
         if (!finite) atomicMin(bad, (unsigned long long)j);
     }
 }
 
 sbm_status sbm__cuda_slam_diag_add(sbm_ctx *ctx, int64_t nb, int d, const int64_t *pos,
                                    double lambda, const double *D, const double *L, double *V,
-                                   int64_t *h_bad)
+                                   double *blocks, int64_t *h_bad)
 {
     sbm_status st = SBM_SUCCESS;
     unsigned long long *bad = NULL, h = ~0ull;
@@ -132,7 +135,8 @@ sbm_status sbm__cuda_slam_diag_add(sbm_ctx *ctx, int64_t nb, int d, const int64_
     SBM__CU(ctx, cudaMemsetAsync(bad, 0xff, sizeof *bad, sbm__cuda_stream(ctx)),
             "cudaMemsetAsync (damped diagonal)");
     sbm__k_slam_diag_add<<<sbm__grid(nb, 256), 256, 0, sbm__cuda_stream(ctx)>>>(nb, d, pos, lambda,
-                                                                              D, L, V, bad);
+                                                                              D, L, V, blocks,
+                                                                              bad);
     SBM__LAUNCHED(ctx, "damping of the diagonal");
     SBM__CK(sbm__cuda_d2h(ctx, &h, bad, sizeof h));
     if (h != ~0ull) *h_bad = (int64_t)h;

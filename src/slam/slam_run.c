@@ -150,25 +150,29 @@ static sbm_status not_positive_definite(sbm__slam_run *r, sbm_damping damping, d
                                         int64_t j, const char *how);
 
 /* The copy of Lambda with the damping on its diagonal (dense Cholesky, PCG), in the context's
- * memory: copied whole after a linearisation, only its diagonal rewritten for a new lambda. A
- * damped diagonal that overflows is reported like a failed pivot
- * (SBM_ERR_NOT_POSITIVE_DEFINITE), as the sparse Cholesky does. */
+ * memory: copied whole after a linearisation, only its diagonal rewritten for a new lambda
+ * (SBM_DAMPING_NONE: lambda 0). For PCG also the diagonal blocks of its block Jacobi: gathered
+ * by the same op when every column has one, else sbm__symup_refresh. A damped diagonal that
+ * overflows is reported like a failed pivot (SBM_ERR_NOT_POSITIVE_DEFINITE), as the sparse
+ * Cholesky does. */
 static sbm_status make_damped(sbm__slam_run *r, sbm_damping damping, double lambda)
 {
     sbm_ctx *ctx = r->ctx;
     const int d = r->si.error_dim;
-    if (r->damped_stale || damping == SBM_DAMPING_NONE) {
+    if (r->damped_stale)
         SBM__TRY(sbm__vec_copy(ctx, r->damped->values, r->si.Lambda->values,
                                r->si.Lambda->nnzb * d * d));
-        r->damped_stale = 0;
-    }
-    if (damping == SBM_DAMPING_NONE) return SBM_SUCCESS;
+    r->damped_stale = 0;
+    const int pcg = r->ls == SBM_LINEAR_PCG && !r->lsym.block_diagonal;
+    double *blocks = pcg && r->lsym.complete ? r->lsym.D->values : NULL;
     int64_t bad = -1;
-    SBM__TRY(ctx->ops->slam_diag_add(ctx, r->si.free_vertices, d, r->diag_pos, lambda,
+    SBM__TRY(ctx->ops->slam_diag_add(ctx, r->si.free_vertices, d, r->diag_pos,
+                                     damping == SBM_DAMPING_NONE ? 0.0 : lambda,
                                      damping == SBM_DAMPING_DIAGONAL ? r->d_diag : NULL,
-                                     r->si.Lambda->values, r->damped->values, &bad));
-    if (bad >= 0)
+                                     r->si.Lambda->values, r->damped->values, blocks, &bad));
+    if (bad >= 0 && damping != SBM_DAMPING_NONE)
         return not_positive_definite(r, damping, lambda, bad, "its damped diagonal overflows");
+    if (pcg && !blocks) SBM__TRY(sbm__symup_refresh(ctx, &r->lsym));
     return SBM_SUCCESS;
 }
 
@@ -275,7 +279,6 @@ sbm_status sbm__slam_run_solve(sbm__slam_run *r, sbm_damping damping, double lam
     } else {
         /* PCG where Lambda lives */
         st = make_damped(r, damping, lambda);
-        if (st == SBM_SUCCESS) st = sbm__symup_refresh(ctx, &r->lsym);
         if (st == SBM_SUCCESS) st = sbm__symup_diag_inverse(ctx, &r->lsym, r->Dinv);
         if (st == SBM_ERR_NOT_POSITIVE_DEFINITE)
             st = not_positive_definite(r, damping, lambda, first_indefinite_block(r),
