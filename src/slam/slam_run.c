@@ -146,6 +146,7 @@ sbm_status sbm__slam_run_linearize(sbm__slam_run *r, sbm_iteration_report *rep, 
     r->damped_stale = 1;
     return SBM_SUCCESS;
 }
+
 static sbm_status not_positive_definite(sbm__slam_run *r, sbm_damping damping, double lambda,
                                         int64_t j, const char *how);
 
