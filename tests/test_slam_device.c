@@ -559,6 +559,28 @@ static void test_errors(void **state)
     }
     sbm_g2o_destroy(g);
 
+    /* LM from lambda = DBL_MAX: the damped copy's diagonal overflows (dense Cholesky, PCG), a
+     * failed step whose message names the first vertex, then no progress */
+    for (int k = 0; k < 2; k++) {
+        g = noisy_se2_loop(e, 3, 0.2, 0.1);
+        o = sbm_solver_default_options();
+        o.linear_solver = k ? SBM_LINEAR_PCG : SBM_LINEAR_DENSE_CHOLESKY;
+        o.initial_lambda = DBL_MAX;
+        o.loss.type = SBM_LOSS_CAUCHY;
+        sbm_solver_summary s;
+        sbm_ctx_clear_error(e->ctx);
+        SBM_ASSERT_OK(e->ctx, sbm_slam_solve(e->ctx, g, &o, &s));
+        assert_int_equal(s.stop_reason, SBM_STOP_NO_PROGRESS);
+        assert_int_equal(s.linear_failures, 1);
+        assert_int_equal(sbm_ctx_last_status(e->ctx), SBM_ERR_NOT_POSITIVE_DEFINITE);
+        const char *msg = sbm_ctx_last_error(e->ctx);
+        print_message("  %s\n", msg);
+        assert_non_null(strstr(msg, "sbm_slam_solve: Lambda + damping (lambda 1.798e+308) is not "
+                                    "positive definite at vertex 1 (free vertex 0; its damped "
+                                    "diagonal overflows)"));
+        sbm_g2o_destroy(g);
+    }
+
     /* the internal entries refuse nothing, but the public ones still check their arguments */
     sbm_slam_system *sys = NULL;
     SBM_ASSERT_FAILS(e->ctx, sbm_slam_system_create(e->ctx, NULL, &sys), SBM_ERR_NULL_ARGUMENT,

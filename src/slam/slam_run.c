@@ -280,10 +280,12 @@ sbm_status sbm__slam_run_solve(sbm__slam_run *r, sbm_damping damping, double lam
     } else {
         /* PCG where Lambda lives */
         st = make_damped(r, damping, lambda);
-        if (st == SBM_SUCCESS) st = sbm__symup_diag_inverse(ctx, &r->lsym, r->Dinv);
-        if (st == SBM_ERR_NOT_POSITIVE_DEFINITE)
-            st = not_positive_definite(r, damping, lambda, first_indefinite_block(r),
-                                       "its diagonal block, PCG's block Jacobi");
+        if (st == SBM_SUCCESS) {
+            st = sbm__symup_diag_inverse(ctx, &r->lsym, r->Dinv);
+            if (st == SBM_ERR_NOT_POSITIVE_DEFINITE)
+                st = not_positive_definite(r, damping, lambda, first_indefinite_block(r),
+                                           "its diagonal block, PCG's block Jacobi");
+        }
         if (st == SBM_SUCCESS)
             st = sbm__pcg(ctx, n, apply_damped, &r->lsym, sbm__bdiag_apply, r->Dinv,
                           r->d_rhs, r->d_x, r->opt->pcg_max_iterations, r->opt->pcg_tolerance,
