@@ -57,8 +57,10 @@ sbm_status sbm_slam_system_get_b(sbm_ctx *ctx, const sbm_slam_system *system, do
  * The iterations run in the context's memory (poses, errors, Jacobians, Lambda, b, the step and
  * its trial poses): an iteration copies only scalars between the host and the device, except
  * the dense Cholesky, which solves on the host. The graph's poses are written back when the
- * solve returns (also after an error: the poses of the last accepted step), and before every
- * call of options->callback when there is one (one copy of the poses per iteration).
+ * solve returns (also after an error: the poses of the last accepted step), and, with
+ * options->update_state_every_iteration = 1, before every call of options->callback (one copy
+ * of the poses per iteration; with 0, the default, the graph holds the starting poses until
+ * the solve returns, as in Ceres).
  * options->method:
  *   - SBM_METHOD_LEVENBERG_MARQUARDT (the default): solve (Lambda + lambda D) dx = -b, D
  *     Lambda's diagonal clamped to [1e-6, 1e32] (Marquardt's scaling, SBM_DAMPING_DIAGONAL),

@@ -15,9 +15,8 @@
  * solve: the forward pass by levels (leaves first), the backward pass by levels (root first),
  * the batched kernels or cublasDtrsm/cublasDgemm per front; no copy to the host. */
 #include "cuda_chol.cuh"
+#include "cuda_libs.cuh"
 
-#include <cublas_v2.h>
-#include <cusolverDn.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,53 +37,21 @@ struct sbm__chol_numeric {
 };
 
 /* ---------------------------------------------------------------------------------------- */
-/* Errors of cuBLAS and cuSOLVER                                                             */
+/* The context's cuBLAS and cuSOLVER handles (cuda_libs.cuh)                                */
 /* ---------------------------------------------------------------------------------------- */
 
-static sbm_status sbm__chol_lib_fail(sbm_ctx *ctx, int alloc_failed, const char *lib, int code,
-                                     const char *name, const char *what, int line)
+sbm_status sbm__cuda_lib_fail(sbm_ctx *ctx, int alloc_failed, const char *lib, int code,
+                              const char *name, const char *what, const char *file, int line)
 {
     (void)cudaGetLastError();
+    const char *base = strrchr(file, '/');
+    base = base ? base + 1 : file;
     return sbm__error(ctx, alloc_failed ? SBM_ERR_OUT_OF_MEMORY : SBM_ERR_CUDA,
-                      "%s failed on device %d: %s status %d (%s) (cuda_chol.cu:%d)", what,
-                      ctx->device, lib, code, name, line);
+                      "%s failed on device %d: %s status %d (%s) (%s:%d)", what, ctx->device, lib,
+                      code, name, base, line);
 }
 
-#define SBM__BLAS(ctx, call, what)                                                          \
-    do {                                                                                    \
-        cublasStatus_t sbm__b_ = (call);                                                    \
-        if (sbm__b_ != CUBLAS_STATUS_SUCCESS) {                                             \
-            st = sbm__chol_lib_fail((ctx), sbm__b_ == CUBLAS_STATUS_ALLOC_FAILED, "cuBLAS",   \
-                                    (int)sbm__b_, cublasGetStatusName(sbm__b_), (what),      \
-                                    __LINE__);                                              \
-            goto done;                                                                      \
-        }                                                                                   \
-    } while (0)
-
-#define SBM__SOLVER(ctx, call, what)                                                        \
-    do {                                                                                    \
-        cusolverStatus_t sbm__v_ = (call);                                                  \
-        if (sbm__v_ != CUSOLVER_STATUS_SUCCESS) {                                           \
-            st = sbm__chol_lib_fail((ctx), sbm__v_ == CUSOLVER_STATUS_ALLOC_FAILED,          \
-                                    "cuSOLVER", (int)sbm__v_, "cusolverStatus_t", (what),    \
-                                    __LINE__);                                              \
-            goto done;                                                                      \
-        }                                                                                   \
-    } while (0)
-
-/* ---------------------------------------------------------------------------------------- */
-/* The context's handles                                                                    */
-/* ---------------------------------------------------------------------------------------- */
-
-static cublasHandle_t sbm__chol_blas(sbm_ctx *ctx) { return (cublasHandle_t)sbm__cuda_st(ctx)->blas; }
-
-static cusolverDnHandle_t sbm__chol_solver(sbm_ctx *ctx)
-{
-    return (cusolverDnHandle_t)sbm__cuda_st(ctx)->solver;
-}
-
-/* Makes the context's cuBLAS and cuSOLVER handles if it has none yet. */
-static sbm_status sbm__chol_handles(sbm_ctx *ctx)
+sbm_status sbm__cuda_lib_handles(sbm_ctx *ctx)
 {
     sbm_status st = SBM_SUCCESS;
     sbm__cuda_state *S = sbm__cuda_st(ctx);
@@ -309,7 +276,7 @@ sbm_status sbm__cuda_chol_numeric_create(sbm_ctx *ctx, const sbm__chol_symbolic 
     sbm__chol_fill(sym, num, &L, h, (int64_t *)(h + L.total));
     SBM__CK(sbm__cuda_h2d(ctx, num->d_index, h, L.total));
     sbm__chol_bind(sym, num, &L);
-    SBM__CK(sbm__chol_handles(ctx));
+    SBM__CK(sbm__cuda_lib_handles(ctx));
     *out = num;
     num = NULL;
 done:
@@ -391,7 +358,7 @@ static sbm_status sbm__chol_potrf_work(sbm_ctx *ctx, const sbm__chol_symbolic *s
         if (M < dense) continue;
         const int K = (int)((sym->sup_col[s + 1] - sym->sup_col[s]) * sym->b);
         int w = 0;
-        SBM__SOLVER(ctx, cusolverDnDpotrf_bufferSize(sbm__chol_solver(ctx), CUBLAS_FILL_MODE_LOWER,
+        SBM__SOLVER(ctx, cusolverDnDpotrf_bufferSize(sbm__cuda_solver(ctx), CUBLAS_FILL_MODE_LOWER,
                                                      K, num->d_F + num->h_f_ptr[s], (int)M, &w),
                     "cusolverDnDpotrf_bufferSize");
         if (w > *lwork) *lwork = w;
@@ -410,8 +377,8 @@ static sbm_status sbm__chol_factor_dense(sbm_ctx *ctx, const sbm__chol_symbolic 
     const int K = (int)((sym->sup_col[s + 1] - sym->sup_col[s]) * sym->b), U = M - K;
     const double one = 1.0, minus_one = -1.0;
     double *F = num->d_F + num->h_f_ptr[s];
-    cublasHandle_t blas = sbm__chol_blas(ctx);
-    SBM__SOLVER(ctx, cusolverDnDpotrf(sbm__chol_solver(ctx), CUBLAS_FILL_MODE_LOWER, K, F, M, work,
+    cublasHandle_t blas = sbm__cuda_blas(ctx);
+    SBM__SOLVER(ctx, cusolverDnDpotrf(sbm__cuda_solver(ctx), CUBLAS_FILL_MODE_LOWER, K, F, M, work,
                                       lwork, num->dev.info + s),
                 "cusolverDnDpotrf of a front");
     if (U == 0) goto done;
@@ -479,8 +446,8 @@ sbm_status sbm__cuda_chol_factor(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
     *failed = -1;
     SBM__CK(sbm__cuda_enter(ctx));
     if (sym->nsuper == 0) goto done;
-    SBM__BLAS(ctx, cublasSetStream(sbm__chol_blas(ctx), s), "cublasSetStream");
-    SBM__SOLVER(ctx, cusolverDnSetStream(sbm__chol_solver(ctx), s), "cusolverDnSetStream");
+    SBM__BLAS(ctx, cublasSetStream(sbm__cuda_blas(ctx), s), "cublasSetStream");
+    SBM__SOLVER(ctx, cusolverDnSetStream(sbm__cuda_solver(ctx), s), "cusolverDnSetStream");
     SBM__CK(sbm__cuda_zero(ctx, num->d_F, (size_t)num->f_total * sizeof(double)));
     SBM__CK(sbm__cuda_zero(ctx, num->dev.info, (size_t)sym->nsuper * sizeof(int)));
     SBM__CU(ctx, cudaMemsetAsync(num->dev.failed, 0xff, sizeof(unsigned long long), s),
@@ -512,7 +479,7 @@ static sbm_status sbm__chol_solve_dense(sbm_ctx *ctx, const sbm__chol_symbolic *
     const double one = 1.0, minus_one = -1.0;
     const double *F = num->d_F + num->h_f_ptr[s];
     double *w = W + num->h_w_rows[s] * nrhs;
-    cublasHandle_t blas = sbm__chol_blas(ctx);
+    cublasHandle_t blas = sbm__cuda_blas(ctx);
     if (!backward) {
         SBM__BLAS(ctx, cublasDtrsm(blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER,
                                    CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, K, nrhs, &one, F, M, w, M),
@@ -579,7 +546,7 @@ sbm_status sbm__cuda_chol_solve(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
     }
     SBM__CK(sbm__cuda_workspace(ctx, SBM__WS_OP_A,
                                 (size_t)(num->w_total * nrhs) * sizeof(double), (void **)&W));
-    SBM__BLAS(ctx, cublasSetStream(sbm__chol_blas(ctx), s), "cublasSetStream");
+    SBM__BLAS(ctx, cublasSetStream(sbm__cuda_blas(ctx), s), "cublasSetStream");
     for (int64_t l = 0; l < sym->nlevels; l++)
         SBM__CK(sbm__chol_solve_level(ctx, sym, num, l, 0, dense, nrhs, B, ldb, W));
     for (int64_t l = sym->nlevels - 1; l >= 0; l--)

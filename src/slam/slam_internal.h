@@ -93,8 +93,8 @@ sbm_status sbm__slam_run_try(sbm__slam_run *run, double alpha, double *cost);
 sbm_status sbm__slam_run_predicted(sbm__slam_run *run, double lambda, double *predicted);
 /* |alpha dx| <= parameter_tolerance * (|x| + parameter_tolerance), x the free poses. */
 int sbm__slam_run_small_step(const sbm__slam_run *run, double alpha, double *step_norm);
-/* The end of iteration it: the graph's poses updated when there is a callback, then the
- * report (sbm__solver_end_iteration). */
+/* The end of iteration it: the graph's poses updated when there is a callback and
+ * options->update_state_every_iteration, then the report (sbm__solver_end_iteration). */
 sbm_status sbm__slam_run_end_iteration(sbm__slam_run *run, int it, double t_it,
                                        sbm_iteration_report *rep);
 

@@ -5,8 +5,8 @@
  * current and trial buffers, slam.c), Lambda, b, the damping scale D, the step dx. What
  * crosses to the host are scalars of 8 bytes: the cost, max |b|, |x|, |dx|, dx^T (lambda D dx
  * - b), the factorisation's failed column and PCG's dots; the graph's poses are written back
- * at the end of the solve (and before every callback, when there is one). The dense Cholesky
- * solves on the host: b goes down, the step up.
+ * at the end of the solve (and before every callback with options->update_state_every_iteration).
+ * The dense Cholesky solves on the host: b goes down, the step up.
  *
  * The linear solvers:
  *   - sparse Cholesky (the default; AUTO resolves to it): sbm_chol_plan once for Lambda's
@@ -323,7 +323,7 @@ int sbm__slam_run_small_step(const sbm__slam_run *r, double alpha, double *step_
 sbm_status sbm__slam_run_end_iteration(sbm__slam_run *r, int it, double t_it,
                                        sbm_iteration_report *rep)
 {
-    if (r->opt->callback)
+    if (r->opt->callback && r->opt->update_state_every_iteration)
         SBM__TRY(sbm__slam_poses_download(r->ctx, r->sys, r->gi.poses));
     sbm__solver_end_iteration(r->ctx, r->opt, it, r->cost, t_it, rep, r->summary);
     return SBM_SUCCESS;
