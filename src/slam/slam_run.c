@@ -262,12 +262,11 @@ sbm_status sbm__slam_run_solve(sbm__slam_run *r, sbm_damping damping, double lam
     const double ts = sbm__now(ctx, 1);
     sbm_status st = SBM_SUCCESS;
     r->dx_norm = 0.0;
-    if (r->ls != SBM_LINEAR_DENSE_CHOLESKY) {
-        st = sbm__vec_copy(ctx, r->d_rhs, r->si.b, n);
-        if (st == SBM_SUCCESS) st = sbm__vec_scale(ctx, n, -1.0, r->d_rhs);
+    if (r->ls != SBM_LINEAR_DENSE_CHOLESKY) { /* -b where b lives */
+        SBM__TRY(sbm__vec_copy(ctx, r->d_rhs, r->si.b, n));
+        SBM__TRY(sbm__vec_scale(ctx, n, -1.0, r->d_rhs));
     }
-    if (st != SBM_SUCCESS) {
-    } else if (r->ls == SBM_LINEAR_SPARSE_CHOLESKY) {
+    if (r->ls == SBM_LINEAR_SPARSE_CHOLESKY) {
         st = SBM__NESTED(ctx, sbm_chol_factor(ctx, r->chol, r->si.Lambda, damping, lambda));
         if (st == SBM_ERR_NOT_POSITIVE_DEFINITE)
             st = not_positive_definite(r, damping, lambda,
