@@ -55,9 +55,9 @@ sbm_status sbm_slam_system_get_b(sbm_ctx *ctx, const sbm_slam_system *system, do
  * definitions, and the system is Ceres' corrected one: Lambda = sum J^T Omega_eff J with
  * Omega_eff = rho' Omega for these losses, b = sum rho' J^T Omega e.
  * The iterations run in the context's memory (poses, errors, Jacobians, Lambda, b, the step and
- * its trial poses): an iteration copies only scalars between the host and the device, except
- * the dense Cholesky, which solves on the host. The graph's poses are written back when the
- * solve returns (also after an error: the poses of the last accepted step), and, with
+ * its trial poses): an iteration copies only scalars between the host and the device, whatever
+ * the linear solver. The graph's poses are written back when the solve returns (also after an
+ * error: the poses of the last accepted step), and, with
  * options->update_state_every_iteration = 1, before every call of options->callback (one copy
  * of the poses per iteration; with 0, the default, the graph holds the starting poses until
  * the solve returns, as in Ceres).
@@ -74,7 +74,7 @@ sbm_status sbm_slam_system_get_b(sbm_ctx *ctx, const sbm_slam_system *system, do
  *     until the cost falls (at most 10 halvings; none: the poses restored, SBM_STOP_NO_PROGRESS);
  *     Lambda not positive definite is the error SBM_ERR_NOT_POSITIVE_DEFINITE naming the vertex.
  * options->linear_solver: SBM_LINEAR_SPARSE_CHOLESKY (AUTO: planned once for Lambda's pattern,
- * factored every iteration), SBM_LINEAR_DENSE_CHOLESKY (host LAPACK, up to 30000 unknowns) or
+ * factored every iteration), SBM_LINEAR_DENSE_CHOLESKY (LAPACKE or cuSOLVER where Lambda lives, up to 30000 unknowns) or
  * SBM_LINEAR_PCG (block Jacobi; solves that stop at pcg_max_iterations are counted in
  * summary.linear_capped and flagged in the reports). Only an accepted step relinearises.
  * summary.stop_reason says why the solve stopped (sbm_solver_default_options lists the rules);

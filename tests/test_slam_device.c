@@ -8,8 +8,8 @@
  *   - [cuda] the CUDA backend against the CPU backend, cost per iteration to 1e-10 relative (or
  *     10x the trajectory's one-ulp sensitivity where larger) on every graph of tests/data (and
  *     the shared ones with SBM_DATA_DIR), and the transfers of
- *     an iteration (no host->device copy; device->host only 8-byte scalars) with the sparse
- *     Cholesky and PCG;
+ *     an iteration (no host->device copy; device->host only 8-byte scalars) with each linear
+ *     solver;
  *   - update_state_every_iteration: the graph's poses only at the end by default;
  *   - error paths (status and message). */
 #define _POSIX_C_SOURCE 200809L
@@ -541,12 +541,15 @@ static void test_update_state(void **state)
 }
 
 /* Between two callbacks (iterations 2, 3, ...): no host->device copy, and every device->host
- * copy a scalar of 8 bytes (update_state_every_iteration 0: the poses stay on the device). */
+ * copy a scalar of 8 bytes (update_state_every_iteration 0: the poses stay on the device), with
+ * each linear solver (the dense Cholesky too: cuSOLVER where Lambda lives). intel has 3684
+ * unknowns, parking-garage 9960: both within the dense solver's 30000. */
 static void test_iteration_transfers(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
-    const sbm_linear_solver kinds[] = {SBM_LINEAR_SPARSE_CHOLESKY, SBM_LINEAR_PCG};
-    for (int k = 0; k < 2; k++)
+    const sbm_linear_solver kinds[] = {SBM_LINEAR_SPARSE_CHOLESKY, SBM_LINEAR_PCG,
+                                       SBM_LINEAR_DENSE_CHOLESKY};
+    for (int k = 0; k < 3; k++)
         for (int l = 0; l < (quick() ? 1 : 2); l++) {
             const char *name = quick() ? "tinyGrid3D" : l ? "parking-garage" : "intel";
             sbm_g2o_graph *g = read_graph(e, name);

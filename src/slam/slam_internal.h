@@ -65,7 +65,6 @@ typedef struct sbm__slam_run {
     sbm_cbc *Dinv;
     double *d_rhs, *d_x;          /* context memory, n: -b and the step */
     double *d_diag, *d_q;         /* context memory, n: the damping scale D, lambda D dx - b */
-    double *h;                    /* host, 2n: the dense Cholesky's right-hand side and step */
     double cost;                  /* 0.5 sum rho(e^T Omega e) at the current poses */
     double gradient_norm;         /* max |b| at the last linearisation */
     double x_norm;                /* |x| of the free poses at the last linearisation */

@@ -6,13 +6,13 @@
  * crosses to the host are scalars of 8 bytes: the cost, max |b|, |x|, |dx|, dx^T (lambda D dx
  * - b), the factorisation's failed column and PCG's dots; the graph's poses are written back
  * at the end of the solve (and before every callback with options->update_state_every_iteration).
- * The dense Cholesky solves on the host: b goes down, the step up.
  *
  * The linear solvers:
  *   - sparse Cholesky (the default; AUTO resolves to it): sbm_chol_plan once for Lambda's
  *     pattern, sbm_chol_factor with the damping every solve, never planned again;
- *   - dense Cholesky (LAPACK on the host) and PCG with block Jacobi: on a copy of Lambda whose
- *     diagonal carries the damping, made in the context's memory (the backend's slam_diag_add).
+ *   - dense Cholesky (where Lambda lives: LAPACKE on the CPU backend, cuSOLVER on CUDA) and PCG
+ *     with block Jacobi: on a copy of Lambda whose diagonal carries the damping, made in the
+ *     context's memory (the backend's slam_diag_add).
  * The damping scale D (SBM_DAMPING_DIAGONAL, Marquardt's): Lambda's diagonal clamped to
  * [1e-6, 1e32], the rule the sparse Cholesky applies (chol_internal.h). A matrix that is not
  * positive definite is reported by the vertex id of the file and the free vertex. */
@@ -35,7 +35,6 @@ void sbm__slam_run_free(sbm__slam_run *r)
 {
     if (!r->ctx) return;
     sbm_ctx *ctx = r->ctx;
-    if (r->h) sbm__host_free(ctx, r->h);
     if (r->free_vertex) sbm__host_free(ctx, r->free_vertex);
     double *dev[] = {r->d_rhs, r->d_x, r->d_diag, r->d_q};
     for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++) sbm__free_with(&ctx->allocator, dev[k]);
@@ -87,10 +86,6 @@ static sbm_status setup_linear(sbm__slam_run *r)
     r->d_diag = r->d_x ? sbm__vec_alloc(ctx, n + 1, "damping scale") : NULL;
     r->d_q = r->d_diag ? sbm__vec_alloc(ctx, n + 1, "damped model") : NULL;
     if (!r->d_q) return ctx->last_status;
-    if (r->ls == SBM_LINEAR_DENSE_CHOLESKY) {
-        r->h = sbm__host_alloc(ctx, (size_t)(2 * n + 1) * sizeof(double), "solver vectors");
-        if (!r->h) return ctx->last_status;
-    }
     for (int64_t v = 0, j = 0; v < r->gi.vertices; v++)
         if (!r->gi.is_fixed[v]) r->free_vertex[j++] = v;
     SBM__TRY(find_diagonal(r));
@@ -217,22 +212,17 @@ static sbm_status not_positive_definite(sbm__slam_run *r, sbm_damping damping, d
                       what, (int)r->gi.vertex_id[r->free_vertex[j]], j, how);
 }
 
-/* The dense Cholesky on the host: b down, the step up. */
+/* The dense Cholesky where the damped copy lives (sbm__dense_spd_solve_device: LAPACKE on the
+ * CPU backend, cuSOLVER on CUDA; only the failed column crosses to the host). */
 static sbm_status solve_dense(sbm__slam_run *r, sbm_damping damping, double lambda)
 {
-    sbm_ctx *ctx = r->ctx;
-    const int64_t n = r->n;
-    double *h_rhs = r->h, *h_dx = r->h + n;
     int64_t failed = -1;
-    SBM__TRY(sbm__vec_download(ctx, h_rhs, r->si.b, n));
-    for (int64_t k = 0; k < n; k++) h_rhs[k] = -h_rhs[k];
     SBM__TRY(make_damped(r, damping, lambda));
-    sbm_status st = sbm__dense_spd_solve_at(ctx, r->damped, h_rhs, h_dx, &failed);
+    const sbm_status st = sbm__dense_spd_solve_device(r->ctx, r->damped, r->d_rhs, r->d_x, &failed);
     if (st == SBM_ERR_NOT_POSITIVE_DEFINITE)
         return not_positive_definite(r, damping, lambda, failed / r->si.error_dim,
                                      "dense Cholesky");
-    SBM__TRY(st);
-    return sbm__vec_upload(ctx, r->d_x, h_dx, n);
+    return st;
 }
 
 /* |dx| into r->dx_norm; a step with an entry that is not finite is reported as a matrix that
@@ -262,10 +252,9 @@ sbm_status sbm__slam_run_solve(sbm__slam_run *r, sbm_damping damping, double lam
     const double ts = sbm__now(ctx, 1);
     sbm_status st = SBM_SUCCESS;
     r->dx_norm = 0.0;
-    if (r->ls != SBM_LINEAR_DENSE_CHOLESKY) { /* -b where b lives */
-        SBM__TRY(sbm__vec_copy(ctx, r->d_rhs, r->si.b, n));
-        SBM__TRY(sbm__vec_scale(ctx, n, -1.0, r->d_rhs));
-    }
+    /* -b where b lives */
+    SBM__TRY(sbm__vec_copy(ctx, r->d_rhs, r->si.b, n));
+    SBM__TRY(sbm__vec_scale(ctx, n, -1.0, r->d_rhs));
     if (r->ls == SBM_LINEAR_SPARSE_CHOLESKY) {
         st = SBM__NESTED(ctx, sbm_chol_factor(ctx, r->chol, r->si.Lambda, damping, lambda));
         if (st == SBM_ERR_NOT_POSITIVE_DEFINITE)
