@@ -65,12 +65,13 @@ GATES = [
     ("ba_lm.c", "if (s->n <= s->opt->dense_max_dim) {", "both", None), # AUTO: dense / above
     ("ba_lm.c", "if (sbm_chol_get_info(s->chol).flops <=", "both", None),  # AUTO: sparse / PCG
     ("ba_lm.c", "if (81.0 * (double)bs >", "both", None),   # AUTO: matrix-free / explicit S
-    ("slam_gn.c", "sbm__slam_run_restore(r);", "run", None),  # a failed line search restored
+    ("slam_gn.c", "rep.lambda = 0.5 * alpha;", "run", None),  # a failed line search (poses kept)
     ("slam_gn.c", "rep.lambda = alpha;", "run", None),         # an accepted step
     ("slam_gn.c", "stop = SBM_STOP_NO_PROGRESS;", "run", None), # a failed line search
     ("slam_gn.c", "if (st == SBM_ERR_NOT_POSITIVE_DEFINITE) r->summary", "run", None),  # NPD
     ("slam_lm.c", "if (st == SBM_ERR_NOT_POSITIVE_DEFINITE) {", "both", None),  # failed factorisation
-    ("slam_lm.c", "if (!rep.linear_failed) sbm__slam_run_restore(r);", "both", None),  # restored / no step
+    ("slam_lm.c", "if (!rep.linear_failed) {", "both", None),  # a trial step / a failed factorisation
+    ("slam_lm.c", "lambda *= nu;", "run", None),                 # a rejected step (the trial dropped)
     ("slam_lm.c", "lambda *= fmax(1.0 / 3.0", "run", None),     # an accepted step
     ("slam_lm.c", "if (lambda > MAX_LAMBDA)", "both", None),    # no progress
     ("slam_lm.c", "else if (small)", "both", None),             # parameter tolerance, rejected
@@ -85,7 +86,7 @@ GATES = [
     ("slam_run.c", "if (r->moved) {", "both", None),          # final gradient relinearised
     ("slam_run.c", "if (r->ls == SBM_LINEAR_SPARSE_CHOLESKY) {", "both", None),  # each solver
     ("slam_run.c", "} else if (r->ls == SBM_LINEAR_DENSE_CHOLESKY) {", "both", None),
-    ("slam_run.c", "return not_positive_definite(r, damping, lambda, j,", "run", None),
+    ("slam_run.c", "return not_positive_definite(r, damping, lambda, bad,", "run", None),  # overflow
 ]
 def parse(name):
     lines, cur = [], None

@@ -21,8 +21,11 @@ sbm_status sbm_g2o_chi2(sbm_ctx *ctx, const sbm_g2o_graph *graph, double *chi2);
 /* J (edges x free vertices, d x d blocks: the error Jacobians w.r.t. the increments of the two
  * vertices of each edge, fixed vertices left out), Omega (edges x edges, block diagonal), the
  * information matrix Lambda = J^T Omega J (free x free, upper block triangle) and b = J^T Omega e,
- * all through the library, in the context's memory. The Gauss-Newton step solves
- * Lambda dx = -b. Free vertex k is the k-th vertex not held fixed, in the graph's order. */
+ * all through the library, in the context's memory: the backend computes the errors and
+ * Jacobians (one thread per edge on CUDA; threaded on the CPU) from the poses, uploaded by
+ * sbm_slam_linearize, and the edges, uploaded once by sbm_slam_system_create. The Gauss-Newton
+ * step solves Lambda dx = -b. Free vertex k is the k-th vertex not held fixed, in the graph's
+ * order. */
 typedef struct sbm_slam_system sbm_slam_system;
 
 typedef struct sbm_slam_system_info {
@@ -31,7 +34,8 @@ typedef struct sbm_slam_system_info {
     const sbm_cbc *Lambda; /* J^T Omega J, upper block triangle */
     const double *e;       /* errors (context memory, d*edges) */
     const double *b;       /* J^T Omega e (context memory, d*free) */
-    double chi2;           /* e^T Omega e at the linearisation point */
+    double chi2;           /* sum e^T Omega e at the linearisation point, summed where the
+                            * system lives (sbm_g2o_chi2's value up to rounding) */
     int64_t free_vertices; /* block columns of J */
     int error_dim;         /* d */
 } sbm_slam_system_info;
@@ -46,7 +50,17 @@ sbm_slam_system_info sbm_slam_system_get_info(const sbm_slam_system *system);
 sbm_status sbm_slam_system_get_b(sbm_ctx *ctx, const sbm_slam_system *system, double *h_b);
 
 /* Optimise a pose graph's poses (updated in place; summary may be NULL), minimising the cost
- * 0.5 chi2 from the graph's current poses (g2o_read's spanning-tree start for edge-only files).
+ * 0.5 chi2 from the graph's current poses (g2o_read's spanning-tree start for edge-only files);
+ * with options->loss (Huber or Cauchy, scale a) the cost is 0.5 sum rho(e^T Omega e), Ceres'
+ * definitions, and the system is Ceres' corrected one: Lambda = sum J^T Omega_eff J with
+ * Omega_eff = rho' Omega for these losses, b = sum rho' J^T Omega e.
+ * The iterations run in the context's memory (poses, errors, Jacobians, Lambda, b, the step and
+ * its trial poses): an iteration copies only scalars between the host and the device, whatever
+ * the linear solver. The graph's poses are written back when the solve returns (also after an
+ * error: the poses of the last accepted step), and, with
+ * options->update_state_every_iteration = 1, before every call of options->callback (one copy
+ * of the poses per iteration; with 0, the default, the graph holds the starting poses until
+ * the solve returns, as in Ceres).
  * options->method:
  *   - SBM_METHOD_LEVENBERG_MARQUARDT (the default): solve (Lambda + lambda D) dx = -b, D
  *     Lambda's diagonal clamped to [1e-6, 1e32] (Marquardt's scaling, SBM_DAMPING_DIAGONAL),
@@ -60,7 +74,7 @@ sbm_status sbm_slam_system_get_b(sbm_ctx *ctx, const sbm_slam_system *system, do
  *     until the cost falls (at most 10 halvings; none: the poses restored, SBM_STOP_NO_PROGRESS);
  *     Lambda not positive definite is the error SBM_ERR_NOT_POSITIVE_DEFINITE naming the vertex.
  * options->linear_solver: SBM_LINEAR_SPARSE_CHOLESKY (AUTO: planned once for Lambda's pattern,
- * factored every iteration), SBM_LINEAR_DENSE_CHOLESKY (host LAPACK, up to 30000 unknowns) or
+ * factored every iteration), SBM_LINEAR_DENSE_CHOLESKY (LAPACKE or cuSOLVER where Lambda lives, up to 30000 unknowns) or
  * SBM_LINEAR_PCG (block Jacobi; solves that stop at pcg_max_iterations are counted in
  * summary.linear_capped and flagged in the reports). Only an accepted step relinearises.
  * summary.stop_reason says why the solve stopped (sbm_solver_default_options lists the rules);

@@ -115,10 +115,11 @@ typedef struct sbm_solver_options {
     double parameter_tolerance;    /* stop when |step| <= tol * (|x| + tol) */
     sbm_solver_method method;      /* SLAM: Levenberg-Marquardt (default) or Gauss-Newton */
     sbm_loss loss;                 /* robust loss of every observation / edge (default none) */
-    int update_state_every_iteration; /* BA (whose estimate lives in the context's memory):
-                                       * 1 = write the estimate into the problem before every
-                                       * callback (one download per iteration), 0 (default) =
-                                       * only once at the end (as Ceres' option of that name) */
+    int update_state_every_iteration; /* BA and SLAM (whose estimates live in the context's
+                                       * memory): 1 = write the estimate into the problem (the
+                                       * graph's poses) before every callback (one download
+                                       * per iteration), 0 (default) = only once at the end
+                                       * (as Ceres' option of that name) */
     sbm_iteration_callback callback; /* called after every iteration (may be NULL) */
     void *user;                    /* passed to callback */
 } sbm_solver_options;

@@ -55,6 +55,7 @@ static inline sbm_solver_options trace_start(trace *t, const sbm_g2o_graph *g, s
     o.max_iterations = iterations;
     o.callback = record;
     o.user = t;
+    o.update_state_every_iteration = 1; /* record() reads the poses after every iteration */
     return o;
 }
 

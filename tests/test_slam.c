@@ -405,7 +405,9 @@ static void solve_to_optimum(sbm_test_env *e, const char *path, const char *name
     print_message("  %s: cost %.10e -> %.10e in %d iterations (%d accepted), %s, %.2f s\n", name,
                   s.initial_cost, s.final_cost, s.iterations, s.accepted,
                   sbm_stop_reason_name(s.stop_reason), s.time_total);
-    assert_true(2.0 * s.final_cost == chi2);
+    /* the solver sums the edges' costs where the poses live (the backend's fixed-order dot),
+     * sbm_g2o_chi2 on the host in file order: the same terms, rounded in another order */
+    assert_true(fabs(2.0 * s.final_cost - chi2) <= 1e-12 * chi2);
     assert_int_equal(s.linear_solver, SBM_LINEAR_SPARSE_CHOLESKY);
     for (int i = 0; i < t.n; i++) assert_true(t.after[i] <= t.before[i]);
     if (!sbm_stop_reason_converged(s.stop_reason))
@@ -471,7 +473,7 @@ static void test_gn_every_graph(void **state)
         SBM_TEST_OK_OR_SKIP(e, sbm_slam_solve(e->ctx, g, &o, &s));
         double chi2;
         SBM_ASSERT_OK(e->ctx, sbm_g2o_chi2(e->ctx, g, &chi2));
-        assert_true(chi2 == 2.0 * s.final_cost);
+        assert_true(fabs(chi2 - 2.0 * s.final_cost) <= 1e-12 * chi2); /* summed in another order */
         if (!(s.final_cost < s.initial_cost))
             fail_msg("%s: cost %.6e -> %.6e", reference_graphs[k].name, s.initial_cost,
                      s.final_cost);

@@ -326,6 +326,21 @@ typedef struct sbm__ba_lin_result {
     int64_t bad_prediction, bad_jacobian;
 } sbm__ba_lin_result;
 
+/* slam-gpu: the edges of a pose graph in the backend's memory, for the SLAM ops below (made
+ * once by sbm_slam_system_create, src/slam/slam.c). Poses are stored by slot, pose_size values
+ * each (dim 2: 3, SE2 x y theta; dim 3: 7, SE3 x y z qx qy qz qw); slots 0 .. free-1 are the free
+ * vertices in order (J's block columns), the fixed vertices follow. */
+typedef struct sbm__slam_edges {
+    int dim;             /* 2 or 3; error dimension d = 3 or 6 */
+    int64_t ne;          /* edges */
+    const int32_t *v;    /* [2 ne]: the pose slots of edge k's vertices, v[2k] and v[2k+1] */
+    const int64_t *blk;  /* [2 ne]: J's block of edge k's first / second vertex, -1 if fixed */
+    const double *meas;  /* [pose_size ne]: measurements */
+    const double *info;  /* [d d ne]: information matrices, column-major */
+    int loss;            /* sbm_loss_type of every edge */
+    double loss_scale;   /* its scale a > 0 */
+} sbm__slam_edges;
+
 typedef struct sbm__backend_ops {
     const char *name;
     /* memory space */
@@ -451,6 +466,33 @@ typedef struct sbm__backend_ops {
      * (-1 otherwise). Only that word crosses to the host. */
     sbm_status (*dense_spd_solve)(sbm_ctx *ctx, const sbm_cbc *A, const double *b, double *x,
                                   int64_t *failed);
+    /* ---- slam-gpu: pose-graph SLAM iterations in the backend's memory (src/cpu/cpu_slam.c,
+     * src/cuda/cuda_slam.cu; used by src/slam). Each output belongs to one edge, slot or
+     * column, so the results do not depend on the thread count. ---- */
+    /* Edge k at the poses x: rho[k] = rho(e^T Omega e) of E's loss; with w non-NULL also e and
+     * w = rho' Omega e (d per edge), J's blocks at E->blk, and (omega non-NULL) the effective
+     * information Omega_eff per edge (src/geometry/sbm_pose_edge.h). */
+    sbm_status (*slam_linearize)(sbm_ctx *ctx, const sbm__slam_edges *E, const double *x,
+                                 double *rho, double *e, double *w, double *J, double *omega);
+    /* y[slot j] = x[slot j] (+) alpha dx[d j .. d j + d) for the free slots j < nfree (g2o's
+     * increments: SE2 adds and normalises the angle, SE3 sbm__se3_oplus); other slots untouched. */
+    sbm_status (*slam_oplus)(sbm_ctx *ctx, int dim, int64_t nfree, double alpha, const double *dx,
+                             const double *x, double *y);
+    /* The diagonal of nb d x d blocks stored at value offsets pos[j] of V (-1: none, read as 0):
+     * D[d j + a] = min(max(V[pos[j] + a (d + 1)], lo), hi). */
+    sbm_status (*slam_diag_get)(sbm_ctx *ctx, int64_t nb, int d, const int64_t *pos,
+                                const double *V, double lo, double hi, double *D);
+    /* V[pos[j] + a (d + 1)] = L[pos[j] + a (d + 1)] + lambda D[d j + a] (D NULL: lambda) where
+     * pos[j] >= 0 (V a copy of L with a damped diagonal; the rest of V is left); with blocks
+     * non-NULL (every pos[j] >= 0) also blocks[d d j ..] = V's block at pos[j], whole (PCG's
+     * block Jacobi); *h_bad is the first j whose damped diagonal is not finite, -1 if none. */
+    sbm_status (*slam_diag_add)(sbm_ctx *ctx, int64_t nb, int d, const int64_t *pos, double lambda,
+                                const double *D, const double *L, double *V, double *blocks,
+                                int64_t *h_bad);
+    /* q = lambda D dx - b (n entries): with dx^T q, the decrease 0.5 dx^T (lambda D dx - b) that
+     * the damped model predicts. */
+    sbm_status (*slam_model)(sbm_ctx *ctx, int64_t n, double lambda, const double *D,
+                             const double *dx, const double *b, double *q);
 } sbm__backend_ops;
 
 /* Plans start with this header so the front end can check and dispatch them. */

@@ -83,4 +83,10 @@ const sbm__backend_ops sbm__cpu_ops = {
     /* ba-solve */
     .ba_schur_diagonal = sbm__cpu_ba_schur_diagonal,
     .dense_spd_solve = sbm__cpu_dense_spd_solve,
+    /* slam-gpu */
+    .slam_linearize = sbm__cpu_slam_linearize,
+    .slam_oplus = sbm__cpu_slam_oplus,
+    .slam_diag_get = sbm__cpu_slam_diag_get,
+    .slam_diag_add = sbm__cpu_slam_diag_add,
+    .slam_model = sbm__cpu_slam_model,
 };

@@ -100,4 +100,18 @@ sbm_status sbm__cpu_ba_schur_diagonal(sbm_ctx *ctx, const sbm_cbc *U, const int6
 sbm_status sbm__cpu_dense_spd_solve(sbm_ctx *ctx, const sbm_cbc *A, const double *b, double *x,
                                     int64_t *failed);
 
+/* slam-gpu: src/cpu/cpu_slam.c: pose-graph SLAM iterations (sbm__backend_ops' slam_* ops),
+ * threaded over edges and slots with sbm__cpu_parallel_for */
+sbm_status sbm__cpu_slam_linearize(sbm_ctx *ctx, const sbm__slam_edges *E, const double *x,
+                                   double *rho, double *e, double *w, double *J, double *omega);
+sbm_status sbm__cpu_slam_oplus(sbm_ctx *ctx, int dim, int64_t nfree, double alpha,
+                               const double *dx, const double *x, double *y);
+sbm_status sbm__cpu_slam_diag_get(sbm_ctx *ctx, int64_t nb, int d, const int64_t *pos,
+                                  const double *V, double lo, double hi, double *D);
+sbm_status sbm__cpu_slam_diag_add(sbm_ctx *ctx, int64_t nb, int d, const int64_t *pos,
+                                  double lambda, const double *D, const double *L, double *V,
+                                  double *blocks, int64_t *h_bad);
+sbm_status sbm__cpu_slam_model(sbm_ctx *ctx, int64_t n, double lambda, const double *D,
+                               const double *dx, const double *b, double *q);
+
 #endif /* SBM_CPU_BACKEND_H */

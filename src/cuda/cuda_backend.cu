@@ -1,6 +1,7 @@
 /* The CUDA backend's operations table: device memory, the context (device, stream, workspace
  * pool, memory budget) and the dispatch of every block operation to the kernels of src/cuda/. */
 #include "cuda_internal.cuh"
+#include "cuda_slam.cuh"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -308,6 +309,12 @@ static sbm__backend_ops sbm__make_cuda_ops(void)
     /* ba-solve */
     o.ba_schur_diagonal = sbm__cuda_ba_schur_diagonal;
     o.dense_spd_solve = sbm__cuda_dense_spd_solve;
+    /* slam-gpu */
+    o.slam_linearize = sbm__cuda_slam_linearize;
+    o.slam_oplus = sbm__cuda_slam_oplus;
+    o.slam_diag_get = sbm__cuda_slam_diag_get;
+    o.slam_diag_add = sbm__cuda_slam_diag_add;
+    o.slam_model = sbm__cuda_slam_model;
     return o;
 }
 

@@ -1,17 +1,29 @@
 /* The SLAM information matrix of a pose graph: J (edges x free vertices, d x d blocks), the
  * block-diagonal Omega of the edges' information matrices, Lambda = J^T Omega J (upper block
- * triangle) and b = J^T Omega e, through the library:
- *     Omega J   sbm_bdiag_scale (left)
- *     Lambda    sbm_cbc_gemm_plan once (op_a = T, SBM_GEMM_UPPER), sbm_cbc_gemm_execute after
- *               every linearisation (the pattern never changes)
- *     b         two block SpMVs, Omega e and J^T (Omega e)
- * The errors and Jacobians of the edges are closed-form (src/geometry/geometry.c), evaluated on the host
- * and uploaded. */
+ * triangle) and b = J^T Omega e, all in the context's memory:
+ *     e, J, w    the backend's slam_linearize op (one thread per edge: g2o's errors and
+ *                Jacobians, written straight into J's values; w = rho' Omega e and, with a robust
+ *                loss, the effective Omega of Ceres' corrector, src/geometry/sbm_pose_edge.h)
+ *     Omega J    sbm_bdiag_scale (left)
+ *     Lambda     sbm_cbc_gemm_plan once (op_a = T, SBM_GEMM_UPPER), sbm_cbc_gemm_execute after
+ *                every linearisation (the pattern never changes)
+ *     b          a block SpMV, J^T w
+ *     cost       0.5 sum rho(e^T Omega e), the per-edge rho summed by the backend's fixed-order
+ *                dot with a vector of ones (one 8-byte copy to the host)
+ * The poses live in the context's memory too, by slot (free vertices first, in the graph's
+ * order, then the fixed ones), in two buffers: the current poses and a trial (+) step, so the
+ * solvers (slam_run.c) try a step and take or drop it without a copy. The edges (vertex slots,
+ * J block indices, measurements, information) are uploaded once by sbm_slam_system_create. */
 #include "slam_internal.h"
 
 #include <inttypes.h>
 #include <math.h>
 #include <string.h>
+
+/* the backends read sbm__slam_edges.loss with sbm_geometry.h's numbers */
+_Static_assert(SBM_LOSS_NONE == SBM__LOSS_NONE && SBM_LOSS_HUBER == SBM__LOSS_HUBER &&
+                   SBM_LOSS_CAUCHY == SBM__LOSS_CAUCHY,
+               "sbm_loss_type numbers the losses as sbm_geometry.h does");
 
 struct sbm_slam_system {
     int d;                  /* error dimension (block size) */
@@ -20,23 +32,32 @@ struct sbm_slam_system {
     int64_t ne;             /* edges */
     int64_t nfree;          /* free vertices (block columns of J) */
     int32_t *col;           /* host: column of each vertex, -1 if fixed */
+    int64_t *slot;          /* host: pose slot of each vertex */
     int64_t *blk_i;         /* host: J block of each edge's first vertex, -1 if fixed */
     int64_t *blk_j;         /* host: and of its second vertex */
+    double *h_x;            /* host: poses by slot (ps*nv), for the transfers */
     sbm_cbc *J;             /* context memory */
-    sbm_cbc *Omega;
+    sbm_cbc *Omega;         /* the information (effective, with a robust loss) */
     sbm_cbc *OJ;            /* Omega J */
     sbm_cbc *Lambda;
     sbm_gemm_plan *plan;    /* Lambda = J^T (Omega J), upper */
+    sbm__slam_edges E;      /* the edges, pointing into the arrays below */
+    int32_t *d_v;           /* context memory: 2*ne vertex slots */
+    int64_t *d_blk;         /* context memory: 2*ne J blocks */
+    double *d_meas;         /* context memory: ps*ne */
+    double *d_info;         /* context memory: d*d*ne, the information as read */
+    double *x[2];           /* context memory, ps*nv each: poses by slot, current and trial */
+    int cur;                /* which of x holds the current poses */
     double *e;              /* context memory, d*ne */
-    double *w;              /* context memory, d*ne: Omega e */
+    double *w;              /* context memory, d*ne: rho' Omega e */
     double *b;              /* context memory, d*nfree */
-    double *h_J;            /* host: J values */
-    double *h_e;            /* host: errors */
-    double chi2;            /* at the linearisation point */
-    double time_jacobian;   /* seconds of the last linearisation: errors, J, upload */
+    double *rho;            /* context memory, ne: rho(e^T Omega e) per edge */
+    double *ones;           /* context memory, ne: 1.0, to sum rho */
+    double cost;            /* 0.5 sum rho at the linearisation point */
+    double time_jacobian;   /* seconds of the last linearisation: errors, J, cost */
     double time_lambda;     /* and of Omega J, Lambda, b */
     sbm_allocator host_a;   /* allocator of the host arrays and the struct */
-    sbm_allocator dev_a;    /* allocator of e, w, b */
+    sbm_allocator dev_a;    /* allocator of the context-memory arrays */
 };
 
 void sbm_slam_system_destroy(sbm_slam_system *s)
@@ -47,15 +68,15 @@ void sbm_slam_system_destroy(sbm_slam_system *s)
     sbm_cbc_destroy(s->OJ);
     sbm_cbc_destroy(s->Lambda);
     sbm_gemm_plan_destroy(s->plan);
-    sbm__free_with(&s->dev_a, s->e);
-    sbm__free_with(&s->dev_a, s->w);
-    sbm__free_with(&s->dev_a, s->b);
+    void *dev[] = {s->d_v, s->d_blk, s->d_meas, s->d_info, s->x[0], s->x[1],
+                   s->e,   s->w,     s->b,      s->rho,    s->ones};
+    for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++) sbm__free_with(&s->dev_a, dev[k]);
     sbm_allocator a = s->host_a;
     sbm__free_with(&a, s->col);
+    sbm__free_with(&a, s->slot);
     sbm__free_with(&a, s->blk_i);
     sbm__free_with(&a, s->blk_j);
-    sbm__free_with(&a, s->h_J);
-    sbm__free_with(&a, s->h_e);
+    sbm__free_with(&a, s->h_x);
     sbm__free_with(&a, s);
 }
 
@@ -69,10 +90,84 @@ sbm_slam_system_info sbm_slam_system_get_info(const sbm_slam_system *s)
     info.Lambda = s->Lambda;
     info.e = s->e;
     info.b = s->b;
-    info.chi2 = s->chi2;
+    info.chi2 = 2.0 * s->cost;
     info.free_vertices = s->nfree;
     info.error_dim = s->d;
     return info;
+}
+
+/* J's pattern: column of free vertex v = the edges at v, increasing (edges are visited in
+ * order, so each column fills sorted; an edge joins two different vertices). Sets blk_i,
+ * blk_j; cp (nfree + 1) and ri (2 ne) are host scratch. */
+static sbm_status create_j(sbm_ctx *ctx, sbm_slam_system *s, const sbm_g2o_info *gi, int64_t *cp,
+                           int32_t *ri)
+{
+    const int64_t nfree = s->nfree, ne = s->ne;
+    memset(cp, 0, (size_t)(nfree + 1) * sizeof(int64_t));
+    for (int64_t k = 0; k < ne; k++) {
+        if (s->col[gi->edge_from[k]] >= 0) cp[s->col[gi->edge_from[k]] + 1]++;
+        if (s->col[gi->edge_to[k]] >= 0) cp[s->col[gi->edge_to[k]] + 1]++;
+    }
+    for (int64_t c = 0; c < nfree; c++) cp[c + 1] += cp[c];
+    for (int64_t k = 0; k < ne; k++) {
+        const int32_t ci = s->col[gi->edge_from[k]], cj = s->col[gi->edge_to[k]];
+        s->blk_i[k] = s->blk_j[k] = -1;
+        if (ci >= 0) s->blk_i[k] = cp[ci], ri[cp[ci]++] = (int32_t)k;
+        if (cj >= 0) s->blk_j[k] = cp[cj], ri[cp[cj]++] = (int32_t)k;
+    }
+    for (int64_t c = nfree; c > 0; c--) cp[c] = cp[c - 1];
+    cp[0] = 0;
+    SBM__TRY(SBM__NESTED(ctx, sbm_cbc_create(ctx, &s->J, ne, nfree, s->d, s->d, cp, ri, NULL)));
+    return SBM__NESTED(ctx, sbm_cbc_copy(ctx, s->J, &s->OJ));
+}
+
+/* Omega: one block per edge, the information matrices as read; cp (ne + 1) and ri (ne) are
+ * host scratch. */
+static sbm_status create_omega(sbm_ctx *ctx, sbm_slam_system *s, const sbm_g2o_info *gi,
+                               int64_t *cp, int32_t *ri)
+{
+    for (int64_t k = 0; k <= s->ne; k++) cp[k] = k;
+    for (int64_t k = 0; k < s->ne; k++) ri[k] = (int32_t)k;
+    return SBM__NESTED(ctx, sbm_cbc_create(ctx, &s->Omega, s->ne, s->ne, s->d, s->d, cp, ri,
+                                           gi->edge_information));
+}
+
+/* The edges and the context-memory vectors; iv (2 ne int64) is host scratch. */
+static sbm_status create_edges(sbm_ctx *ctx, sbm_slam_system *s, const sbm_g2o_info *gi,
+                               int64_t *iv)
+{
+    const int64_t ne = s->ne, d = s->d;
+    s->d_v = sbm__alloc(ctx, (size_t)(2 * ne + 1) * sizeof(int32_t), "edge vertex slots");
+    s->d_blk = s->d_v ? sbm__alloc(ctx, (size_t)(2 * ne + 1) * sizeof(int64_t), "edge J blocks")
+                      : NULL;
+    s->d_meas = s->d_blk ? sbm__vec_alloc(ctx, s->ps * ne, "edge measurements") : NULL;
+    s->d_info = s->d_meas ? sbm__vec_alloc(ctx, d * d * ne, "edge information") : NULL;
+    s->x[0] = s->d_info ? sbm__vec_alloc(ctx, s->ps * s->nv, "poses") : NULL;
+    s->x[1] = s->x[0] ? sbm__vec_alloc(ctx, s->ps * s->nv, "trial poses") : NULL;
+    s->e = s->x[1] ? sbm__vec_alloc(ctx, d * ne, "errors") : NULL;
+    s->w = s->e ? sbm__vec_alloc(ctx, d * ne, "weighted errors") : NULL;
+    s->b = s->w ? sbm__vec_alloc(ctx, d * s->nfree, "b") : NULL;
+    s->rho = s->b ? sbm__vec_alloc(ctx, ne, "edge costs") : NULL;
+    s->ones = s->rho ? sbm__vec_alloc(ctx, ne, "ones") : NULL;
+    if (!s->ones) return ctx->last_status;
+    /* the slots of the edges' vertices (as int32 in iv's storage), then their J blocks */
+    int32_t *v32 = (int32_t *)iv;
+    for (int64_t k = 0; k < ne; k++)
+        v32[2 * k] = (int32_t)s->slot[gi->edge_from[k]],
+        v32[2 * k + 1] = (int32_t)s->slot[gi->edge_to[k]];
+    if (ne > 0) SBM__TRY(ctx->ops->copy(ctx, s->d_v, v32, (size_t)(2 * ne) * sizeof(int32_t), 0));
+    for (int64_t k = 0; k < ne; k++) iv[2 * k] = s->blk_i[k], iv[2 * k + 1] = s->blk_j[k];
+    if (ne > 0) SBM__TRY(ctx->ops->copy(ctx, s->d_blk, iv, (size_t)(2 * ne) * sizeof(int64_t), 0));
+    SBM__TRY(sbm__vec_upload(ctx, s->d_meas, gi->edge_measurement, s->ps * ne));
+    SBM__TRY(sbm__vec_upload(ctx, s->d_info, gi->edge_information, d * d * ne));
+    double *one = (double *)iv; /* 2 ne int64 hold ne doubles */
+    for (int64_t k = 0; k < ne; k++) one[k] = 1.0;
+    SBM__TRY(sbm__vec_upload(ctx, s->ones, one, ne));
+    s->E.dim = d == 3 ? 2 : 3;
+    s->E.ne = ne;
+    s->E.v = s->d_v, s->E.blk = s->d_blk, s->E.meas = s->d_meas, s->E.info = s->d_info;
+    s->E.loss = SBM_LOSS_NONE, s->E.loss_scale = 1.0;
+    return SBM_SUCCESS;
 }
 
 sbm_status sbm_slam_system_create(sbm_ctx *ctx, const sbm_g2o_graph *graph,
@@ -98,88 +193,121 @@ sbm_status sbm_slam_system_create(sbm_ctx *ctx, const sbm_g2o_graph *graph,
     s->d = d, s->ps = gi.pose_size, s->nv = nv, s->ne = ne;
     sbm_status st = SBM_SUCCESS;
     int64_t *cp = NULL;
-    int32_t *ri = NULL, *drow = NULL;
+    int32_t *ri = NULL;
 
-    s->col = sbm__alloc_with(ctx, &ha, (size_t)nv, sizeof(int32_t), "vertex columns");
-    s->blk_i = s->col ? sbm__alloc_with(ctx, &ha, (size_t)ne, sizeof(int64_t), "edge blocks") : NULL;
-    s->blk_j = s->blk_i ? sbm__alloc_with(ctx, &ha, (size_t)ne, sizeof(int64_t), "edge blocks")
+    s->col = sbm__alloc_with(ctx, &ha, (size_t)nv + 1, sizeof(int32_t), "vertex columns");
+    s->slot = s->col ? sbm__alloc_with(ctx, &ha, (size_t)nv + 1, sizeof(int64_t), "vertex slots")
+                     : NULL;
+    s->blk_i = s->slot ? sbm__alloc_with(ctx, &ha, (size_t)ne + 1, sizeof(int64_t), "edge blocks")
+                       : NULL;
+    s->blk_j = s->blk_i ? sbm__alloc_with(ctx, &ha, (size_t)ne + 1, sizeof(int64_t), "edge blocks")
                         : NULL;
-    if (!s->blk_j) {
+    s->h_x = s->blk_j ? sbm__alloc_with(ctx, &ha, (size_t)(s->ps * nv + 1), sizeof(double),
+                                        "poses") : NULL;
+    /* scratch: J's column pointers / Omega's, J's block rows, the edges' index arrays */
+    cp = s->h_x ? sbm__host_alloc(ctx, (size_t)(nv + ne + 2) * sizeof(int64_t), "J pattern")
+                : NULL;
+    ri = cp ? sbm__host_alloc(ctx, (size_t)(4 * ne + 2) * sizeof(int32_t), "J pattern") : NULL;
+    if (!ri) {
         st = ctx->last_status;
         goto fail;
     }
-    int64_t nfree = 0;
+    int64_t nfree = 0, nfixed = 0;
     for (int64_t v = 0; v < nv; v++) s->col[v] = gi.is_fixed[v] ? -1 : (int32_t)nfree++;
     s->nfree = nfree;
-
-    /* J's pattern: column of free vertex v = the edges at v, increasing (edges are visited in
-     * order, so each column fills sorted; an edge joins two different vertices). */
-    cp = sbm__host_alloc(ctx, (size_t)(nfree + 1) * sizeof(int64_t), "J column pointers");
-    ri = cp ? sbm__host_alloc(ctx, (size_t)(2 * ne + 1) * sizeof(int32_t), "J block rows") : NULL;
-    drow = ri ? sbm__host_alloc(ctx, (size_t)(ne + 1) * sizeof(int32_t), "Omega pattern") : NULL;
-    if (!drow) {
-        st = ctx->last_status;
-        goto fail;
-    }
-    memset(cp, 0, (size_t)(nfree + 1) * sizeof(int64_t));
-    for (int64_t k = 0; k < ne; k++) {
-        if (s->col[gi.edge_from[k]] >= 0) cp[s->col[gi.edge_from[k]] + 1]++;
-        if (s->col[gi.edge_to[k]] >= 0) cp[s->col[gi.edge_to[k]] + 1]++;
-    }
-    for (int64_t c = 0; c < nfree; c++) cp[c + 1] += cp[c];
-    const int64_t nnzb = cp[nfree];
-    for (int64_t k = 0; k < ne; k++) {
-        const int32_t ci = s->col[gi.edge_from[k]], cj = s->col[gi.edge_to[k]];
-        s->blk_i[k] = s->blk_j[k] = -1;
-        if (ci >= 0) s->blk_i[k] = cp[ci], ri[cp[ci]++] = (int32_t)k;
-        if (cj >= 0) s->blk_j[k] = cp[cj], ri[cp[cj]++] = (int32_t)k;
-    }
-    for (int64_t c = nfree; c > 0; c--) cp[c] = cp[c - 1];
-    cp[0] = 0;
-    if ((st = SBM__NESTED(ctx, sbm_cbc_create(ctx, &s->J, ne, nfree, d, d, cp, ri, NULL))) !=
-        SBM_SUCCESS)
-        goto fail;
-    if ((st = SBM__NESTED(ctx, sbm_cbc_copy(ctx, s->J, &s->OJ))) != SBM_SUCCESS) goto fail;
-
-    /* Omega: one block per edge, the information matrices as read */
-    sbm__host_free(ctx, cp);
-    cp = sbm__host_alloc(ctx, (size_t)(ne + 1) * sizeof(int64_t), "Omega pattern");
-    if (!cp) {
-        st = SBM_ERR_OUT_OF_MEMORY;
-        goto fail;
-    }
-    for (int64_t k = 0; k <= ne; k++) cp[k] = k;
-    for (int64_t k = 0; k < ne; k++) drow[k] = (int32_t)k;
-    if ((st = SBM__NESTED(ctx, sbm_cbc_create(ctx, &s->Omega, ne, ne, d, d, cp, drow,
-                                              gi.edge_information))) != SBM_SUCCESS)
-        goto fail;
+    for (int64_t v = 0; v < nv; v++) s->slot[v] = s->col[v] >= 0 ? s->col[v] : nfree + nfixed++;
+    if ((st = create_j(ctx, s, &gi, cp, ri)) != SBM_SUCCESS) goto fail;
+    if ((st = create_omega(ctx, s, &gi, cp, ri)) != SBM_SUCCESS) goto fail;
     if ((st = SBM__NESTED(ctx, sbm_cbc_gemm_plan(ctx, SBM_OP_T, s->J, SBM_OP_N, s->OJ, NULL,
                                                  SBM_GEMM_UPPER, &s->plan, &s->Lambda))) !=
         SBM_SUCCESS)
         goto fail;
-    s->e = sbm__vec_alloc(ctx, d * ne, "errors");
-    s->w = s->e ? sbm__vec_alloc(ctx, d * ne, "weighted errors") : NULL;
-    s->b = s->w ? sbm__vec_alloc(ctx, d * nfree, "b") : NULL;
-    s->h_J = s->b ? sbm__alloc_with(ctx, &ha, (size_t)nnzb, (size_t)(d * d) * sizeof(double),
-                                  "J values") : NULL;
-    s->h_e = s->h_J ? sbm__alloc_with(ctx, &ha, (size_t)ne, (size_t)d * sizeof(double), "errors")
-                    : NULL;
-    if (!s->h_e) {
-        st = ctx->last_status;
-        goto fail;
-    }
+    if ((st = create_edges(ctx, s, &gi, (int64_t *)(void *)ri)) != SBM_SUCCESS) goto fail;
     sbm__host_free(ctx, cp);
     sbm__host_free(ctx, ri);
-    sbm__host_free(ctx, drow);
     *system = s;
     return SBM_SUCCESS;
 
 fail:
     if (cp) sbm__host_free(ctx, cp);
     if (ri) sbm__host_free(ctx, ri);
-    if (drow) sbm__host_free(ctx, drow);
     sbm_slam_system_destroy(s);
     return st;
+}
+
+sbm_status sbm__slam_system_set_loss(sbm_ctx *ctx, sbm_slam_system *s, const sbm_loss *loss)
+{
+    const int was = s->E.loss;
+    s->E.loss = (int)loss->type;
+    s->E.loss_scale = loss->type == SBM_LOSS_NONE ? 1.0 : loss->scale;
+    /* without a loss Omega holds the information as read (the linearisation leaves it) */
+    if (was != SBM_LOSS_NONE && loss->type == SBM_LOSS_NONE)
+        return sbm__vec_copy(ctx, s->Omega->values, s->d_info, s->d * s->d * s->ne);
+    return SBM_SUCCESS;
+}
+
+sbm_status sbm__slam_poses_upload(sbm_ctx *ctx, sbm_slam_system *s, const double *h_poses)
+{
+    const int ps = s->ps;
+    for (int64_t v = 0; v < s->nv; v++)
+        memcpy(s->h_x + ps * s->slot[v], h_poses + ps * v, (size_t)ps * sizeof(double));
+    SBM__TRY(sbm__vec_upload(ctx, s->x[s->cur], s->h_x, ps * s->nv));
+    /* the trial buffer shares the fixed poses; sbm__slam_try writes its free ones */
+    return sbm__vec_copy(ctx, s->x[1 - s->cur], s->x[s->cur], ps * s->nv);
+}
+
+sbm_status sbm__slam_poses_download(sbm_ctx *ctx, sbm_slam_system *s, double *h_poses)
+{
+    const int ps = s->ps;
+    SBM__TRY(sbm__vec_download(ctx, s->h_x, s->x[s->cur], ps * s->nv));
+    for (int64_t v = 0; v < s->nv; v++)
+        memcpy(h_poses + ps * v, s->h_x + ps * s->slot[v], (size_t)ps * sizeof(double));
+    return SBM_SUCCESS;
+}
+
+/* 0.5 sum rho of the edges' rho in s->rho. */
+static sbm_status sum_cost(sbm_ctx *ctx, sbm_slam_system *s, double *cost)
+{
+    double sum = 0.0;
+    SBM__TRY(sbm__vec_dot(ctx, s->ne, s->rho, s->ones, &sum));
+    *cost = 0.5 * sum;
+    return SBM_SUCCESS;
+}
+
+sbm_status sbm__slam_linearize_current(sbm_ctx *ctx, sbm_slam_system *s)
+{
+    const double t0 = sbm__now(ctx, 1);
+    double *omega = s->E.loss == SBM_LOSS_NONE ? NULL : s->Omega->values;
+    SBM__TRY(ctx->ops->slam_linearize(ctx, &s->E, s->x[s->cur], s->rho, s->e, s->w,
+                                      s->J->values, omega));
+    SBM__TRY(sum_cost(ctx, s, &s->cost));
+    const double t1 = sbm__now(ctx, 1);
+    /* Omega is block diagonal by construction (sbm_slam_system_create) */
+    SBM__TRY(SBM__NESTED(
+        ctx, sbm__bdiag_scale_checked(ctx, SBM_SIDE_LEFT, s->Omega, s->J, s->OJ)));
+    SBM__TRY(SBM__NESTED(ctx, sbm_cbc_gemm_execute(ctx, s->plan, 1.0, s->J, s->OJ, NULL,
+                                                   s->Lambda)));
+    SBM__TRY(SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_T, 1.0, s->J, s->w, 0.0, s->b)));
+    const double t2 = sbm__now(ctx, 1);
+    s->time_jacobian = t1 - t0;
+    s->time_lambda = t2 - t1;
+    return SBM_SUCCESS;
+}
+
+sbm_status sbm__slam_try(sbm_ctx *ctx, sbm_slam_system *s, double alpha, const double *dx,
+                         double *cost)
+{
+    double *trial = s->x[1 - s->cur];
+    SBM__TRY(ctx->ops->slam_oplus(ctx, s->E.dim, s->nfree, alpha, dx, s->x[s->cur], trial));
+    SBM__TRY(ctx->ops->slam_linearize(ctx, &s->E, trial, s->rho, NULL, NULL, NULL, NULL));
+    return sum_cost(ctx, s, cost);
+}
+
+void sbm__slam_take_trial(sbm_slam_system *s) { s->cur = 1 - s->cur; }
+
+sbm_status sbm__slam_pose_norm(sbm_ctx *ctx, const sbm_slam_system *s, double *norm)
+{
+    return sbm__vec_nrm2(ctx, s->ps * s->nfree, s->x[s->cur], norm);
 }
 
 sbm_status sbm_slam_linearize(sbm_ctx *ctx, sbm_slam_system *s, const sbm_g2o_graph *graph)
@@ -207,38 +335,8 @@ sbm_status sbm_slam_linearize(sbm_ctx *ctx, sbm_slam_system *s, const sbm_g2o_gr
                               (int)gi.vertex_id[v], v,
                               finite ? "a zero quaternion" : "not finite");
     }
-    const int d = s->d;
-    const size_t bs = (size_t)(d * d);
-    const double t0 = sbm__now(ctx, 1);
-    double chi2 = 0.0;
-    for (int64_t k = 0; k < s->ne; k++) {
-        double Ji[36], Jj[36];
-        double *e = s->h_e + d * k;
-        sbm__g2o_edge_error(graph, k, e, Ji, Jj);
-        if (s->blk_i[k] >= 0) memcpy(s->h_J + bs * (size_t)s->blk_i[k], Ji, bs * sizeof(double));
-        if (s->blk_j[k] >= 0) memcpy(s->h_J + bs * (size_t)s->blk_j[k], Jj, bs * sizeof(double));
-        const double *om = gi.edge_information + bs * (size_t)k;
-        for (int c = 0; c < d; c++) {
-            double t = 0.0;
-            for (int r = 0; r < d; r++) t += om[r + d * c] * e[r];
-            chi2 += t * e[c];
-        }
-    }
-    s->chi2 = chi2;
-    SBM__TRY(sbm__vec_upload(ctx, s->J->values, s->h_J, s->J->nnzb * (int64_t)bs));
-    SBM__TRY(sbm__vec_upload(ctx, s->e, s->h_e, d * s->ne));
-    const double t1 = sbm__now(ctx, 1);
-    /* Omega is block diagonal by construction (sbm_slam_system_create) */
-    SBM__TRY(SBM__NESTED(
-        ctx, sbm__bdiag_scale_checked(ctx, SBM_SIDE_LEFT, s->Omega, s->J, s->OJ)));
-    SBM__TRY(SBM__NESTED(ctx, sbm_cbc_gemm_execute(ctx, s->plan, 1.0, s->J, s->OJ, NULL,
-                                                   s->Lambda)));
-    SBM__TRY(SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, s->Omega, s->e, 0.0, s->w)));
-    SBM__TRY(SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_T, 1.0, s->J, s->w, 0.0, s->b)));
-    const double t2 = sbm__now(ctx, 1);
-    s->time_jacobian = t1 - t0;
-    s->time_lambda = t2 - t1;
-    return SBM_SUCCESS;
+    SBM__TRY(sbm__slam_poses_upload(ctx, s, gi.poses));
+    return sbm__slam_linearize_current(ctx, s);
 }
 
 void sbm__slam_system_times(const sbm_slam_system *s, double *jacobian, double *lambda)

@@ -2,7 +2,7 @@
  * apply the step with g2o's increments. A backtracking line search halves the step until the
  * cost decreases (at most 10 halvings): the Gauss-Newton direction of a positive definite Lambda
  * is a descent direction (so is every PCG iterate), which makes each accepted iteration lower
- * the cost; when no step length does, the poses are restored bitwise and the solve stops
+ * the cost; when no step length does, the poses stay as they were (bitwise) and the solve stops
  * (SBM_STOP_NO_PROGRESS). Lambda not positive definite is an error: Gauss-Newton has no damping
  * to fall back on. */
 #include "slam_internal.h"
@@ -28,12 +28,11 @@ sbm_status sbm__slam_gauss_newton(sbm__slam_run *r)
         }
         r->summary->linear_capped += rep.linear_capped;
 
-        /* backtracking line search */
+        /* backtracking line search on trial poses; the current ones stay until one is taken */
         const double ts = sbm__now(ctx, 1);
         double alpha = 1.0, new_cost = INFINITY;
         for (int k = 0; k <= MAX_HALVINGS; k++, alpha *= 0.5) {
-            sbm__slam_run_step(r, alpha, k == 0);
-            new_cost = sbm__slam_cost(r->graph);
+            SBM__TRY(sbm__slam_run_try(r, alpha, &new_cost));
             if (isfinite(new_cost) && new_cost < r->cost) break;
         }
         rep.time_update = sbm__now(ctx, 1) - ts;
@@ -44,11 +43,10 @@ sbm_status sbm__slam_gauss_newton(sbm__slam_run *r)
                 return st;
         } else {
             rep.lambda = 0.5 * alpha;
-            sbm__slam_run_small_step(r, 0.0, &rep.step_norm);
-            sbm__slam_run_restore(r);
+            rep.step_norm = 0.0;
             stop = SBM_STOP_NO_PROGRESS;
         }
-        sbm__solver_end_iteration(ctx, opt, it, r->cost, t_it, &rep, r->summary);
+        SBM__TRY(sbm__slam_run_end_iteration(r, it, t_it, &rep));
     }
     return sbm__slam_finish(r, stop);
 }

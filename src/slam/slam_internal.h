@@ -14,8 +14,30 @@
 /* Error of edge k of a graph at its current poses; Ji, Jj (d x d) may be NULL (src/g2o.c). */
 void sbm__g2o_edge_error(const sbm_g2o_graph *g, int64_t k, double *e, double *Ji, double *Jj);
 double sbm__g2o_chi2_host(const sbm_g2o_graph *g);
-/* Seconds the last sbm_slam_linearize spent on errors and J, and on Omega J, Lambda and b. */
+/* Seconds the last linearisation spent on errors, J and the cost, and on Omega J, Lambda and b. */
 void sbm__slam_system_times(const sbm_slam_system *s, double *jacobian, double *lambda);
+
+/* ---------------------------------------------------------------------------------------- */
+/* The system's poses in the context's memory (slam.c): the current ones and a trial        */
+/* ---------------------------------------------------------------------------------------- */
+/* The robust loss of every edge from the next linearisation on (type and scale checked by the
+ * caller; SBM_LOSS_NONE: the information as read). */
+sbm_status sbm__slam_system_set_loss(sbm_ctx *ctx, sbm_slam_system *s, const sbm_loss *loss);
+/* Current poses = h_poses (pose_size per vertex, the graph's order); also the trial buffer. */
+sbm_status sbm__slam_poses_upload(sbm_ctx *ctx, sbm_slam_system *s, const double *h_poses);
+/* h_poses (the graph's order) = the current poses. */
+sbm_status sbm__slam_poses_download(sbm_ctx *ctx, sbm_slam_system *s, double *h_poses);
+/* Errors, J, the cost (info.chi2 = 2 cost = sum rho(e^T Omega e)), Lambda and b at the current
+ * poses: one 8-byte copy to the host (the cost). */
+sbm_status sbm__slam_linearize_current(sbm_ctx *ctx, sbm_slam_system *s);
+/* Trial poses = current (+) alpha dx (dx in the context's memory, d per free vertex) and
+ * *cost = 0.5 sum rho there (one 8-byte copy). The current poses stay. */
+sbm_status sbm__slam_try(sbm_ctx *ctx, sbm_slam_system *s, double alpha, const double *dx,
+                         double *cost);
+/* The last trial becomes the current poses (no copy). */
+void sbm__slam_take_trial(sbm_slam_system *s);
+/* |x| of the current free poses (all pose_size values of each). */
+sbm_status sbm__slam_pose_norm(sbm_ctx *ctx, const sbm_slam_system *s, double *norm);
 
 /* ---------------------------------------------------------------------------------------- */
 /* One solve of a pose graph (slam_run.c): the state Gauss-Newton and Levenberg-Marquardt     */
@@ -28,28 +50,27 @@ typedef struct sbm__slam_run {
     sbm_g2o_info gi;
     const sbm_solver_options *opt;
     sbm_solver_summary *summary;  /* never NULL (sbm_slam_solve's own when the caller's is) */
-    sbm_slam_system *sys;
+    sbm_slam_system *sys;         /* holds the poses during the solve (context memory) */
     sbm_slam_system_info si;      /* of the last linearisation */
     int64_t n;                    /* unknowns: error_dim * free vertices */
-    int64_t np;                   /* pose values: pose_size * vertices */
     sbm_linear_solver ls;         /* AUTO resolved */
     int64_t *free_vertex;         /* host, [free vertices]: vertex index of free vertex j */
     /* sparse Cholesky: planned once for Lambda's pattern, factored every solve */
     sbm_chol *chol;
     /* dense Cholesky and PCG: a copy of Lambda whose diagonal carries the damping */
     sbm_cbc *damped;
-    int64_t *diag_pos;            /* host, [free vertices]: value offset of the diagonal block */
-    double *h_vals;               /* host: Lambda's values at the last linearisation, then
-                                   * (dense Cholesky, PCG) the damped values */
+    int64_t *diag_pos;            /* context memory, [free vertices]: value offset of the
+                                   * diagonal block in Lambda, -1 if none */
     sbm__symup lsym;              /* PCG on the damped copy, block Jacobi */
     sbm_cbc *Dinv;
-    double *d_rhs, *d_x;          /* context memory, n */
-    double *h;                    /* host block below */
-    double *h_b, *h_dx, *h_diag;  /* b, the step, the damping scale (n each) */
-    double *h_saved;              /* poses before the step (np) */
-    double cost;                  /* 0.5 chi2 at the current poses */
+    double *d_rhs, *d_x;          /* context memory, n: -b and the step */
+    double *d_diag, *d_q;         /* context memory, n: the damping scale D, lambda D dx - b */
+    double cost;                  /* 0.5 sum rho(e^T Omega e) at the current poses */
     double gradient_norm;         /* max |b| at the last linearisation */
+    double x_norm;                /* |x| of the free poses at the last linearisation */
+    double dx_norm;               /* |dx| of the last solve */
     int moved;                    /* the poses moved after the last linearisation */
+    int damped_stale;             /* Lambda changed since the damped copy was made */
 } sbm__slam_run;
 
 /* Create the system, linearise at the graph's poses, resolve and set up the linear solver
@@ -57,21 +78,24 @@ typedef struct sbm__slam_run {
 sbm_status sbm__slam_run_init(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solver_options *opt,
                               sbm_solver_summary *summary, sbm__slam_run *run);
 void sbm__slam_run_free(sbm__slam_run *run);
-/* Linearise at the current poses (Lambda, b, the gradient norm); times into rep. */
-sbm_status sbm__slam_run_linearize(sbm__slam_run *run, sbm_iteration_report *rep);
-/* Solve (Lambda + damping(lambda)) dx = -b into run->h_dx (damping SBM_DAMPING_NONE for
+/* After a linearisation at the current poses (again: make one first): the cost, the gradient
+ * norm max |b|, |x| and the damping scale; times into rep. */
+sbm_status sbm__slam_run_linearize(sbm__slam_run *run, sbm_iteration_report *rep, int again);
+/* Solve (Lambda + damping(lambda)) dx = -b into run->d_x (damping SBM_DAMPING_NONE for
  * Gauss-Newton); fills rep's linear fields and time_solve. A matrix that is not positive
  * definite returns SBM_ERR_NOT_POSITIVE_DEFINITE with a message naming the vertex id. */
 sbm_status sbm__slam_run_solve(sbm__slam_run *run, sbm_damping damping, double lambda,
                                sbm_iteration_report *rep);
-/* Save the poses, then poses = saved (+) alpha * dx on the free vertices. */
-void sbm__slam_run_step(sbm__slam_run *run, double alpha, int save);
-/* Put the saved poses back (bitwise). */
-void sbm__slam_run_restore(sbm__slam_run *run);
-/* 0.5 chi2 at the current poses. */
-double sbm__slam_cost(const sbm_g2o_graph *g);
-/* |alpha dx| <= parameter_tolerance * (|x| + parameter_tolerance), x the free poses saved. */
+/* Trial poses = poses (+) alpha * dx on the free vertices, and their cost. */
+sbm_status sbm__slam_run_try(sbm__slam_run *run, double alpha, double *cost);
+/* The decrease 0.5 dx^T (lambda D dx - b) that the damped model predicts. */
+sbm_status sbm__slam_run_predicted(sbm__slam_run *run, double lambda, double *predicted);
+/* |alpha dx| <= parameter_tolerance * (|x| + parameter_tolerance), x the free poses. */
 int sbm__slam_run_small_step(const sbm__slam_run *run, double alpha, double *step_norm);
+/* The end of iteration it: the graph's poses updated when there is a callback and
+ * options->update_state_every_iteration, then the report (sbm__solver_end_iteration). */
+sbm_status sbm__slam_run_end_iteration(sbm__slam_run *run, int it, double t_it,
+                                       sbm_iteration_report *rep);
 
 /* The report of iteration it before its step: the cost and gradient at its start. */
 sbm_iteration_report sbm__slam_iteration_start(const sbm__slam_run *run, int it);

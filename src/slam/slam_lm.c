@@ -2,12 +2,14 @@
  *
  * Each iteration solves (Lambda + lambda D) dx = -b, D Lambda's diagonal clamped to
  * [1e-6, 1e32] (Marquardt's scaling, SBM_DAMPING_DIAGONAL), applies the step with g2o's
- * increments and evaluates the cost 0.5 chi2 there. With rho = actual / predicted decrease,
- * the prediction of the damped model being 0.5 dx^T (lambda D dx - b):
- *   - a step that lowers the cost (rho > 0) is taken, the system relinearised, and lambda
- *     shrinks by Nielsen's rule max(1/3, 1 - (2 rho - 1)^3), nu = 2;
- *   - otherwise the poses are restored bitwise, lambda *= nu and nu *= 2 (Madsen, Nielsen &
- *     Tingleff, "Methods for non-linear least squares problems", 2004, section 3.2).
+ * increments to a trial copy of the poses (in the context's memory) and evaluates the cost
+ * 0.5 sum rho(e^T Omega e) there (0.5 chi2 without a loss). With rho = actual / predicted
+ * decrease, the prediction of the damped model being 0.5 dx^T (lambda D dx - b):
+ *   - a step that lowers the cost (rho > 0) is taken (the trial becomes the poses), the system
+ *     relinearised, and lambda shrinks by Nielsen's rule max(1/3, 1 - (2 rho - 1)^3), nu = 2;
+ *   - otherwise the trial is dropped (the poses stay bitwise), lambda *= nu and nu *= 2
+ *     (Madsen, Nielsen & Tingleff, "Methods for non-linear least squares problems", 2004,
+ *     section 3.2).
  * A factorisation that finds Lambda + lambda D not positive definite is a rejected step too
  * (lambda rises; summary.linear_failures counts it, the context's last error names the vertex).
  * Lambda above 1e32 stops the solve (SBM_STOP_NO_PROGRESS). Only an accepted step
@@ -39,16 +41,13 @@ sbm_status sbm__slam_levenberg_marquardt(sbm__slam_run *r)
         }
         r->summary->linear_capped += rep.linear_capped;
 
-        /* the step, its cost and the decrease the damped model predicts */
+        /* the trial poses, their cost and the decrease the damped model predicts */
         const double ts = sbm__now(ctx, 1);
         double new_cost = INFINITY, predicted = 0.0;
         int small = 0;
         if (!rep.linear_failed) {
-            sbm__slam_run_step(r, 1.0, 1);
-            new_cost = sbm__slam_cost(r->graph);
-            for (int64_t k = 0; k < r->n; k++)
-                predicted += r->h_dx[k] * (lambda * r->h_diag[k] * r->h_dx[k] - r->h_b[k]);
-            predicted *= 0.5;
+            SBM__TRY(sbm__slam_run_try(r, 1.0, &new_cost));
+            SBM__TRY(sbm__slam_run_predicted(r, lambda, &predicted));
             small = sbm__slam_run_small_step(r, 1.0, &rep.step_norm);
         }
         rep.time_update = sbm__now(ctx, 1) - ts;
@@ -61,7 +60,7 @@ sbm_status sbm__slam_levenberg_marquardt(sbm__slam_run *r)
             if ((st = sbm__slam_accept(r, it, new_cost, small, &rep, &stop)) != SBM_SUCCESS)
                 return st;
         } else {
-            if (!rep.linear_failed) sbm__slam_run_restore(r);
+            /* the current poses never changed: dropping the trial is the rollback */
             lambda *= nu;
             nu *= 2.0;
             if (lambda > MAX_LAMBDA)
@@ -69,7 +68,7 @@ sbm_status sbm__slam_levenberg_marquardt(sbm__slam_run *r)
             else if (small)
                 stop = SBM_STOP_PARAMETER_TOLERANCE;
         }
-        sbm__solver_end_iteration(ctx, opt, it, r->cost, t_it, &rep, r->summary);
+        SBM__TRY(sbm__slam_run_end_iteration(r, it, t_it, &rep));
     }
     return sbm__slam_finish(r, stop);
 }

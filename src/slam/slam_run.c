@@ -1,11 +1,18 @@
 /* One solve of a pose graph: the state Gauss-Newton (slam_gn.c) and Levenberg-Marquardt
  * (slam_lm.c) share, the linear solve of (Lambda + damping) dx = -b, and sbm_slam_solve.
  *
+ * Everything an iteration touches stays in the context's memory: the poses (the system's
+ * current and trial buffers, slam.c), Lambda, b, the damping scale D, the step dx. What
+ * crosses to the host are scalars of 8 bytes: the cost, max |b|, |x|, |dx|, dx^T (lambda D dx
+ * - b), the factorisation's failed column and PCG's dots; the graph's poses are written back
+ * at the end of the solve (and before every callback with options->update_state_every_iteration).
+ *
  * The linear solvers:
  *   - sparse Cholesky (the default; AUTO resolves to it): sbm_chol_plan once for Lambda's
  *     pattern, sbm_chol_factor with the damping every solve, never planned again;
- *   - dense Cholesky (LAPACK on the host) and PCG with block Jacobi: on a copy of Lambda whose
- *     diagonal carries the damping, built on the host from Lambda's values and uploaded.
+ *   - dense Cholesky (where Lambda lives: LAPACKE on the CPU backend, cuSOLVER on CUDA) and PCG
+ *     with block Jacobi: on a copy of Lambda whose diagonal carries the damping, made in the
+ *     context's memory (the backend's slam_diag_add).
  * The damping scale D (SBM_DAMPING_DIAGONAL, Marquardt's): Lambda's diagonal clamped to
  * [1e-6, 1e32], the rule the sparse Cholesky applies (chol_internal.h). A matrix that is not
  * positive definite is reported by the vertex id of the file and the free vertex. */
@@ -18,8 +25,6 @@
 #include <stdio.h>
 #include <string.h>
 
-double sbm__slam_cost(const sbm_g2o_graph *g) { return 0.5 * sbm__g2o_chi2_host(g); }
-
 /* y = (Lambda + damping) x for PCG (vectors in the context's memory) */
 static sbm_status apply_damped(sbm_ctx *ctx, void *data, const double *x, double *y)
 {
@@ -30,12 +35,10 @@ void sbm__slam_run_free(sbm__slam_run *r)
 {
     if (!r->ctx) return;
     sbm_ctx *ctx = r->ctx;
-    if (r->h) sbm__host_free(ctx, r->h);
-    if (r->h_vals) sbm__host_free(ctx, r->h_vals);
-    if (r->diag_pos) sbm__host_free(ctx, r->diag_pos);
     if (r->free_vertex) sbm__host_free(ctx, r->free_vertex);
-    sbm__free_with(&ctx->allocator, r->d_rhs);
-    sbm__free_with(&ctx->allocator, r->d_x);
+    double *dev[] = {r->d_rhs, r->d_x, r->d_diag, r->d_q};
+    for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++) sbm__free_with(&ctx->allocator, dev[k]);
+    sbm__free_with(&ctx->allocator, r->diag_pos);
     sbm__symup_free(&r->lsym);
     sbm_cbc_destroy(r->Dinv);
     sbm_cbc_destroy(r->damped);
@@ -44,44 +47,45 @@ void sbm__slam_run_free(sbm__slam_run *r)
     memset(r, 0, sizeof *r);
 }
 
-/* Where each free vertex's diagonal block sits in Lambda's values (-1 if none). */
+/* Where each free vertex's diagonal block sits in Lambda's values (-1 if none), into the
+ * context's memory. */
 static sbm_status find_diagonal(sbm__slam_run *r)
 {
     sbm_ctx *ctx = r->ctx;
     const sbm_cbc *L = r->si.Lambda;
+    const int64_t nf = r->si.free_vertices;
     const int64_t *cp;
     const int32_t *ri;
-    SBM__TRY(sbm__cbc_pattern_to_host(ctx, L, &cp, &ri));
-    const int64_t bs = (int64_t)L->r * L->r;
-    for (int64_t j = 0; j < L->nbc; j++) {
-        r->diag_pos[j] = -1;
-        for (int64_t k = cp[j]; k < cp[j + 1]; k++)
-            if (ri[k] == j) r->diag_pos[j] = k * bs;
+    int64_t *pos = sbm__host_alloc(ctx, (size_t)(nf + 1) * sizeof(int64_t), "diagonal blocks");
+    if (!pos) return ctx->last_status;
+    sbm_status st = sbm__cbc_pattern_to_host(ctx, L, &cp, &ri);
+    if (st == SBM_SUCCESS) {
+        const int64_t bs = (int64_t)L->r * L->r;
+        for (int64_t j = 0; j < L->nbc; j++) {
+            pos[j] = -1;
+            for (int64_t k = cp[j]; k < cp[j + 1]; k++)
+                if (ri[k] == j) pos[j] = k * bs;
+        }
+        sbm__cbc_pattern_release(ctx, L, cp, ri);
+        if (nf > 0) st = ctx->ops->copy(ctx, r->diag_pos, pos, (size_t)nf * sizeof(int64_t), 0);
     }
-    sbm__cbc_pattern_release(ctx, L, cp, ri);
-    return SBM_SUCCESS;
+    sbm__host_free(ctx, pos);
+    return st;
 }
 
-/* Host memory of a run; the copy of Lambda and PCG's state; the sparse Cholesky's plan. */
+/* The vectors of a run; the copy of Lambda and PCG's state; the sparse Cholesky's plan. */
 static sbm_status setup_linear(sbm__slam_run *r)
 {
     sbm_ctx *ctx = r->ctx;
     const int64_t nf = r->si.free_vertices, n = r->n;
-    const int64_t nvals = r->si.Lambda->nnzb * r->si.error_dim * r->si.error_dim;
     r->free_vertex = sbm__host_alloc(ctx, (size_t)(nf + 1) * sizeof(int64_t), "free vertices");
-    r->diag_pos = r->free_vertex ? sbm__host_alloc(ctx, (size_t)(nf + 1) * sizeof(int64_t),
-                                                   "diagonal blocks") : NULL;
-    /* Lambda's values, and the damped ones (dense Cholesky, PCG) */
-    const int64_t copies = r->ls == SBM_LINEAR_SPARSE_CHOLESKY ? 1 : 2;
-    r->h_vals = r->diag_pos ? sbm__host_alloc(ctx, (size_t)(copies * nvals + 1) * sizeof(double),
-                                              "Lambda values") : NULL;
-    /* b, rhs, step, damping scale (n each), the saved poses */
-    r->h = r->h_vals ? sbm__host_alloc(ctx, (size_t)(4 * n + r->np + 1) * sizeof(double),
-                                       "solver vectors") : NULL;
-    r->d_rhs = r->h ? sbm__vec_alloc(ctx, n + 1, "rhs") : NULL;
+    r->diag_pos = r->free_vertex ? sbm__alloc(ctx, (size_t)(nf + 1) * sizeof(int64_t),
+                                              "diagonal blocks") : NULL;
+    r->d_rhs = r->diag_pos ? sbm__vec_alloc(ctx, n + 1, "rhs") : NULL;
     r->d_x = r->d_rhs ? sbm__vec_alloc(ctx, n + 1, "step") : NULL;
-    if (!r->d_x) return ctx->last_status;
-    r->h_b = r->h, r->h_dx = r->h + 2 * n, r->h_diag = r->h + 3 * n, r->h_saved = r->h + 4 * n;
+    r->d_diag = r->d_x ? sbm__vec_alloc(ctx, n + 1, "damping scale") : NULL;
+    r->d_q = r->d_diag ? sbm__vec_alloc(ctx, n + 1, "damped model") : NULL;
+    if (!r->d_q) return ctx->last_status;
     for (int64_t v = 0, j = 0; v < r->gi.vertices; v++)
         if (!r->gi.is_fixed[v]) r->free_vertex[j++] = v;
     SBM__TRY(find_diagonal(r));
@@ -100,15 +104,17 @@ sbm_status sbm__slam_run_init(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solv
     memset(r, 0, sizeof *r);
     r->ctx = ctx, r->graph = graph, r->opt = opt, r->summary = summary;
     r->gi = sbm_g2o_get_info(graph);
-    r->np = r->gi.pose_size * r->gi.vertices;
     SBM__TRY(SBM__NESTED(ctx, sbm_slam_system_create(ctx, graph, &r->sys)));
+    SBM__TRY(sbm__slam_system_set_loss(ctx, r->sys, &opt->loss));
+    /* checks the poses, uploads them and linearises */
+    SBM__TRY(SBM__NESTED(ctx, sbm_slam_linearize(ctx, r->sys, graph)));
     sbm_iteration_report rep;
     memset(&rep, 0, sizeof rep);
     r->si = sbm_slam_system_get_info(r->sys);
     r->n = r->si.free_vertices * r->si.error_dim;
     r->ls = opt->linear_solver == SBM_LINEAR_AUTO ? SBM_LINEAR_SPARSE_CHOLESKY : opt->linear_solver;
     SBM__TRY(setup_linear(r));
-    SBM__TRY(sbm__slam_run_linearize(r, &rep));
+    SBM__TRY(sbm__slam_run_linearize(r, &rep, 0));
     summary->initial_cost = summary->final_cost = r->cost;
     summary->linear_solver = r->ls;
     summary->time_linearize = rep.time_linearize;
@@ -117,64 +123,77 @@ sbm_status sbm__slam_run_init(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solv
     return SBM_SUCCESS;
 }
 
-sbm_status sbm__slam_run_linearize(sbm__slam_run *r, sbm_iteration_report *rep)
+sbm_status sbm__slam_run_linearize(sbm__slam_run *r, sbm_iteration_report *rep, int again)
 {
     sbm_ctx *ctx = r->ctx;
-    SBM__TRY(SBM__NESTED(ctx, sbm_slam_linearize(ctx, r->sys, r->graph)));
+    if (again) SBM__TRY(sbm__slam_linearize_current(ctx, r->sys));
     sbm__slam_system_times(r->sys, &rep->time_linearize, &rep->time_schur);
     r->si = sbm_slam_system_get_info(r->sys);
     r->cost = 0.5 * r->si.chi2;
-    const int d = r->si.error_dim;
-    const int64_t nvals = r->si.Lambda->nnzb * d * d;
-    SBM__TRY(sbm__vec_download(ctx, r->h_b, r->si.b, r->n));
-    SBM__TRY(sbm__vec_download(ctx, r->h_vals, r->si.Lambda->values, nvals));
-    r->gradient_norm = 0.0;
-    for (int64_t k = 0; k < r->n; k++) r->gradient_norm = fmax(r->gradient_norm, fabs(r->h_b[k]));
+    const double t0 = sbm__now(ctx, 0);
+    SBM__TRY(sbm__vec_amax(ctx, r->n, r->si.b, &r->gradient_norm));
+    SBM__TRY(sbm__slam_pose_norm(ctx, r->sys, &r->x_norm));
     /* the damping scale: Lambda's diagonal, clamped */
-    for (int64_t j = 0; j < r->si.free_vertices; j++)
-        for (int a = 0; a < d; a++) {
-            const double v = r->diag_pos[j] >= 0 ? r->h_vals[r->diag_pos[j] + a * (d + 1)] : 0.0;
-            r->h_diag[d * j + a] = fmin(fmax(v, SBM__DAMP_MIN_DIAGONAL), SBM__DAMP_MAX_DIAGONAL);
-        }
+    SBM__TRY(ctx->ops->slam_diag_get(ctx, r->si.free_vertices, r->si.error_dim, r->diag_pos,
+                                     r->si.Lambda->values, SBM__DAMP_MIN_DIAGONAL,
+                                     SBM__DAMP_MAX_DIAGONAL, r->d_diag));
+    rep->time_schur += sbm__now(ctx, 1) - t0;
+    r->damped_stale = 1;
     return SBM_SUCCESS;
 }
 
 static sbm_status not_positive_definite(sbm__slam_run *r, sbm_damping damping, double lambda,
                                         int64_t j, const char *how);
 
-/* Upload Lambda + damping into the copy (dense Cholesky, PCG). A damped diagonal that
+/* The copy of Lambda with the damping on its diagonal (dense Cholesky, PCG), in the context's
+ * memory: copied whole after a linearisation, only its diagonal rewritten for a new lambda
+ * (SBM_DAMPING_NONE: lambda 0). For PCG also the diagonal blocks of its block Jacobi: gathered
+ * by the same op when every column has one, else sbm__symup_refresh. A damped diagonal that
  * overflows is reported like a failed pivot (SBM_ERR_NOT_POSITIVE_DEFINITE), as the sparse
  * Cholesky does. */
-static sbm_status upload_damped(sbm__slam_run *r, sbm_damping damping, double lambda)
+static sbm_status make_damped(sbm__slam_run *r, sbm_damping damping, double lambda)
 {
+    sbm_ctx *ctx = r->ctx;
     const int d = r->si.error_dim;
-    const int64_t nvals = r->si.Lambda->nnzb * d * d;
-    double *dv = r->h_vals + nvals;
-    memcpy(dv, r->h_vals, (size_t)nvals * sizeof(double));
-    for (int64_t j = 0; j < r->si.free_vertices && damping != SBM_DAMPING_NONE; j++)
-        for (int a = 0; r->diag_pos[j] >= 0 && a < d; a++) {
-            double *v = dv + r->diag_pos[j] + a * (d + 1);
-            *v += lambda * (damping == SBM_DAMPING_DIAGONAL ? r->h_diag[d * j + a] : 1.0);
-            if (!isfinite(*v))
-                return not_positive_definite(r, damping, lambda, j,
-                                             "its damped diagonal overflows");
-        }
-    return sbm__vec_upload(r->ctx, r->damped->values, dv, nvals);
+    if (r->damped_stale)
+        SBM__TRY(sbm__vec_copy(ctx, r->damped->values, r->si.Lambda->values,
+                               r->si.Lambda->nnzb * d * d));
+    r->damped_stale = 0;
+    const int pcg = r->ls == SBM_LINEAR_PCG && !r->lsym.block_diagonal;
+    double *blocks = pcg && r->lsym.complete ? r->lsym.D->values : NULL;
+    int64_t bad = -1;
+    SBM__TRY(ctx->ops->slam_diag_add(ctx, r->si.free_vertices, d, r->diag_pos,
+                                     damping == SBM_DAMPING_NONE ? 0.0 : lambda,
+                                     damping == SBM_DAMPING_DIAGONAL ? r->d_diag : NULL,
+                                     r->si.Lambda->values, r->damped->values, blocks, &bad));
+    if (bad >= 0 && damping != SBM_DAMPING_NONE)
+        return not_positive_definite(r, damping, lambda, bad, "its damped diagonal overflows");
+    if (pcg && !blocks) SBM__TRY(sbm__symup_refresh(ctx, &r->lsym));
+    return SBM_SUCCESS;
 }
 
 /* The first free vertex whose damped diagonal block is not positive definite (the block
- * Jacobi preconditioner failed), or -1. */
+ * Jacobi preconditioner failed), or -1; on the failure path only, it reads the damped copy on
+ * the host. */
 static int64_t first_indefinite_block(const sbm__slam_run *r)
 {
     const int d = r->si.error_dim;
-    const double *dv = r->h_vals + r->si.Lambda->nnzb * d * d;
-    for (int64_t j = 0; j < r->si.free_vertices; j++) {
-        if (r->diag_pos[j] < 0) return j;
-        double L[36];
-        memcpy(L, dv + r->diag_pos[j], (size_t)(d * d) * sizeof(double));
-        if (LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', d, L, d) != 0) return j;
-    }
-    return -1;
+    const int64_t nvals = r->damped->nnzb * d * d, nf = r->si.free_vertices;
+    double *dv = sbm__host_alloc(r->ctx, (size_t)(nvals + 1) * sizeof(double), "Lambda values");
+    int64_t *pos = dv ? sbm__host_alloc(r->ctx, (size_t)(nf + 1) * sizeof(int64_t), "diagonal")
+                      : NULL;
+    int64_t found = -1;
+    if (pos && sbm__vec_download(r->ctx, dv, r->damped->values, nvals) == SBM_SUCCESS &&
+        r->ctx->ops->copy(r->ctx, pos, r->diag_pos, (size_t)nf * sizeof(int64_t), 1) ==
+            SBM_SUCCESS)
+        for (int64_t j = 0; j < nf && found < 0; j++) {
+            double L[36];
+            if (pos[j] >= 0) memcpy(L, dv + pos[j], (size_t)(d * d) * sizeof(double));
+            if (pos[j] < 0 || LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', d, L, d) != 0) found = j;
+        }
+    if (pos) sbm__host_free(r->ctx, pos);
+    if (dv) sbm__host_free(r->ctx, dv);
+    return found;
 }
 
 static sbm_status not_positive_definite(sbm__slam_run *r, sbm_damping damping, double lambda,
@@ -193,6 +212,38 @@ static sbm_status not_positive_definite(sbm__slam_run *r, sbm_damping damping, d
                       what, (int)r->gi.vertex_id[r->free_vertex[j]], j, how);
 }
 
+/* The dense Cholesky where the damped copy lives (sbm__dense_spd_solve_device: LAPACKE on the
+ * CPU backend, cuSOLVER on CUDA; only the failed column crosses to the host). */
+static sbm_status solve_dense(sbm__slam_run *r, sbm_damping damping, double lambda)
+{
+    int64_t failed = -1;
+    SBM__TRY(make_damped(r, damping, lambda));
+    const sbm_status st = sbm__dense_spd_solve_device(r->ctx, r->damped, r->d_rhs, r->d_x, &failed);
+    if (st == SBM_ERR_NOT_POSITIVE_DEFINITE)
+        return not_positive_definite(r, damping, lambda, failed / r->si.error_dim,
+                                     "dense Cholesky");
+    return st;
+}
+
+/* |dx| into r->dx_norm; a step with an entry that is not finite is reported as a matrix that
+ * is not positive definite at that entry's vertex (looked for on the host, on that path only). */
+static sbm_status check_step(sbm__slam_run *r, sbm_damping damping, double lambda)
+{
+    sbm_ctx *ctx = r->ctx;
+    SBM__TRY(sbm__vec_nrm2(ctx, r->n, r->d_x, &r->dx_norm));
+    if (isfinite(r->dx_norm)) return SBM_SUCCESS;
+    double *h_dx = sbm__host_alloc(ctx, (size_t)(r->n + 1) * sizeof(double), "step");
+    if (!h_dx) return ctx->last_status;
+    sbm_status st = sbm__vec_download(ctx, h_dx, r->d_x, r->n);
+    int64_t k = 0;
+    while (st == SBM_SUCCESS && k < r->n && isfinite(h_dx[k])) k++;
+    sbm__host_free(ctx, h_dx);
+    SBM__TRY(st);
+    if (k == r->n) return SBM_SUCCESS; /* finite entries whose norm overflows */
+    return not_positive_definite(r, damping, lambda, k / r->si.error_dim,
+                                 "the step is not finite");
+}
+
 sbm_status sbm__slam_run_solve(sbm__slam_run *r, sbm_damping damping, double lambda,
                                sbm_iteration_report *rep)
 {
@@ -200,91 +251,70 @@ sbm_status sbm__slam_run_solve(sbm__slam_run *r, sbm_damping damping, double lam
     const int64_t n = r->n;
     const double ts = sbm__now(ctx, 1);
     sbm_status st = SBM_SUCCESS;
-    double *h_rhs = r->h + n;
-    for (int64_t k = 0; k < n; k++) h_rhs[k] = -r->h_b[k];
+    r->dx_norm = 0.0;
+    /* -b where b lives */
+    SBM__TRY(sbm__vec_copy(ctx, r->d_rhs, r->si.b, n));
+    SBM__TRY(sbm__vec_scale(ctx, n, -1.0, r->d_rhs));
     if (r->ls == SBM_LINEAR_SPARSE_CHOLESKY) {
-        st = sbm__vec_upload(ctx, r->d_rhs, h_rhs, n);
-        if (st == SBM_SUCCESS)
-            st = SBM__NESTED(ctx, sbm_chol_factor(ctx, r->chol, r->si.Lambda, damping, lambda));
+        st = SBM__NESTED(ctx, sbm_chol_factor(ctx, r->chol, r->si.Lambda, damping, lambda));
         if (st == SBM_ERR_NOT_POSITIVE_DEFINITE)
             st = not_positive_definite(r, damping, lambda,
                                        sbm_chol_get_info(r->chol).failed_column,
                                        "sparse Cholesky");
         if (st == SBM_SUCCESS)
             st = SBM__NESTED(ctx, sbm_chol_solve(ctx, r->chol, 1, r->d_rhs, n, r->d_x, n));
-        if (st == SBM_SUCCESS) st = sbm__vec_download(ctx, r->h_dx, r->d_x, n);
     } else if (r->ls == SBM_LINEAR_DENSE_CHOLESKY) {
-        int64_t failed = -1;
-        st = upload_damped(r, damping, lambda);
-        if (st == SBM_SUCCESS)
-            st = sbm__dense_spd_solve_at(ctx, r->damped, h_rhs, r->h_dx, &failed);
-        if (st == SBM_ERR_NOT_POSITIVE_DEFINITE)
-            st = not_positive_definite(r, damping, lambda, failed / r->si.error_dim,
-                                       "dense Cholesky");
+        st = solve_dense(r, damping, lambda);
     } else {
-        /* PCG where Lambda lives; only the step comes back */
-        st = upload_damped(r, damping, lambda);
-        if (st == SBM_SUCCESS) st = sbm__vec_upload(ctx, r->d_rhs, h_rhs, n);
-        if (st == SBM_SUCCESS) st = sbm__symup_refresh(ctx, &r->lsym);
-        if (st == SBM_SUCCESS) st = sbm__symup_diag_inverse(ctx, &r->lsym, r->Dinv);
-        if (st == SBM_ERR_NOT_POSITIVE_DEFINITE)
-            st = not_positive_definite(r, damping, lambda, first_indefinite_block(r),
-                                       "its diagonal block, PCG's block Jacobi");
+        /* PCG where Lambda lives */
+        st = make_damped(r, damping, lambda);
+        if (st == SBM_SUCCESS) {
+            st = sbm__symup_diag_inverse(ctx, &r->lsym, r->Dinv);
+            if (st == SBM_ERR_NOT_POSITIVE_DEFINITE)
+                st = not_positive_definite(r, damping, lambda, first_indefinite_block(r),
+                                           "its diagonal block, PCG's block Jacobi");
+        }
         if (st == SBM_SUCCESS)
             st = sbm__pcg(ctx, n, apply_damped, &r->lsym, sbm__bdiag_apply, r->Dinv,
                           r->d_rhs, r->d_x, r->opt->pcg_max_iterations, r->opt->pcg_tolerance,
                           &rep->linear_iterations, &rep->linear_residual);
-        if (st == SBM_SUCCESS) st = sbm__vec_download(ctx, r->h_dx, r->d_x, n);
         rep->linear_capped = st == SBM_SUCCESS &&
                              rep->linear_iterations >= r->opt->pcg_max_iterations &&
                              rep->linear_residual > r->opt->pcg_tolerance;
     }
+    if (st == SBM_SUCCESS) st = check_step(r, damping, lambda);
     rep->time_solve = sbm__now(ctx, 1) - ts;
-    if (st == SBM_SUCCESS)
-        for (int64_t k = 0; k < n; k++)
-            if (!isfinite(r->h_dx[k]))
-                return not_positive_definite(r, damping, lambda, k / r->si.error_dim,
-                                             "the step is not finite");
     return st;
 }
 
-void sbm__slam_run_step(sbm__slam_run *r, double alpha, int save)
+sbm_status sbm__slam_run_try(sbm__slam_run *r, double alpha, double *cost)
 {
-    const sbm_g2o_info *gi = &r->gi;
-    const int ps = gi->pose_size, d = gi->error_dim;
-    if (save)
-        memcpy(r->h_saved, gi->poses, (size_t)r->np * sizeof(double));
-    else
-        memcpy(gi->poses, r->h_saved, (size_t)r->np * sizeof(double));
-    for (int64_t j = 0; j < r->si.free_vertices; j++) {
-        double inc[6];
-        for (int a = 0; a < d; a++) inc[a] = alpha * r->h_dx[d * j + a];
-        double *x = gi->poses + ps * r->free_vertex[j];
-        if (ps == 3)
-            sbm__se2_oplus(x, inc);
-        else
-            sbm__se3_oplus(x, inc);
-    }
+    return sbm__slam_try(r->ctx, r->sys, alpha, r->d_x, cost);
 }
 
-void sbm__slam_run_restore(sbm__slam_run *r)
+sbm_status sbm__slam_run_predicted(sbm__slam_run *r, double lambda, double *predicted)
 {
-    memcpy(r->gi.poses, r->h_saved, (size_t)r->np * sizeof(double));
+    sbm_ctx *ctx = r->ctx;
+    SBM__TRY(ctx->ops->slam_model(ctx, r->n, lambda, r->d_diag, r->d_x, r->si.b, r->d_q));
+    SBM__TRY(sbm__vec_dot(ctx, r->n, r->d_x, r->d_q, predicted));
+    *predicted *= 0.5;
+    return SBM_SUCCESS;
 }
 
 int sbm__slam_run_small_step(const sbm__slam_run *r, double alpha, double *step_norm)
 {
-    const int ps = r->gi.pose_size;
-    double s2 = 0.0, x2 = 0.0;
-    for (int64_t k = 0; k < r->n; k++) s2 += r->h_dx[k] * r->h_dx[k];
-    for (int64_t j = 0; j < r->si.free_vertices; j++)
-        for (int a = 0; a < ps; a++) {
-            const double x = r->h_saved[ps * r->free_vertex[j] + a];
-            x2 += x * x;
-        }
     const double tol = r->opt->parameter_tolerance;
-    *step_norm = fabs(alpha) * sqrt(s2);
-    return *step_norm <= tol * (sqrt(x2) + tol);
+    *step_norm = fabs(alpha) * r->dx_norm;
+    return *step_norm <= tol * (r->x_norm + tol);
+}
+
+sbm_status sbm__slam_run_end_iteration(sbm__slam_run *r, int it, double t_it,
+                                       sbm_iteration_report *rep)
+{
+    if (r->opt->callback && r->opt->update_state_every_iteration)
+        SBM__TRY(sbm__slam_poses_download(r->ctx, r->sys, r->gi.poses));
+    sbm__solver_end_iteration(r->ctx, r->opt, it, r->cost, t_it, rep, r->summary);
+    return SBM_SUCCESS;
 }
 
 sbm_iteration_report sbm__slam_iteration_start(const sbm__slam_run *r, int it)
@@ -313,6 +343,7 @@ sbm_status sbm__slam_accept(sbm__slam_run *r, int it, double new_cost, int small
                             sbm_iteration_report *rep, sbm_stop_reason *stop)
 {
     const double cost = r->cost;
+    sbm__slam_take_trial(r->sys);
     rep->accepted = 1;
     rep->cost = new_cost;
     r->cost = new_cost;
@@ -329,7 +360,7 @@ sbm_status sbm__slam_accept(sbm__slam_run *r, int it, double new_cost, int small
         r->moved = 1; /* the final gradient needs one more linearisation */
         return SBM_SUCCESS;
     }
-    SBM__TRY(sbm__slam_run_linearize(r, rep));
+    SBM__TRY(sbm__slam_run_linearize(r, rep, 1));
     if (r->gradient_norm <= r->opt->gradient_tolerance) *stop = SBM_STOP_GRADIENT_TOLERANCE;
     return SBM_SUCCESS;
 }
@@ -341,7 +372,7 @@ sbm_status sbm__slam_finish(sbm__slam_run *r, sbm_stop_reason stop)
         sbm_iteration_report rep;
         memset(&rep, 0, sizeof rep);
         const double cost = r->cost;
-        SBM__TRY(sbm__slam_run_linearize(r, &rep));
+        SBM__TRY(sbm__slam_run_linearize(r, &rep, 1));
         r->cost = cost;
         r->summary->time_linearize += rep.time_linearize;
         r->summary->time_schur += rep.time_schur;
@@ -369,9 +400,14 @@ sbm_status sbm_slam_solve(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solver_o
     const double t_start = sbm__now(ctx, 1);
     sbm__slam_run run;
     sbm_status st = sbm__slam_run_init(ctx, graph, &opt, summary, &run);
-    if (st == SBM_SUCCESS)
+    if (st == SBM_SUCCESS) {
         st = opt.method == SBM_METHOD_GAUSS_NEWTON ? sbm__slam_gauss_newton(&run)
                                                    : sbm__slam_levenberg_marquardt(&run);
+        /* the poses lived in the context's memory: the graph gets them where the solve left
+         * them (also after an error, as the iterations accepted them) */
+        const sbm_status wb = sbm__slam_poses_download(ctx, run.sys, run.gi.poses);
+        if (st == SBM_SUCCESS) st = wb;
+    }
     summary->time_total = sbm__now(ctx, 1) - t_start;
     sbm__slam_run_free(&run);
     return st;
