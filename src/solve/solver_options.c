@@ -91,6 +91,13 @@ sbm_status sbm__check_solver_options(sbm_ctx *ctx, const sbm_solver_options *o)
         return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
                           "argument options: loss.scale = %g must be finite and > 0 (loss %s)",
                           o->loss.scale, sbm_loss_name(o->loss.type));
+    if (o->loss.type != SBM_LOSS_NONE &&
+        (o->loss.scale < SBM_LOSS_SCALE_MIN || o->loss.scale > SBM_LOSS_SCALE_MAX))
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument options: loss.scale = %g is outside [%g, %g] (loss %s: a^2 "
+                          "and 1/a^2 must be normal doubles)",
+                          o->loss.scale, SBM_LOSS_SCALE_MIN, SBM_LOSS_SCALE_MAX,
+                          sbm_loss_name(o->loss.type));
     return SBM_SUCCESS;
 }
 
