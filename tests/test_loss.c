@@ -348,13 +348,7 @@ static void test_loss_solver_errors(void **state)
     memcpy(cams, pi.camera_params, ncp * sizeof(double));
     memcpy(pts, pi.point_params, npp * sizeof(double));
 
-    const char *path = sbm_test_write_text("loss_loop.g2o",
-                                           "VERTEX_SE2 0 0 0 0\n"
-                                           "VERTEX_SE2 1 1.1 0.1 0.2\n"
-                                           "VERTEX_SE2 2 2 1 1.7\n"
-                                           "EDGE_SE2 0 1 1 0 0 10 0 0 10 0 10\n"
-                                           "EDGE_SE2 1 2 1 1 1.5 10 0 0 10 0 10\n"
-                                           "EDGE_SE2 2 0 -2 -1 -1.6 10 0 0 10 0 10\n");
+    const char *path = sbm_test_data_path("g2o/tinyGrid3D.g2o");
     sbm_g2o_graph *g = NULL;
     SBM_ASSERT_OK(e->host, sbm_g2o_read(e->host, path, &g));
     const sbm_g2o_info gi = sbm_g2o_get_info(g);
