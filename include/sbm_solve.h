@@ -83,7 +83,8 @@ typedef enum sbm_damping {
  * the step after the backtracking line search). Times in seconds, measured with the context
  * synchronised.
  * The cost, one convention for both solvers: half the weighted sum of squares, BA 0.5 |r|^2,
- * SLAM 0.5 sum e^T Omega e = 0.5 chi2 (sbm_g2o_chi2 returns chi2 itself, g2o's number). */
+ * SLAM 0.5 sum e^T Omega e = 0.5 chi2 (sbm_g2o_chi2 returns chi2 itself, g2o's number); with a
+ * robust loss (sbm_solver_options.loss) 0.5 sum rho(s) over the blocks. */
 typedef struct sbm_iteration_report {
     int iteration;          /* 1, 2, ... */
     double cost_before;     /* cost (BA: 0.5|r|^2; SLAM: 0.5 chi2) at the start of the iteration */
