@@ -25,11 +25,8 @@ mkdir -p "$TMP"
 pass=0
 fail=0
 
-ok() { pass=$((pass + 1)); }
-bad() {
-    fail=$((fail + 1))
-    echo "FAIL: $*"
-}
+# ok, bad, runs, fails
+. "$(dirname "$0")/cli_ba_lib.sh"
 
 if [ ! -f "$BAL/problem-49-7776-pre.txt.bz2" ] || [ ! -f "$G2O/tinyGrid3D.g2o.bz2" ]; then
     echo "test_cli_ba.sh: data not found in $REPO/tests/data"
@@ -378,15 +375,6 @@ PY
 # Helpers
 # ------------------------------------------------------------------------------------------
 
-# runs CMD... ; the command succeeds (output in $TMP/run.out, $TMP/run.err)
-runs() {
-    if "$SBM" "$@" >"$TMP/run.out" 2>"$TMP/run.err"; then
-        return 0
-    fi
-    bad "sbm $* : exit $? : $(cat "$TMP/run.err")"
-    return 1
-}
-
 # ref_ok KIND INPUT ARGS... : the command writes $TMP/out.mtx (and $TMP/out.txt) that match the
 # reference for INPUT
 ref_ok() {
@@ -399,24 +387,6 @@ ref_ok() {
         ok
     else
         bad "sbm $* : $msg"
-    fi
-}
-
-# fails CODE SUBSTRING OUTFILE ARGS... : exit CODE, stderr contains SUBSTRING, OUTFILE (may be
-# "-") does not exist afterwards
-fails() {
-    local code=$1 substr=$2 out=$3
-    shift 3
-    "$SBM" "$@" >"$TMP/f.out" 2>"$TMP/f.err"
-    local got=$?
-    if [ "$got" -ne "$code" ]; then
-        bad "sbm $* : exit $got, expected $code; stderr: $(cat "$TMP/f.err")"
-    elif ! grep -qF -- "$substr" "$TMP/f.err"; then
-        bad "sbm $* : stderr lacks '$substr': $(cat "$TMP/f.err")"
-    elif [ "$out" != "-" ] && [ -e "$out" ]; then
-        bad "sbm $* : left $out behind"
-    else
-        ok
     fi
 }
 
@@ -634,57 +604,6 @@ fails 2 "unknown option '--method'" "-" ba-solve --bal "$SMALL" --method gn
 fails 1 "sbm_g2o_write" "$TMP/no/such/out.g2o" slam-solve --g2o "$LOOP" -o "$TMP/no/such/out.g2o"
 fails 2 "needs --cameras N and --points N" "-" bal-generate -o "$O"
 fails 1 "obs_per_point = 5" "$TMP/g.txt" bal-generate --cameras 3 --points 4 --obs-per-point 5 -o "$TMP/g.txt"
-
-# ------------------------------------------------------------------------------------------
-# Robust losses: --loss none|huber:A|cauchy:A, one parser for ba-solve and slam-solve (the
-# solves with a loss are checked by test_ba / test_slam); every bad value is a usage error
-# naming the option and the text at fault; the summary line names the loss as --loss takes it
-# ------------------------------------------------------------------------------------------
-for cmd in "ba-solve --bal $SMALL" "slam-solve --g2o $LOOP"; do
-    # shellcheck disable=SC2086 # the command and its input are two words
-    set -- $cmd
-    fails 2 "${1}: --loss: 'hubr:1' is not none, huber:A or cauchy:A" "-" "$@" --loss hubr:1
-    fails 2 "--loss: scale '-1' must be a finite number > 0" "-" "$@" --loss huber:-1
-    fails 2 "--loss: scale '0' must be a finite number > 0" "-" "$@" --loss=cauchy:0
-    fails 2 "option --loss needs a value" "-" "$@" --loss
-done
-fails 2 "--loss: 'huber' needs a scale: huber:A or cauchy:A with A > 0" "-" ba-solve --bal "$SMALL" --loss huber
-fails 2 "--loss: scale '' must be a finite number > 0" "-" ba-solve --bal "$SMALL" --loss cauchy:
-fails 2 "--loss: scale 'nan' must be a finite number > 0" "-" ba-solve --bal "$SMALL" --loss huber:nan
-fails 2 "--loss: scale 'inf' must be a finite number > 0" "-" slam-solve --g2o "$LOOP" --loss cauchy:inf
-fails 2 "--loss: scale '1e999' must be a finite number > 0" "-" ba-solve --bal "$SMALL" --loss huber:1e999
-fails 2 "--loss: scale '2x' must be a finite number > 0" "-" ba-solve --bal "$SMALL" --loss huber:2x
-fails 2 "--loss: scale '1e-151' is outside [1e-150, 1e150]" "-" slam-solve --g2o "$LOOP" --loss huber:1e-151
-fails 2 "--loss: scale '2e150' is outside [1e-150, 1e150]" "-" ba-solve --bal "$SMALL" --loss cauchy:2e150
-fails 2 "--loss: 'none:1' is not none, huber:A or cauchy:A" "-" ba-solve --bal "$SMALL" --loss none:1
-fails 2 "--loss: 'Huber:1' is not none, huber:A or cauchy:A" "-" slam-solve --g2o "$LOOP" --loss Huber:1
-grep -q "^usage: sbm slam-solve" "$TMP/f.err" && ok || bad "--loss error without the usage: $(cat "$TMP/f.err")"
-fails 2 "unknown option '--loss'" "-" ba-schur --bal "$SMALL" --loss huber:1 -o "$O"
-fails 2 "unknown option '--loss'" "-" slam-info --g2o "$LOOP" --loss huber:1 -o "$O"
-# summary_loss WHAT TEXT [SOLVER] : the summary line of $TMP/run.out names the linear solver
-# (default dense Cholesky), then "loss TEXT;"
-summary_loss() {
-    grep -E "^cost [0-9.e+-]+ -> [0-9.e+-]+ .* iterations " "$TMP/run.out" |
-        grep -qF "), ${3:-dense Cholesky}, loss $2; max |gradient| " && ok ||
-        bad "$1: no '${3:-dense Cholesky}, loss $2' in the summary: $(grep '^cost ' "$TMP/run.out")"
-}
-runs ba-solve --bal "$SMALL" --iterations 2 && summary_loss "ba-solve default" none
-runs ba-solve --bal "$SMALL" --iterations 2 --loss huber:0.1 && summary_loss "ba-solve huber" huber:0.1
-runs ba-solve --generate 10,200,4,3 --iterations 2 --linear-solver sparse --loss=cauchy:2.5e-3 &&
-    summary_loss "ba-solve cauchy" cauchy:0.0025 "sparse Cholesky"
-# the scale to the digits that read back, the last --loss wins
-runs ba-solve --bal "$SMALL" --iterations 1 --loss huber:1 --loss cauchy:1.0000000000000002 &&
-    summary_loss "ba-solve 17 digits" cauchy:1.0000000000000002
-runs ba-solve --bal "$SMALL" --iterations 1 --loss huber:1 --loss none && summary_loss "ba-solve none" none
-runs slam-solve --g2o "$LOOP" --iterations 2 && summary_loss "slam-solve default" none "sparse Cholesky" &&
-    { grep -qx "Levenberg-Marquardt, cost 0.5 chi2" "$TMP/run.out" && ok || bad "slam-solve: cost line: $(head -2 "$TMP/run.out")"; }
-runs slam-solve --g2o "$LOOP" --iterations 2 --method gn --loss cauchy:3 && summary_loss "slam-solve cauchy" cauchy:3 "sparse Cholesky" &&
-    { grep -qx "Gauss-Newton, cost 0.5 sum rho(e^T Omega e), loss cauchy:3" "$TMP/run.out" && ok ||
-        bad "slam-solve --loss: cost line: $(head -2 "$TMP/run.out")"; }
-runs slam-solve --g2o "$G2O/tinyGrid3D.g2o.bz2" --iterations 2 --loss huber:1e150 && summary_loss "slam-solve huber" huber:1e+150 "sparse Cholesky"
-for c in ba-solve slam-solve; do
-    "$SBM" $c --help | grep -qF -- "[--loss none|huber:A|cauchy:A]" && ok || bad "sbm $c --help: no --loss"
-done
 
 # ------------------------------------------------------------------------------------------
 # help
