@@ -52,7 +52,7 @@ const char *cli_ba_parse_loss(const char *v, sbm_loss *loss, const char **bad)
         if (!cli_parse_double(*bad, &a) || !(a > 0.0))
             return "--loss: scale '%s' must be a finite number > 0";
         if (a < SBM_LOSS_SCALE_MIN || a > SBM_LOSS_SCALE_MAX)
-            return "--loss: scale '%s' is outside [1e-150, 1e150]";
+            return "--loss: scale '%s' is not from " CLI_LOSS_SCALE_RANGE;
         loss->type = kinds[k].type, loss->scale = a;
         return NULL;
     }

@@ -59,9 +59,13 @@ int cli_ba_needs(const char *usage, const char *cmd, const char *what);
  * compute context. @return 0 or EXIT_FAILURE (reported); cli_ba_close releases c either way. */
 int cli_ba_open(const cli_opts *o, const sbm_bal_generate_options *gen, ba_cmd *c);
 void cli_ba_close(ba_cmd *c);
-/* --loss's value: "none", "huber:A" or "cauchy:A" with A a finite number > 0 (the library
- * checks its range, sbm_solver_options.loss). @return NULL, or the message of an invalid value
- * with '%s' for *bad (the whole value or its scale). */
+/* The range of --loss's scale as text ("1e-150 to 1e150"), from sbm_solve.h's macros. */
+#define CLI_STR_(x) #x
+#define CLI_STR(x) CLI_STR_(x)
+#define CLI_LOSS_SCALE_RANGE CLI_STR(SBM_LOSS_SCALE_MIN) " to " CLI_STR(SBM_LOSS_SCALE_MAX)
+/* --loss's value: "none", "huber:A" or "cauchy:A" with A a number from SBM_LOSS_SCALE_MIN to
+ * SBM_LOSS_SCALE_MAX (sbm_solver_options.loss). @return NULL, or the message of an invalid
+ * value with '%s' for *bad (the whole value or its scale). */
 const char *cli_ba_parse_loss(const char *v, sbm_loss *loss, const char **bad);
 /* The loss as --loss takes it ("none", "huber:1.5"): the scale to the digits that read back
  * exactly. */

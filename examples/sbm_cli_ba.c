@@ -66,7 +66,7 @@ static const char *const usage_ba_solve =
     "  --pcg-iterations N  PCG iterations per step at most (default 200)\n"
     "  --pcg-tolerance T   PCG relative residual (default 1e-8)\n"
     "  --loss L            robust loss of every observation (Ceres' definitions, A > 0 the\n"
-    "                      scale in pixels, from 1e-150 to 1e150): none (default), huber:A\n"
+    "                      scale in pixels, from " CLI_LOSS_SCALE_RANGE "): none (default), huber:A\n"
     "                      (rho(s) = s up to s = A^2, then 2 A sqrt(s) - A^2), cauchy:A\n"
     "                      (rho(s) = A^2 log(1 + s / A^2)); the summary names it\n"
     "  -o, --output FILE   write the refined problem in BAL format\n";
