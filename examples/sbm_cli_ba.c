@@ -65,10 +65,10 @@ static const char *const usage_ba_solve =
     "                      on the explicit S), pcg-matrix-free (S never formed)\n"
     "  --pcg-iterations N  PCG iterations per step at most (default 200)\n"
     "  --pcg-tolerance T   PCG relative residual (default 1e-8)\n"
-    "  --loss L            robust loss of every observation (Ceres' definitions, A > 0 the\n"
-    "                      scale in pixels, from " CLI_LOSS_SCALE_RANGE "): none (default), huber:A\n"
-    "                      (rho(s) = s up to s = A^2, then 2 A sqrt(s) - A^2), cauchy:A\n"
-    "                      (rho(s) = A^2 log(1 + s / A^2)); the summary names it\n"
+    "  --loss L            robust loss of every observation, Ceres' definitions, A the scale\n"
+    "                      in pixels (from " CLI_LOSS_SCALE_RANGE "): none (default),\n"
+    "                      huber:A (rho(s) = s up to s = A^2, then 2 A sqrt(s) - A^2),\n"
+    "                      cauchy:A (rho(s) = A^2 log(1 + s / A^2)); the summary names it\n"
     "  -o, --output FILE   write the refined problem in BAL format\n";
 
 static const char *const usage_bal_generate =

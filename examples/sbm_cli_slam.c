@@ -59,10 +59,11 @@ static const char *const usage_slam_solve =
     "                      (block-Jacobi; inexact when it hits its iteration cap)\n"
     "  --pcg-iterations N  PCG iterations per step at most (default 500)\n"
     "  --pcg-tolerance T   PCG relative residual (default 1e-8)\n"
-    "  --loss L            robust loss of every edge, on its chi2 s = e^T Omega e (Ceres'\n"
-    "                      definitions, A > 0 the scale, from " CLI_LOSS_SCALE_RANGE "): none (default),\n"
-    "                      huber:A (rho(s) = s up to s = A^2, then 2 A sqrt(s) - A^2),\n"
-    "                      cauchy:A (rho(s) = A^2 log(1 + s / A^2)); the summary names it\n"
+    "  --loss L            robust loss of every edge, on its chi2 s = e^T Omega e, Ceres'\n"
+    "                      definitions, A the scale (from " CLI_LOSS_SCALE_RANGE "):\n"
+    "                      none (default), huber:A (rho(s) = s up to s = A^2, then\n"
+    "                      2 A sqrt(s) - A^2), cauchy:A (rho(s) = A^2 log(1 + s / A^2));\n"
+    "                      the summary names it\n"
     "  -o, --output FILE   write the optimised graph in g2o format (the types read, %.17g, a\n"
     "                      FIX line for every vertex held fixed; \".bz2\": compressed)\n";
 
