@@ -26,7 +26,7 @@ pass=0
 fail=0
 
 # ok, bad, runs, fails
-. "$(dirname "$0")/cli_ba_lib.sh"
+. "$(dirname "$0")/cli_lib.sh"
 
 if [ ! -f "$BAL/problem-49-7776-pre.txt.bz2" ] || [ ! -f "$G2O/tinyGrid3D.g2o.bz2" ]; then
     echo "test_cli_ba.sh: data not found in $REPO/tests/data"

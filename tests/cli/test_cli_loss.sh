@@ -20,7 +20,7 @@ pass=0
 fail=0
 
 # ok, bad, runs, fails
-. "$(dirname "$0")/cli_ba_lib.sh"
+. "$(dirname "$0")/cli_lib.sh"
 
 if [ ! -f "$G" ]; then
     echo "test_cli_loss.sh: $G not found (the repository's tests/data)"

@@ -1,6 +1,6 @@
-# Helpers of the CLI tests of the BA and SLAM commands (test_cli_ba.sh, test_cli_loss.sh),
-# sourced after SBM (the executable), TMP (a scratch folder) and the counters pass and fail are
-# set.
+# Helpers of the CLI test scripts (test_cli.sh, test_cli_ba.sh, test_cli_loss.sh), sourced
+# after SBM (the executable), TMP (a scratch folder) and the counters pass and fail are set;
+# RUN, when set, prefixes each sbm command (test_cli.sh: a timeout).
 
 ok() { pass=$((pass + 1)); }
 bad() {
@@ -10,7 +10,7 @@ bad() {
 
 # runs CMD... ; the command succeeds (output in $TMP/run.out, $TMP/run.err)
 runs() {
-    if "$SBM" "$@" >"$TMP/run.out" 2>"$TMP/run.err"; then
+    if ${RUN:-} "$SBM" "$@" >"$TMP/run.out" 2>"$TMP/run.err"; then
         return 0
     fi
     bad "sbm $* : exit $? : $(cat "$TMP/run.err")"
@@ -22,7 +22,7 @@ runs() {
 fails() {
     local code=$1 substr=$2 out=$3
     shift 3
-    "$SBM" "$@" >"$TMP/f.out" 2>"$TMP/f.err"
+    ${RUN:-} "$SBM" "$@" >"$TMP/f.out" 2>"$TMP/f.err"
     local got=$?
     if [ "$got" -ne "$code" ]; then
         bad "sbm $* : exit $got, expected $code; stderr: $(cat "$TMP/f.err")"
