@@ -2,8 +2,8 @@
  * HuberLoss, CauchyLoss and Corrector) and their options: rho against Ceres' closed forms and
  * hand-computed values, rho' and rho'' against finite differences of rho, Huber's continuity at
  * a^2, no NaN over the accepted scales, the corrector's identities, sbm_loss_name, the defaults
- * and every loss error of sbm__check_solver_options, directly and through sbm_ba_solve and
- * sbm_slam_solve. */
+ * and every loss error of sbm__check_solver_options (sbm__check_loss), directly and through
+ * sbm_ba_solve and sbm_slam_solve. */
 #include "test_util.h"
 #include "sbm_geometry.h"
 #include "solve_internal.h"
@@ -321,6 +321,15 @@ static void test_loss_option_checks(void **state)
         SBM_ASSERT_FAILS(e->host, sbm__check_solver_options(e->host, &o),
                          SBM_ERR_INVALID_ARGUMENT, bad_losses[k].msg);
     }
+    /* sbm__check_loss names the loss as its caller does */
+    const sbm_loss l0 = {SBM_LOSS_HUBER, 0.0}, lt = {(sbm_loss_type)5, 1.0};
+    const sbm_loss lr = {SBM_LOSS_CAUCHY, 1e151};
+    SBM_ASSERT_FAILS(e->host, sbm__check_loss(e->host, "loss", &l0), SBM_ERR_INVALID_ARGUMENT,
+                     "argument loss.scale = 0 must be finite and > 0 (loss huber)");
+    SBM_ASSERT_FAILS(e->host, sbm__check_loss(e->host, "loss", &lt), SBM_ERR_INVALID_ARGUMENT,
+                     "argument loss.type = 5 is not an sbm_loss_type");
+    SBM_ASSERT_FAILS(e->host, sbm__check_loss(e->host, "loss", &lr), SBM_ERR_INVALID_ARGUMENT,
+                     "argument loss.scale = 1e+151 is outside [1e-150, 1e+150]");
     /* the ends of the range, and no loss with any scale (ignored) */
     const bad_loss good[] = {{SBM_LOSS_HUBER, SBM_LOSS_SCALE_MIN, NULL},
                              {SBM_LOSS_CAUCHY, SBM_LOSS_SCALE_MAX, NULL},

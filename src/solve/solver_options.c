@@ -82,22 +82,26 @@ sbm_status sbm__check_solver_options(sbm_ctx *ctx, const sbm_solver_options *o)
         return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
                           "argument options: method = %d is not an sbm_solver_method",
                           (int)o->method);
-    if (o->loss.type != SBM_LOSS_NONE && o->loss.type != SBM_LOSS_HUBER &&
-        o->loss.type != SBM_LOSS_CAUCHY)
+    return sbm__check_loss(ctx, "options: loss", &o->loss);
+}
+
+sbm_status sbm__check_loss(sbm_ctx *ctx, const char *arg, const sbm_loss *loss)
+{
+    if (loss->type != SBM_LOSS_NONE && loss->type != SBM_LOSS_HUBER &&
+        loss->type != SBM_LOSS_CAUCHY)
         return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
-                          "argument options: loss.type = %d is not an sbm_loss_type",
-                          (int)o->loss.type);
-    if (o->loss.type != SBM_LOSS_NONE && (!(o->loss.scale > 0.0) || !isfinite(o->loss.scale)))
+                          "argument %s.type = %d is not an sbm_loss_type", arg, (int)loss->type);
+    if (loss->type != SBM_LOSS_NONE && (!(loss->scale > 0.0) || !isfinite(loss->scale)))
         return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
-                          "argument options: loss.scale = %g must be finite and > 0 (loss %s)",
-                          o->loss.scale, sbm_loss_name(o->loss.type));
-    if (o->loss.type != SBM_LOSS_NONE &&
-        (o->loss.scale < SBM_LOSS_SCALE_MIN || o->loss.scale > SBM_LOSS_SCALE_MAX))
+                          "argument %s.scale = %g must be finite and > 0 (loss %s)", arg,
+                          loss->scale, sbm_loss_name(loss->type));
+    if (loss->type != SBM_LOSS_NONE &&
+        (loss->scale < SBM_LOSS_SCALE_MIN || loss->scale > SBM_LOSS_SCALE_MAX))
         return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
-                          "argument options: loss.scale = %g is outside [%g, %g] (loss %s: a^2 "
-                          "and 1/a^2 must be normal doubles)",
-                          o->loss.scale, SBM_LOSS_SCALE_MIN, SBM_LOSS_SCALE_MAX,
-                          sbm_loss_name(o->loss.type));
+                          "argument %s.scale = %g is outside [%g, %g] (loss %s: a^2 and 1/a^2 "
+                          "must be normal doubles)",
+                          arg, loss->scale, SBM_LOSS_SCALE_MIN, SBM_LOSS_SCALE_MAX,
+                          sbm_loss_name(loss->type));
     return SBM_SUCCESS;
 }
 
