@@ -62,7 +62,7 @@ exec \$SBM_VALGRIND --log-file="$logs/cli/%p.log" "$build/bin/sbm" "\$@"
 EOF
 chmod +x "$wrapper"
 
-suites=${VALGRIND_ONLY:-"$(cd "$build/bin" && ls test_* | tr '\n' ' ') cli cli_ba"}
+suites=${VALGRIND_ONLY:-"$(cd "$build/bin" && ls test_* | tr '\n' ' ') cli cli_ba cli_loss"}
 t0=$(date +%s)
 
 run_one() {
@@ -70,9 +70,8 @@ run_one() {
   local t1
   t1=$(date +%s)
   case $s in
-    cli | cli_ba)
-      local script=test_cli.sh
-      [ "$s" = cli_ba ] && script=test_cli_ba.sh
+    cli | cli_*)
+      local script=test_$s.sh # tests/cli/test_cli.sh, test_cli_ba.sh, test_cli_loss.sh
       (cd "$build/tests" && bash "$root/tests/cli/$script" "$wrapper" "$build/tests/${s}_vg_tmp") \
         >"$logs/$s.log" 2>&1
       rc=$? ;;

@@ -1,7 +1,8 @@
 // ceres-ba: native Ceres peer of `sbm ba-solve` (a benchmark program, not a test).
 //
 //   ceres-ba --bal FILE [--threads T] [--iterations N] [--function-tolerance X]
-//            [--gradient-tolerance X] [--parameter-tolerance X] [--initial-lambda X] [--verbose]
+//            [--gradient-tolerance X] [--parameter-tolerance X] [--initial-lambda X]
+//            [--loss none|huber:A|cauchy:A] [--verbose]
 //
 // Reads a BAL problem (plain or .bz2: the file sbm reads, e.g. one written by `sbm bal-generate`)
 // and solves it with Levenberg-Marquardt, SPARSE_SCHUR on SuiteSparse (points eliminated first:
@@ -10,6 +11,11 @@
 // angle-axis rotation, p = -P.xy / P.z, pred = f (1 + k1 |p|^2 + k2 |p|^4) p, residual
 // pred - observed; the cost is 0.5 |r|^2 in both tools. Jacobians by automatic differentiation
 // (ceres::AutoDiffCostFunction, the SnavelyReprojectionError of Ceres' examples).
+//
+// --loss huber:A / cauchy:A puts ceres::HuberLoss(A) / ceres::CauchyLoss(A) on every residual
+// block (one observation), as `sbm ba-solve --loss` does: the cost is then 0.5 sum rho(|r_k|^2)
+// in both tools, with the definitions of Ceres that sbm's src/geometry/sbm_geometry.h copies
+// (and Ceres' Corrector for the Jacobian on both sides).
 //
 // Defaults follow sbm_solver_default_options() as of this commit: function, gradient and
 // parameter tolerances 1e-10, initial lambda 1e-4 (Ceres' initial trust region radius is
@@ -25,6 +31,7 @@
 #include <ceres/version.h>
 
 #include <cerrno>
+#include <cmath>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -139,8 +146,27 @@ int usage(const char *why)
     std::fprintf(stderr,
                  "usage: ceres-ba --bal FILE [--threads T] [--iterations N] [--function-tolerance X]\n"
                  "                [--gradient-tolerance X] [--parameter-tolerance X]\n"
-                 "                [--initial-lambda X] [--verbose]\n");
+                 "                [--initial-lambda X] [--loss none|huber:A|cauchy:A] [--verbose]\n");
     return 2;
+}
+
+// --loss's value: none (nullptr), huber:A or cauchy:A with A finite and > 0. Exits with the
+// usage on anything else.
+ceres::LossFunction *parse_loss(const std::string &v, std::string *text)
+{
+    *text = v;
+    if (v == "none") return nullptr;
+    const size_t colon = v.find(':');
+    const std::string kind = v.substr(0, colon);
+    if (colon != std::string::npos && (kind == "huber" || kind == "cauchy")) {
+        const char *a = v.c_str() + colon + 1;
+        char *e = nullptr;
+        const double x = std::strtod(a, &e);
+        if (e != a && *e == '\0' && x > 0 && std::isfinite(x))
+            return kind == "huber" ? static_cast<ceres::LossFunction *>(new ceres::HuberLoss(x))
+                                   : new ceres::CauchyLoss(x);
+    }
+    std::exit(usage(("--loss: '" + v + "' is not none, huber:A or cauchy:A (A > 0)").c_str()));
 }
 
 }  // namespace
@@ -148,6 +174,8 @@ int usage(const char *why)
 int main(int argc, char **argv)
 {
     const char *bal = nullptr;
+    ceres::LossFunction *loss = nullptr; // shared by every residual block, owned by the problem
+    std::string loss_text = "none";
     int threads = 1, iterations = 200, verbose = 0;
     double ftol = 1e-10, gtol = 1e-10, ptol = 1e-10, lambda0 = 1e-4;
     for (int i = 1; i < argc; i++) {
@@ -163,6 +191,7 @@ int main(int argc, char **argv)
         const double x = std::strtod(v, &e);
         const bool num = e != v && *e == '\0';
         if (a == "--bal") bal = v;
+        else if (a == "--loss") delete loss, loss = parse_loss(v, &loss_text);
         else if (!num) return usage(("invalid value '" + std::string(v) + "' of " + a).c_str());
         else if (a == "--threads" && x >= 1 && x <= 1024) threads = (int)x;
         else if (a == "--iterations" && x >= 0 && x <= 100000) iterations = (int)x;
@@ -175,11 +204,11 @@ int main(int argc, char **argv)
     if (!bal) return usage("needs --bal FILE");
 
     Problem b = read_bal(bal);
-    ceres::Problem problem;
+    ceres::Problem problem; // takes the loss (Ceres counts the blocks that share it)
     for (long k = 0; k < b.nobs; k++) {
         auto *cost = new ceres::AutoDiffCostFunction<Reprojection, 2, 9, 3>(
             new Reprojection(b.xy[2 * k], b.xy[2 * k + 1]));
-        problem.AddResidualBlock(cost, nullptr, &b.cams[9 * (size_t)b.cam[k]],
+        problem.AddResidualBlock(cost, loss, &b.cams[9 * (size_t)b.cam[k]],
                                  &b.pts[3 * (size_t)b.pt[k]]);
     }
     auto *ordering = new ceres::ParameterBlockOrdering;
@@ -216,6 +245,7 @@ int main(int argc, char **argv)
     std::printf("ceres: %s, SPARSE_SCHUR (%s), LM, autodiff, threads %d\n", CERES_VERSION_STRING,
                 ceres::SparseLinearAlgebraLibraryTypeToString(s.sparse_linear_algebra_library_type),
                 s.num_threads_used);
+    std::printf("loss: %s\n", loss_text.c_str());
     std::printf("initial_cost: %.12e\n", s.initial_cost);
     std::printf("final_cost: %.12e\n", s.final_cost);
     // summary.iterations[0] is the start (counted by Ceres as a successful step): left out

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """GTSAM peer of `sbm slam-solve`: Levenberg-Marquardt on a g2o pose graph (a benchmark, not a test).
 
-    python3 bench/gtsam_slam.py [--csv] [--tight] FILE.g2o...
+    python3 bench/gtsam_slam.py [--csv] [--tight] [--loss none|huber:A|cauchy:A] FILE.g2o...
 
 For every file: the graph read with gtsam.readG2o (2D or 3D from the file's first element), the
 start and the gauge made the same as sbm's (src/io/g2o.c), then gtsam.LevenbergMarquardtOptimizer
@@ -40,6 +40,21 @@ How sbm's start and gauge are reproduced:
 Threads: the pip wheel links neither TBB nor OpenMP, so GTSAM runs on one thread; OMP_NUM_THREADS,
 OPENBLAS_NUM_THREADS and MKL_NUM_THREADS are set to 1 all the same (reported as "threads").
 
+--loss huber:A / cauchy:A (as `sbm slam-solve --loss`) wraps every between factor's noise model in
+gtsam.noiseModel.Robust.Create(gtsam.noiseModel.mEstimator.Huber.Create(A) / Cauchy.Create(A),
+base); the gauge priors stay Gaussian. Checked in GTSAM's source (gtsam/linear/LossFunctions.cpp,
+NoiseModel.h/.cpp, NoiseModelFactor::error) and measured here with the 4.3 wheel: the robust
+factor's error is robust->loss(x) of the whitened error norm x = sqrt(s), s = e^T Sigma^-1 e, with
+Huber loss(x) = x^2/2 for |x| <= k, else k (|x| - k/2), and Cauchy loss(x) = k^2/2 log(1 + x^2/k^2);
+that is 0.5 rho(s) of Ceres' HuberLoss(a) / CauchyLoss(a) (sbm's) with a = k, exactly:
+    Huber:  s/2 for s <= k^2, else k sqrt(s) - k^2/2 = 0.5 (2 k sqrt(s) - k^2);
+    Cauchy: k^2/2 log(1 + s/k^2)                      = 0.5 k^2 log(1 + s/k^2).
+The linearisation agrees too: GTSAM's default Block reweighting scales the whitened Jacobian and
+error by sqrt(weight(x)) = sqrt(loss'(x) / x) = sqrt(rho'(s)), which is Ceres' Corrector where
+rho'' <= 0, as it is everywhere for these two losses. The objective then differs only where the
+edge errors do (GTSAM's log map against g2o's errors, above); g2o_initial_error and
+g2o_final_error become 0.5 sum rho(chi2 of each edge), sbm's cost with the same --loss.
+
 Without the python module gtsam the script prints "GTSAM: skipped (python module gtsam not
 installed)" and exits 0, so that bench/solvers.py goes on with sbm alone.
 """
@@ -66,7 +81,7 @@ except ImportError:
 
 FIELDS = ["file", "dim", "vertices", "edges", "fixed", "start", "iterations", "initial_error",
           "final_error", "prior_error", "time_s", "g2o_initial_error", "g2o_final_error", "stop", "own_optimum", "own_iterations", "own_time_s",
-          "gap_to_own_optimum", "threads", "gtsam_version"]
+          "gap_to_own_optimum", "threads", "gtsam_version", "loss"]
 
 
 def parse_g2o(path):
@@ -163,10 +178,58 @@ def spanning_tree_start(dim, order, edges):
     return values
 
 
-def g2o_error(dim, edges, values):
-    """0.5 * chi2 with g2o's (and sbm's) edge errors at values: SE2 (x, y, theta) of
-    Z^-1 Xi^-1 Xj; SE3 its translation and the vector part of its quaternion taken with w >= 0.
-    Information matrices: the file's upper triangle, row by row, mirrored."""
+def parse_loss(text):
+    """--loss's value: (kind, a) with kind None, "huber" or "cauchy"; a > 0 and finite."""
+    if text == "none":
+        return None, 1.0
+    kind, _, a = text.partition(":")
+    try:
+        x = float(a)
+    except ValueError:
+        x = float("nan")
+    if kind not in ("huber", "cauchy") or not (0 < x < float("inf")):
+        raise argparse.ArgumentTypeError(f"'{text}' is not none, huber:A or cauchy:A (A > 0)")
+    return kind, x
+
+
+def loss_text(loss):
+    """As --loss takes it; the scale's shortest repr that reads back."""
+    return "none" if loss[0] is None else f"{loss[0]}:{loss[1]!r}"
+
+
+def rho(loss, s):
+    """Ceres' rho(s) of the loss (kind, a) (sbm's src/geometry/sbm_geometry.h): the edge costs
+    0.5 rho(chi2)."""
+    kind, a = loss
+    if kind == "huber" and s > a * a:
+        return 2.0 * a * math.sqrt(s) - a * a
+    if kind == "cauchy":
+        return a * a * math.log1p(s / (a * a))
+    return s
+
+
+def robust(graph, loss):
+    """The graph's between factors with their noise models wrapped in GTSAM's m-estimator of loss
+    (a new graph; the factors of readG2o are BetweenFactorPose2 / Pose3)."""
+    if loss[0] is None:
+        return graph
+    est = (gtsam.noiseModel.mEstimator.Huber if loss[0] == "huber"
+           else gtsam.noiseModel.mEstimator.Cauchy).Create(loss[1])
+    out = gtsam.NonlinearFactorGraph()
+    for i in range(graph.size()):
+        f = graph.at(i)
+        make = (gtsam.BetweenFactorPose2 if isinstance(f, gtsam.BetweenFactorPose2)
+                else gtsam.BetweenFactorPose3)
+        k = f.keys()
+        out.add(make(k[0], k[1], f.measured(), gtsam.noiseModel.Robust.Create(est, f.noiseModel())))
+    return out
+
+
+def g2o_error(dim, edges, values, loss=(None, 1.0)):
+    """0.5 * chi2 with g2o's (and sbm's) edge errors at values (0.5 sum rho(chi2 of each edge)
+    with a loss): SE2 (x, y, theta) of Z^-1 Xi^-1 Xj; SE3 its translation and the vector part of
+    its quaternion taken with w >= 0. Information matrices: the file's upper triangle, row by
+    row, mirrored."""
     n = 3 if dim == 2 else 6
     iu = [(r, c) for r in range(n) for c in range(r, n)]
     total = 0.0
@@ -184,7 +247,7 @@ def g2o_error(dim, edges, values):
         chi = 0.0
         for (r, c), v in zip(iu, info):
             chi += (1.0 if r == c else 2.0) * v * e[r] * e[c]
-        total += chi
+        total += rho(loss, chi)
     return 0.5 * total
 
 
@@ -195,9 +258,10 @@ def run_lm(graph, initial, params):
     return result, opt.iterations(), time.perf_counter() - t0
 
 
-def solve(path, prior_sigma, tight):
+def solve(path, prior_sigma, tight, loss):
     dim, verts, edges, fixes = parse_g2o(path)
     graph, initial = gtsam.readG2o(path, dim == 3)
+    graph = robust(graph, loss)
     start = "file"
     if not verts:
         order = sorted(set(v for a, b, *_ in edges for v in (a, b)))
@@ -227,11 +291,11 @@ def solve(path, prior_sigma, tight):
         "fixed": len(gauge), "start": start, "iterations": iters,
         "initial_error": between.error(initial), "final_error": final,
         "prior_error": priors.error(result), "time_s": secs,
-        "g2o_initial_error": g2o_error(dim, edges, initial),
-        "g2o_final_error": g2o_error(dim, edges, result),
+        "g2o_initial_error": g2o_error(dim, edges, initial, loss),
+        "g2o_final_error": g2o_error(dim, edges, result, loss),
         "stop": ("iteration limit" if iters >= params.getMaxIterations() else "converged"),
         "own_optimum": "", "own_iterations": "", "own_time_s": "", "gap_to_own_optimum": "", "threads": 1,
-        "gtsam_version": VERSION,
+        "gtsam_version": VERSION, "loss": loss_text(loss),
     }
     if tight:
         tp = gtsam.LevenbergMarquardtParams()
@@ -255,6 +319,9 @@ def main():
                     help="also find GTSAM's own optimum (tolerances 1e-12, 1000 iterations)")
     ap.add_argument("--prior-sigma", type=float, default=1e-6,
                     help="sigma of the gauge priors (default 1e-6)")
+    ap.add_argument("--loss", type=parse_loss, default=(None, 1.0),
+                    help="none (default), huber:A or cauchy:A: a robust loss on every between "
+                         "factor, as sbm slam-solve --loss")
     a = ap.parse_args()
     if gtsam is None:
         print("GTSAM: skipped (python module gtsam not installed)")
@@ -265,13 +332,14 @@ def main():
     print(f"gtsam_slam: GTSAM {VERSION}, LevenbergMarquardtParams "
           f"defaults: relativeErrorTol {p.getRelativeErrorTol():g}, absoluteErrorTol "
           f"{p.getAbsoluteErrorTol():g}, maxIterations {p.getMaxIterations()}, lambdaInitial "
-          f"{p.getlambdaInitial():g}; gauge priors sigma {a.prior_sigma:g}; one thread",
+          f"{p.getlambdaInitial():g}; gauge priors sigma {a.prior_sigma:g}; one thread; loss "
+          f"{loss_text(a.loss)}",
           file=sys.stderr)
     w = csv.DictWriter(sys.stdout, FIELDS) if a.csv else None
     if w:
         w.writeheader()
     for path in a.files:
-        row = solve(path, a.prior_sigma, a.tight)
+        row = solve(path, a.prior_sigma, a.tight, a.loss)
         if w:
             w.writerow(row)
         else:

@@ -4,6 +4,7 @@
 usage: bench/solvers.py [--build DIR] [--data DIR] [--out PREFIX] [--repeat R] [--ba-repeat R]
                         [--ba-sizes C,P,K[,SEED];...] [--ba-iterations N] [--threads T,...]
                         [--skip-slam] [--skip-ba] [--graphs NAME,...]
+                        [--loss huber:A|cauchy:A]
 
 SLAM (issue 13, "SLAM speed against GTSAM"): for every g2o graph of DATA/g2o, `sbm slam-solve
 --backend cpu` with its default options and bench/gtsam_slam.py (GTSAM's default
@@ -26,6 +27,12 @@ single-threaded; --threads T for Ceres, which also gets OPENBLAS_NUM_THREADS=T).
 cost is re-evaluated to 13 digits by ceres-ba --iterations 0 on sbm's refined problem (-o), the
 same model in other code. Target met when sbm's final cost is at most Ceres' * (1 + 1e-8) and
 Ceres' time / sbm's >= 4 at the same thread count.
+
+--loss huber:A / cauchy:A runs every tool with that robust loss on every observation / edge, like
+for like: `sbm ... --loss`, ceres-ba --loss (ceres::HuberLoss / CauchyLoss, also when it
+re-evaluates sbm's result), gtsam_slam.py --loss (GTSAM's mEstimator Huber / Cauchy: the same
+0.5 rho(s), bench/NOTES-solvers.md). The issue's SLAM optima are least-squares ones: with a loss
+sbm's reference is its own optimum (a long run, as for graphs the issue does not list).
 
 Writes PREFIX.csv (one row per tool and case) and PREFIX.md (the tables and verdicts); default
 PREFIX bench/results_solvers. Without gtsam or ceres-ba the peer's columns are empty and the
@@ -131,6 +138,11 @@ def half_chi2_factor(sbm, path, initial, tmp):
                        f"slam-info's {m.group(1)}")
 
 
+def loss_args(args):
+    """--loss for sbm, ceres-ba and gtsam_slam.py (nothing without one)."""
+    return ["--loss", args.loss] if args.loss else []
+
+
 def slam(args, sbm, graphs, tmp):
     rows = []
     env1 = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
@@ -138,14 +150,17 @@ def slam(args, sbm, graphs, tmp):
     for path in graphs:
         name = os.path.basename(path)[:-4]
         log(f"slam: {name}")
-        r = median_runs(lambda: parse_sbm(run([sbm, "slam-solve", "--g2o", path, "--backend", "cpu"],
-                                              env1), "chi2|cost"), args.repeat)
-        f = half_chi2_factor(sbm, path, r["initial_cost"], tmp)
-        ref, refnote = REFERENCE.get(name), "reference: the issue's"
+        r = median_runs(lambda: parse_sbm(run([sbm, "slam-solve", "--g2o", path, "--backend", "cpu"]
+                                              + loss_args(args), env1), "chi2|cost"), args.repeat)
+        # with a loss sbm prints its cost, 0.5 sum rho(chi2 of each edge), which only the LM
+        # that knows --loss does
+        f = 1.0 if args.loss else half_chi2_factor(sbm, path, r["initial_cost"], tmp)
+        ref, refnote = (None if args.loss else REFERENCE.get(name)), "reference: the issue's"
         if ref is None:
             # no published optimum: sbm's own, from a long run (not timed)
             own = parse_sbm(run([sbm, "slam-solve", "--g2o", path, "--backend", "cpu",
-                                 "--iterations", str(args.own_iterations)], env1), "chi2|cost")
+                                 "--iterations", str(args.own_iterations)] + loss_args(args),
+                                env1), "chi2|cost")
             ref = min(own["final_cost"], r["final_cost"]) * f
             refnote = f"reference: sbm's own optimum ({args.own_iterations} iterations, {own['stop']})"
         half = {k: r[k] * f for k in ("initial_cost", "final_cost")}
@@ -154,7 +169,8 @@ def slam(args, sbm, graphs, tmp):
                      "iterations": r["iterations"], "stop": r["stop"], **half,
                      "reference": ref, "rel_to_reference": d, "reached": int(d <= args.opt_rtol),
                      "time_s": r["time_s"], "times_s": r["times_s"], "floor": r["floor"],
-                     "note": "0.5*chi2 (g2o objective); " + refnote})
+                     "note": ("0.5*sum rho(chi2) (g2o errors, loss " + args.loss + "); "
+                              if args.loss else "0.5*chi2 (g2o objective); ") + refnote})
         g = gt.get(name)
         if g:
             rows.append(g)
@@ -164,11 +180,12 @@ def slam(args, sbm, graphs, tmp):
 def gtsam_runs(args, graphs):
     """GTSAM rows by graph name (median of --repeat runs of bench/gtsam_slam.py), {} if skipped."""
     script = os.path.join(HERE, "gtsam_slam.py")
-    first = run([sys.executable, script, "--tight"] + graphs)
+    first = run([sys.executable, script, "--tight"] + loss_args(args) + graphs)
     if "GTSAM: skipped" in first:
         log(first.strip())
         return {}
-    outs = [first] + [run([sys.executable, script] + graphs) for _ in range(args.repeat - 1)]
+    outs = [first] + [run([sys.executable, script] + loss_args(args) + graphs)
+                      for _ in range(args.repeat - 1)]
     res = {}
     for k, line in enumerate(first.strip().splitlines()):
         j = json.loads(line)
@@ -214,14 +231,14 @@ def ba_case(args, sbm, ceres, path, name, threads, tmp, cameras):
 
     def one_sbm():
         return parse_sbm(run([sbm, "ba-solve", "--bal", path, "--backend", "cpu", "--iterations",
-                              it, "-o", refined], env), "cost")
+                              it, "-o", refined] + loss_args(args), env), "cost")
 
     def one_ceres():
         o = parse_keys(run([ceres, "--bal", path, "--threads", str(threads), "--iterations", it,
                             "--function-tolerance", str(args.function_tolerance),
                             "--gradient-tolerance", str(args.gradient_tolerance),
-                            "--parameter-tolerance", str(args.parameter_tolerance)], env,
-                           args.ceres_timeout))
+                            "--parameter-tolerance", str(args.parameter_tolerance)]
+                           + loss_args(args), env, args.ceres_timeout))
         return {"initial_cost": float(o["initial_cost"]), "final_cost": float(o["final_cost"]),
                 "iterations": int(o["iterations"].split()[0]), "stop": o["termination"],
                 "time_s": float(o["time_total_s"]), "wall_s": float(o["time_wall_s"])}
@@ -230,7 +247,7 @@ def ba_case(args, sbm, ceres, path, name, threads, tmp, cameras):
     s = median_runs(one_sbm, args.ba_repeat)
     note = "cost as printed by sbm (%.6e)"
     if ceres:
-        ev = parse_keys(run([ceres, "--bal", refined, "--iterations", "0"], env))
+        ev = parse_keys(run([ceres, "--bal", refined, "--iterations", "0"] + loss_args(args), env))
         s["final_cost"] = float(ev["final_cost"])
         note = "final cost: sbm's refined problem evaluated by ceres-ba (%.12e)"
     if os.path.exists(refined):
@@ -288,12 +305,13 @@ def fmt(x, spec=".4g"):
 
 def markdown(rows, meta):
     out = [f"Machine: {meta['machine']}; {meta['date']}; sbm {meta['commit']}; load average at "
-           f"the start {meta['load']}, at the end {meta['load_end']}.", ""]
+           f"the start {meta['load']}, at the end {meta['load_end']}; robust loss "
+           f"{meta['loss']} (every tool).", ""]
     slam_rows = [r for r in rows if r["part"] == "slam"]
     if slam_rows:
         out += ["### SLAM: `sbm slam-solve --backend cpu` (defaults) vs GTSAM LM (defaults), one thread",
                 "",
-                "| graph | sbm 0.5chi2 | ref | rel | sbm it. | sbm stop | sbm s | GTSAM error "
+                f"| graph | sbm {'cost' if meta['loss'] != 'none' else '0.5chi2'} | ref | rel | sbm it. | sbm stop | sbm s | GTSAM error "
                 "| own opt. | rel | GTSAM it. | GTSAM s | GTSAM s / sbm s | target |",
                 "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in [x for x in slam_rows if x["tool"] == "sbm"]:
@@ -383,7 +401,13 @@ def main():
     ap.add_argument("--graphs", default="", help="graph names (default: all of DATA/g2o)")
     ap.add_argument("--skip-slam", action="store_true")
     ap.add_argument("--skip-ba", action="store_true")
+    ap.add_argument("--loss", default="",
+                    help="huber:A or cauchy:A: every tool with that robust loss (default none)")
     args = ap.parse_args()
+    if args.loss == "none":
+        args.loss = ""
+    if args.loss and not re.fullmatch(r"(huber|cauchy):\S+", args.loss):
+        ap.error(f"--loss '{args.loss}' is not none, huber:A or cauchy:A")
     if args.repeat < 1 or args.ba_repeat < 1:
         ap.error("--repeat and --ba-repeat must be >= 1")
 
@@ -413,7 +437,7 @@ def main():
                             capture_output=True, text=True).stdout.strip()
     meta = {"machine": f"{platform.node()}, {os.cpu_count()} cores, {platform.processor() or platform.machine()}",
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": commit,
-            "ba_iterations": args.ba_iterations, "load": load0}
+            "ba_iterations": args.ba_iterations, "load": load0, "loss": args.loss or "none"}
     with open(args.out + ".csv", "w", newline="") as f:
         w = csv.DictWriter(f, FIELDS, extrasaction="ignore")
         w.writeheader()

@@ -28,16 +28,61 @@ static const struct {
     {"--points", OPT_GEN},            {"--obs-per-point", OPT_GEN},
     {"--seed", OPT_GEN},              {"--noise", OPT_GEN},
     {"--perturbation", OPT_GEN},      {"--information", OPT_G2O},
-    {"--method", OPT_METHOD},
+    {"--method", OPT_METHOD},         {"--loss", OPT_SOLVER},
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
 
-/* The value v of option name into o. @return NULL, or the message (with '%s' for v) of an
- * invalid value. */
-static const char *cli_ba_set_option(cli_opts *o, const char *name, const char *v, unsigned mask)
+const char *cli_ba_parse_loss(const char *v, sbm_loss *loss, const char **bad)
+{
+    static const struct {
+        const char *name;
+        sbm_loss_type type;
+    } kinds[] = {{"huber", SBM_LOSS_HUBER}, {"cauchy", SBM_LOSS_CAUCHY}};
+    *bad = v;
+    if (!strcmp(v, "none")) {
+        loss->type = SBM_LOSS_NONE, loss->scale = 1.0;
+        return NULL;
+    }
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        const size_t n = strlen(kinds[k].name);
+        if (strncmp(v, kinds[k].name, n) != 0 || (v[n] != ':' && v[n] != '\0')) continue;
+        if (v[n] == '\0') return "--loss: '%s' needs a scale: huber:A or cauchy:A with A > 0";
+        double a;
+        *bad = v + n + 1;
+        if (!cli_parse_double(*bad, &a) || !(a > 0.0))
+            return "--loss: scale '%s' must be a finite number > 0";
+        if (a < SBM_LOSS_SCALE_MIN || a > SBM_LOSS_SCALE_MAX)
+            return "--loss: scale '%s' is not from " CLI_LOSS_SCALE_RANGE;
+        loss->type = kinds[k].type, loss->scale = a;
+        return NULL;
+    }
+    return "--loss: '%s' is not none, huber:A or cauchy:A";
+}
+
+void cli_ba_loss_text(sbm_loss loss, char *buf, size_t size)
+{
+    if (loss.type == SBM_LOSS_NONE) {
+        snprintf(buf, size, "none");
+        return;
+    }
+    /* the fewest digits that read back as the scale (17 always do) */
+    for (int digits = 6; digits <= 17; digits++) {
+        const int len = snprintf(buf, size, "%s:%.*g", sbm_loss_name(loss.type), digits,
+                                 loss.scale);
+        if (len < 0 || (size_t)len >= size || strtod(strchr(buf, ':') + 1, NULL) == loss.scale)
+            return;
+    }
+}
+
+/* The value v of option name into o. @return NULL, or the message (with '%s' for *bad: v, or
+ * the part of v at fault) of an invalid value. */
+static const char *cli_ba_set_option(cli_opts *o, const char *name, const char *v, unsigned mask,
+                                     const char **bad)
 {
     double x;
     int64_t n;
+    *bad = v;
+    if (!strcmp(name, "--loss")) return cli_ba_parse_loss(v, &o->loss, bad);
     if (!strcmp(name, "--backend"))
         return cli_parse_backend(v, &o->backend) ? NULL
                                                   : "unknown backend '%s' (cpu, cuda or auto)";
@@ -107,6 +152,8 @@ int cli_ba_parse(int argc, char **argv, unsigned mask, const char *cmd, const ch
     o->seed = 1;
     o->noise = 0.5;
     o->perturbation = 1.0;
+    o->loss.type = SBM_LOSS_NONE;
+    o->loss.scale = 1.0;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -123,8 +170,9 @@ int cli_ba_parse(int argc, char **argv, unsigned mask, const char *cmd, const ch
             return cli_command_error(usage, cmd, a[0] == '-' ? "unknown option '%s'"
                                                              : "unexpected argument '%s'", a);
         if (m < 0) return cli_command_error(usage, cmd, "option %s needs a value", a);
-        const char *bad = cli_ba_set_option(o, options[k].name, v, mask);
-        if (bad) return cli_command_error(usage, cmd, bad, v);
+        const char *at = v;
+        const char *bad = cli_ba_set_option(o, options[k].name, v, mask, &at);
+        if (bad) return cli_command_error(usage, cmd, bad, at);
     }
     return -1;
 }

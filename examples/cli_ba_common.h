@@ -21,6 +21,7 @@ typedef struct cli_opts {
     int method;                      /* slam-solve --method: sbm_solver_method, -1: default */
     int pcg_iterations;              /* -1: default */
     double pcg_tolerance;            /* 0: default */
+    sbm_loss loss;                   /* --loss (default none) */
     int64_t cameras, points, obs;    /* bal-generate */
     int64_t seed;                    /* bal-generate --seed */
     double noise, perturbation;      /* bal-generate */
@@ -34,7 +35,7 @@ enum {
     OPT_GENERATE = 1 << 3,
     OPT_OUT = 1 << 4,
     OPT_RHS = 1 << 5,
-    OPT_SOLVER = 1 << 6, /* --iterations, --linear-solver, --pcg-* */
+    OPT_SOLVER = 1 << 6, /* --iterations, --linear-solver, --pcg-*, --loss */
     OPT_GEN = 1 << 7,    /* bal-generate's options */
     OPT_METHOD = 1 << 8  /* slam-solve --method */
 };
@@ -58,6 +59,17 @@ int cli_ba_needs(const char *usage, const char *cmd, const char *what);
  * compute context. @return 0 or EXIT_FAILURE (reported); cli_ba_close releases c either way. */
 int cli_ba_open(const cli_opts *o, const sbm_bal_generate_options *gen, ba_cmd *c);
 void cli_ba_close(ba_cmd *c);
+/* The range of --loss's scale as text ("1e-150 to 1e150"), from sbm_solve.h's macros. */
+#define CLI_STR_(x) #x
+#define CLI_STR(x) CLI_STR_(x)
+#define CLI_LOSS_SCALE_RANGE CLI_STR(SBM_LOSS_SCALE_MIN) " to " CLI_STR(SBM_LOSS_SCALE_MAX)
+/* --loss's value: "none", "huber:A" or "cauchy:A" with A a number from SBM_LOSS_SCALE_MIN to
+ * SBM_LOSS_SCALE_MAX (sbm_solver_options.loss). @return NULL, or the message of an invalid
+ * value with '%s' for *bad (the whole value or its scale). */
+const char *cli_ba_parse_loss(const char *v, sbm_loss *loss, const char **bad);
+/* The loss as --loss takes it ("none", "huber:1.5"): the scale to the digits that read back
+ * exactly. */
+void cli_ba_loss_text(sbm_loss loss, char *buf, size_t size);
 /* "dense Cholesky", "sparse Cholesky", "PCG (block-Jacobi)", ... */
 const char *cli_ba_solver_name(sbm_linear_solver s);
 /* The symmetric matrix A (upper block triangle) to out as full scalar Matrix Market and, with

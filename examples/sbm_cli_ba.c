@@ -4,7 +4,7 @@
  *   sbm ba-schur   --bal FILE [--backend cpu|cuda|auto] -o S.mtx [--rhs rhs.txt]
  *   sbm ba-solve   (--bal FILE | --generate C,P,K[,SEED]) [--backend ...] [--iterations N]
  *                  [--linear-solver auto|dense|sparse|pcg|pcg-matrix-free] [--pcg-iterations N]
- *                  [--pcg-tolerance T] [-o refined.txt]
+ *                  [--pcg-tolerance T] [--loss none|huber:A|cauchy:A] [-o refined.txt]
  *   sbm bal-generate --cameras N --points N [--obs-per-point K] [--seed S] [--noise PX]
  *                  [--perturbation X] -o FILE
  *
@@ -39,10 +39,12 @@ static const char *const usage_ba_solve =
     "usage: sbm ba-solve (--bal FILE | --generate C,P,K[,SEED]) [--backend cpu|cuda|auto]\n"
     "                    [--iterations N]\n"
     "                    [--linear-solver auto|dense|sparse|pcg|pcg-matrix-free]\n"
-    "                    [--pcg-iterations N] [--pcg-tolerance T] [-o refined.txt]\n"
+    "                    [--pcg-iterations N] [--pcg-tolerance T]\n"
+    "                    [--loss none|huber:A|cauchy:A] [-o refined.txt]\n"
     "\n"
     "Levenberg-Marquardt bundle adjustment on the reduced camera system; one line per\n"
-    "iteration (cost 0.5 |r|^2 before and after to 12 digits, damping, accepted / rejected /\n"
+    "iteration (cost 0.5 |r|^2, or 0.5 sum rho(|r_k|^2) over the observations with --loss,\n"
+    "before and after to 12 digits, damping, accepted / rejected /\n"
     "lin-fail, max |gradient|, |step|, PCG iterations (* at the cap), seconds spent\n"
     "linearising, forming S, solving, updating; a failed factorisation, a rejected step, is\n"
     "followed by the failure, naming the camera or point as numbered in the file), then where\n"
@@ -63,6 +65,10 @@ static const char *const usage_ba_solve =
     "                      on the explicit S), pcg-matrix-free (S never formed)\n"
     "  --pcg-iterations N  PCG iterations per step at most (default 200)\n"
     "  --pcg-tolerance T   PCG relative residual (default 1e-8)\n"
+    "  --loss L            robust loss of every observation, Ceres' definitions, A the scale\n"
+    "                      in pixels (from " CLI_LOSS_SCALE_RANGE "): none (default),\n"
+    "                      huber:A (rho(s) = s up to s = A^2, then 2 A sqrt(s) - A^2),\n"
+    "                      cauchy:A (rho(s) = A^2 log(1 + s / A^2)); the summary names it\n"
     "  -o, --output FILE   write the refined problem in BAL format\n";
 
 static const char *const usage_bal_generate =
@@ -159,14 +165,18 @@ static int ba_solve_run(const cli_opts *o, const ba_cmd *c)
     if (o->linear_solver >= 0) so.linear_solver = (sbm_linear_solver)o->linear_solver;
     if (o->pcg_iterations > 0) so.pcg_max_iterations = o->pcg_iterations;
     if (o->pcg_tolerance > 0) so.pcg_tolerance = o->pcg_tolerance;
+    so.loss = o->loss;
     so.callback = ba_print_iteration;
     so.user = c->ctx;
     sbm_solver_summary s;
     if (sbm_ba_solve(c->ctx, c->p, &so, &s) != SBM_SUCCESS) return cli_lib_error(c->ctx, o->bal);
-    printf("cost %.12e -> %.12e (%.3g times lower) in %d iterations (%d accepted), %s; "
+    char loss[64];
+    cli_ba_loss_text(so.loss, loss, sizeof loss);
+    printf("cost %.12e -> %.12e (%.3g times lower) in %d iterations (%d accepted), %s, loss %s; "
            "max |gradient| %.3e\n",
            s.initial_cost, s.final_cost, s.final_cost > 0 ? s.initial_cost / s.final_cost : INFINITY,
-           s.iterations, s.accepted, cli_ba_solver_name(s.linear_solver), s.final_gradient_norm);
+           s.iterations, s.accepted, cli_ba_solver_name(s.linear_solver), loss,
+           s.final_gradient_norm);
     cli_ba_print_times(&s, "Schur");
     if (s.linear_failures > 0)
         printf("%d of %d steps rejected: the factorisation failed\n", s.linear_failures,

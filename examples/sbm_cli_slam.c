@@ -3,7 +3,7 @@
  *   sbm slam-info  --g2o FILE [--information refuse|repair] [--backend ...] -o L.mtx [--rhs b.txt]
  *   sbm slam-solve --g2o FILE [--information refuse|repair] [--backend ...] [--method lm|gn]
  *                  [--iterations N] [--linear-solver auto|sparse|dense|pcg] [--pcg-iterations N]
- *                  [--pcg-tolerance T] [-o optimised.g2o]
+ *                  [--pcg-tolerance T] [--loss none|huber:A|cauchy:A] [-o optimised.g2o]
  *
  * Lambda is written as a full symmetric scalar Matrix Market file, b one value per line
  * ("%.17g"). Every output appears only when the whole command succeeded. */
@@ -34,10 +34,12 @@ static const char *const usage_slam_info =
 static const char *const usage_slam_solve =
     "usage: sbm slam-solve --g2o FILE [--information refuse|repair] [--backend cpu|cuda|auto]\n"
     "                      [--method lm|gn] [--iterations N] [--linear-solver auto|sparse|dense|pcg]\n"
-    "                      [--pcg-iterations N] [--pcg-tolerance T] [-o optimised.g2o]\n"
+    "                      [--pcg-iterations N] [--pcg-tolerance T]\n"
+    "                      [--loss none|huber:A|cauchy:A] [-o optimised.g2o]\n"
     "\n"
     "Optimises a g2o pose graph from its poses (the spanning-tree start for files without VERTEX\n"
-    "lines). The cost is 0.5 chi2 = 0.5 sum e^T Omega e (half g2o's chi2). One line per\n"
+    "lines). The cost is 0.5 chi2 = 0.5 sum e^T Omega e (half g2o's chi2), or with --loss\n"
+    "0.5 sum rho(e^T Omega e) over the edges. One line per\n"
     "iteration: the cost before and after (12 digits), lambda (LM) or the step length (GN),\n"
     "accepted / rejected / linear failure (Lambda + damping not positive definite: a rejected\n"
     "step, the vertex named below it), max |gradient|, |step|, PCG iterations, seconds spent\n"
@@ -57,6 +59,11 @@ static const char *const usage_slam_solve =
     "                      (block-Jacobi; inexact when it hits its iteration cap)\n"
     "  --pcg-iterations N  PCG iterations per step at most (default 500)\n"
     "  --pcg-tolerance T   PCG relative residual (default 1e-8)\n"
+    "  --loss L            robust loss of every edge, on its chi2 s = e^T Omega e, Ceres'\n"
+    "                      definitions, A the scale (from " CLI_LOSS_SCALE_RANGE "):\n"
+    "                      none (default), huber:A (rho(s) = s up to s = A^2, then\n"
+    "                      2 A sqrt(s) - A^2), cauchy:A (rho(s) = A^2 log(1 + s / A^2));\n"
+    "                      the summary names it\n"
     "  -o, --output FILE   write the optimised graph in g2o format (the types read, %.17g, a\n"
     "                      FIX line for every vertex held fixed; \".bz2\": compressed)\n";
 
@@ -157,16 +164,24 @@ static int slam_solve_run(const cli_opts *o, const ba_cmd *c)
     if (o->method >= 0) so.method = (sbm_solver_method)o->method;
     if (o->pcg_iterations > 0) so.pcg_max_iterations = o->pcg_iterations;
     if (o->pcg_tolerance > 0) so.pcg_tolerance = o->pcg_tolerance;
+    so.loss = o->loss;
+    char loss[64];
+    cli_ba_loss_text(so.loss, loss, sizeof loss);
     const int lm = so.method == SBM_METHOD_LEVENBERG_MARQUARDT;
     slam_print sp = {c->ctx, lm, so.linear_solver == SBM_LINEAR_PCG};
     so.callback = slam_print_iteration;
     so.user = &sp;
-    printf("%s, cost 0.5 chi2\n", lm ? "Levenberg-Marquardt" : "Gauss-Newton");
+    if (so.loss.type == SBM_LOSS_NONE)
+        printf("%s, cost 0.5 chi2\n", lm ? "Levenberg-Marquardt" : "Gauss-Newton");
+    else
+        printf("%s, cost 0.5 sum rho(e^T Omega e), loss %s\n",
+               lm ? "Levenberg-Marquardt" : "Gauss-Newton", loss);
     sbm_solver_summary s;
     if (sbm_slam_solve(c->ctx, c->g, &so, &s) != SBM_SUCCESS) return cli_lib_error(c->ctx, o->g2o);
-    printf("cost %.12e -> %.12e in %d iterations (%d accepted), %s; max |gradient| %.3e\n",
+    printf("cost %.12e -> %.12e in %d iterations (%d accepted), %s, loss %s; max |gradient| "
+           "%.3e\n",
            s.initial_cost, s.final_cost, s.iterations, s.accepted,
-           cli_ba_solver_name(s.linear_solver), s.final_gradient_norm);
+           cli_ba_solver_name(s.linear_solver), loss, s.final_gradient_norm);
     cli_ba_print_times(&s, "Lambda");
     if (s.linear_failures > 0)
         printf("%d of %d steps rejected: Lambda + damping was not positive definite\n",

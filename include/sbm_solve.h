@@ -60,8 +60,14 @@ typedef enum sbm_loss_type {
 
 typedef struct sbm_loss {
     sbm_loss_type type;
-    double scale;        /* a > 0 and finite (ignored by SBM_LOSS_NONE) */
+    double scale;        /* a in [SBM_LOSS_SCALE_MIN, SBM_LOSS_SCALE_MAX] (ignored by
+                          * SBM_LOSS_NONE) */
 } sbm_loss;
+
+/* The scales a loss accepts: Ceres' formulas use a^2 and 1/a^2, which must stay finite, normal
+ * doubles (Cauchy would otherwise give 0 * inf = NaN: a = 1e-200 at s = 0, a = 1e200 at any s). */
+#define SBM_LOSS_SCALE_MIN 1e-150
+#define SBM_LOSS_SCALE_MAX 1e150
 
 /* "none", "huber", "cauchy", or "unknown loss". */
 const char *sbm_loss_name(sbm_loss_type type);

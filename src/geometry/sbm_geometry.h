@@ -436,9 +436,11 @@ SBM_GEO_FN void sbm__loss_rho(int type, double a, double s, double rho[3])
             rho[0] = s, rho[1] = 1.0, rho[2] = 0.0;
         }
     } else if (type == SBM__LOSS_CAUCHY) {
-        const double b = a * a, c = 1.0 / b;
-        const double sum = 1.0 + s * c, inv = 1.0 / sum;
-        rho[0] = b * log(sum);
+        const double b = a * a, c = 1.0 / b, x = s * c;
+        const double sum = 1.0 + x, inv = 1.0 / sum;
+        /* Ceres: b log(sum), which loses digits for s << a^2 and is inf where s c overflows
+         * (huge s, tiny a) though rho is not (log1p(x) = log(s) + log(c) there) */
+        rho[0] = b * (x <= DBL_MAX ? log1p(x) : log(s) + log(c));
         rho[1] = inv > DBL_MIN ? inv : DBL_MIN;
         rho[2] = -c * (inv * inv);
     } else {

@@ -42,7 +42,7 @@ void sbm__symup_free(sbm__symup *s);
 /* Validate solver options (src/solve/solver_options.c). */
 sbm_status sbm__check_solver_options(sbm_ctx *ctx, const sbm_solver_options *o);
 /* A loss named arg in messages ("argument <arg>.scale = ..."): a known type, and a finite
- * scale > 0 unless the type is SBM_LOSS_NONE. */
+ * scale > 0 unless the type is SBM_LOSS_NONE, from SBM_LOSS_SCALE_MIN to SBM_LOSS_SCALE_MAX. */
 sbm_status sbm__check_loss(sbm_ctx *ctx, const char *arg, const sbm_loss *loss);
 
 /* ---------------------------------------------------------------------------------------- */

@@ -25,11 +25,8 @@ fail=0
 RUN=""
 if command -v timeout >/dev/null 2>&1; then RUN="timeout 300"; fi
 
-ok() { pass=$((pass + 1)); }
-bad() {
-    fail=$((fail + 1))
-    echo "FAIL: $*"
-}
+# ok, bad, runs, fails (each sbm command under $RUN)
+. "$(dirname "$0")/cli_lib.sh"
 
 if [ ! -f "$MTX/west0067.mtx.gz" ]; then
     echo "test_cli.sh: data not found in $MTX (the repository's tests/data)"
@@ -415,24 +412,6 @@ gemm_ok() {
         fi
     else
         bad "gemm $* : exit $? : $(cat "$TMP/c$n_case.err")"
-    fi
-}
-
-# fails CODE SUBSTRING OUTFILE ARGS... : sbm ARGS exits with CODE, stderr contains SUBSTRING,
-# and OUTFILE (may be "-") does not exist afterwards.
-fails() {
-    local code=$1 substr=$2 out=$3
-    shift 3
-    $RUN "$SBM" "$@" >"$TMP/f.out" 2>"$TMP/f.err"
-    local got=$?
-    if [ "$got" -ne "$code" ]; then
-        bad "sbm $* : exit $got, expected $code; stderr: $(cat "$TMP/f.err")"
-    elif ! grep -qF -- "$substr" "$TMP/f.err"; then
-        bad "sbm $* : stderr lacks '$substr': $(cat "$TMP/f.err")"
-    elif [ "$out" != "-" ] && [ -e "$out" ]; then
-        bad "sbm $* : left $out behind"
-    else
-        ok
     fi
 }
 

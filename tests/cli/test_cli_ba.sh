@@ -25,11 +25,8 @@ mkdir -p "$TMP"
 pass=0
 fail=0
 
-ok() { pass=$((pass + 1)); }
-bad() {
-    fail=$((fail + 1))
-    echo "FAIL: $*"
-}
+# ok, bad, runs, fails
+. "$(dirname "$0")/cli_lib.sh"
 
 if [ ! -f "$BAL/problem-49-7776-pre.txt.bz2" ] || [ ! -f "$G2O/tinyGrid3D.g2o.bz2" ]; then
     echo "test_cli_ba.sh: data not found in $REPO/tests/data"
@@ -378,15 +375,6 @@ PY
 # Helpers
 # ------------------------------------------------------------------------------------------
 
-# runs CMD... ; the command succeeds (output in $TMP/run.out, $TMP/run.err)
-runs() {
-    if "$SBM" "$@" >"$TMP/run.out" 2>"$TMP/run.err"; then
-        return 0
-    fi
-    bad "sbm $* : exit $? : $(cat "$TMP/run.err")"
-    return 1
-}
-
 # ref_ok KIND INPUT ARGS... : the command writes $TMP/out.mtx (and $TMP/out.txt) that match the
 # reference for INPUT
 ref_ok() {
@@ -399,24 +387,6 @@ ref_ok() {
         ok
     else
         bad "sbm $* : $msg"
-    fi
-}
-
-# fails CODE SUBSTRING OUTFILE ARGS... : exit CODE, stderr contains SUBSTRING, OUTFILE (may be
-# "-") does not exist afterwards
-fails() {
-    local code=$1 substr=$2 out=$3
-    shift 3
-    "$SBM" "$@" >"$TMP/f.out" 2>"$TMP/f.err"
-    local got=$?
-    if [ "$got" -ne "$code" ]; then
-        bad "sbm $* : exit $got, expected $code; stderr: $(cat "$TMP/f.err")"
-    elif ! grep -qF -- "$substr" "$TMP/f.err"; then
-        bad "sbm $* : stderr lacks '$substr': $(cat "$TMP/f.err")"
-    elif [ "$out" != "-" ] && [ -e "$out" ]; then
-        bad "sbm $* : left $out behind"
-    else
-        ok
     fi
 }
 
