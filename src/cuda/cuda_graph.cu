@@ -96,8 +96,12 @@ sbm_status sbm__cuda_graph_run(sbm_ctx *ctx, sbm__cuda_graph *g, sbm__cuda_recor
     sbm_status st = SBM_SUCCESS;
     sbm__cuda_state *S = sbm__cuda_st(ctx);
     const cudaStream_t s = sbm__cuda_stream(ctx);
-    /* a graph captured by another context uses that context's cuBLAS workspace */
-    if (g->exec && g->owner != S->serial) sbm__cuda_graph_reset(g);
+    /* a graph captured by another context uses that context's cuBLAS workspace; a replay of it
+     * may still be queued on that context's stream */
+    if (g->exec && g->owner != S->serial) {
+        SBM__CU(ctx, cudaDeviceSynchronize(), "cudaDeviceSynchronize (a graph of another context)");
+        sbm__cuda_graph_reset(g);
+    }
     if (!S->graphs || g->failed) return record(ctx, s, data);
     if (!g->exec) {
         if (!g->warm) {
