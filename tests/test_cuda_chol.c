@@ -130,6 +130,18 @@ static void test_cuda_chol_paths(void **state)
         }
 }
 
+/* Makes a host matrix of pose_graph (block size b) not positive definite: kind 0 negates block
+ * column 7's diagonal block, kind 1 puts a NaN in block (2, 3). */
+static void spoil(sbm_cbc *A, int b, int kind)
+{
+    const int64_t *cp = A->colptr;
+    for (int64_t p = cp[kind == 0 ? 7 : 3]; p < cp[kind == 0 ? 8 : 4]; p++) {
+        if (kind == 0 && A->rowind[p] == 7)
+            for (int q = 0; q < b * b; q++) A->values[p * b * b + q] *= -1.0;
+        if (kind == 1 && A->rowind[p] == 2) A->values[p * b * b + 4] = NAN;
+    }
+}
+
 /* Block column 7's diagonal block negated, then a NaN in block (2, 3): the device reports the
  * CPU's failed column on every path; the chol refuses to solve; a damping that makes the
  * matrix positive definite again factors it, like the CPU. */
@@ -141,15 +153,7 @@ static void test_cuda_chol_not_pd(void **state)
     for (int kind = 0; kind < 2; kind++)
         for (int natural = 0; natural < 2; natural++) {
             sbm_cbc *A = pose_graph(e->host, 77, nb, b, 0.1, 0);
-            const int64_t *cp = A->colptr;
-            if (kind == 0) {
-                for (int64_t p = cp[7]; p < cp[8]; p++)
-                    if (A->rowind[p] == 7)
-                        for (int q = 0; q < b * b; q++) A->values[p * b * b + q] *= -1.0;
-            } else {
-                for (int64_t p = cp[3]; p < cp[4]; p++)
-                    if (A->rowind[p] == 2) A->values[p * b * b + 4] = NAN;
-            }
+            spoil(A, b, kind);
             sbm_cbc *D = NULL;
             SBM_ASSERT_OK(e->ctx, sbm_cbc_copy(e->ctx, A, &D));
             int64_t want = -2, got = -2;
@@ -381,12 +385,7 @@ static void test_cuda_chol_graph_not_pd(void **state)
     for (int kind = 0; kind < 2; kind++) {
         sbm_cbc *H = pose_graph(e->host, 78, nb, b, 0.1, 0), *HD = NULL;
         SBM_ASSERT_OK(e->host, sbm_cbc_copy(e->host, H, &HD));
-        const int64_t *cp = HD->colptr;
-        for (int64_t p = kind == 0 ? cp[7] : cp[3]; p < (kind == 0 ? cp[8] : cp[4]); p++) {
-            if (kind == 0 && HD->rowind[p] == 7)
-                for (int q = 0; q < b * b; q++) HD->values[p * b * b + q] *= -1.0;
-            if (kind == 1 && HD->rowind[p] == 2) HD->values[p * b * b + 4] = NAN;
-        }
+        spoil(HD, b, kind);
         sbm_cbc *A = NULL, *D = NULL;
         SBM_ASSERT_OK(G, sbm_cbc_copy(G, H, &A));
         SBM_ASSERT_OK(G, sbm_cbc_copy(G, HD, &D));
