@@ -267,19 +267,25 @@ static void test_cuda_chol_transfers(void **state)
 /* CUDA graphs (src/cuda/cuda_graph.cu): the level loops captured once and replayed          */
 /* ---------------------------------------------------------------------------------------- */
 
-/* A CUDA context on e's device with CUDA graphs on or off (SBM_CUDA_GRAPHS, read when a context
- * is created; the variable is restored). */
-static sbm_ctx *graphs_ctx(const sbm_test_env *e, int on)
+/* sbm_ctx_create on e's device with SBM_CUDA_GRAPHS = value (read when a context is created);
+ * the variable is restored. */
+static sbm_status create_with(const sbm_test_env *e, const char *value, sbm_ctx **ctx)
 {
     const char *old = getenv("SBM_CUDA_GRAPHS");
     char *saved = old ? strdup(old) : NULL;
-    setenv("SBM_CUDA_GRAPHS", on ? "1" : "0", 1);
-    sbm_ctx *ctx = NULL;
-    const sbm_status st = sbm_ctx_create(&ctx, SBM_BACKEND_CUDA, e->ctx->device);
+    setenv("SBM_CUDA_GRAPHS", value, 1);
+    const sbm_status st = sbm_ctx_create(ctx, SBM_BACKEND_CUDA, e->ctx->device);
     if (saved) setenv("SBM_CUDA_GRAPHS", saved, 1);
     else unsetenv("SBM_CUDA_GRAPHS");
     free(saved);
-    SBM_ASSERT_OK(NULL, st);
+    return st;
+}
+
+/* A CUDA context with graphs off (mode 0), on (1), or the factor's cut at every cuSOLVER call. */
+static sbm_ctx *graphs_ctx(const sbm_test_env *e, int mode)
+{
+    sbm_ctx *ctx = NULL;
+    SBM_ASSERT_OK(NULL, create_with(e, mode == 0 ? "0" : mode == 1 ? "1" : "2", &ctx));
     return ctx;
 }
 
@@ -318,59 +324,63 @@ static double *factor_solve(sbm_ctx *ctx, sbm_chol *chol, const sbm_cbc *A, int 
  * bitwise and the CPU's to 1e-10 (so each replay used the new lambda and the new B); the graphs
  * were launched exactly as the warm-up rule says (factor: every call after the first; solve:
  * every call of an (nrhs, threshold) after its first), the plain context launched none, and
- * every graph is gone with its numeric object. */
+ * every graph is gone with its numeric object. The factor cut at its cuSOLVER calls
+ * (SBM_CUDA_GRAPHS=2, the fallback when cuSOLVER cannot be captured) equals them bitwise too. */
 static void test_cuda_chol_graph_equal(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
     static const double lambdas[6] = {0.5, 2.0, 1e-3, 7.0, 0.1, 3.0};
     static const int64_t nrhss[6] = {1, 1, 3, 2, 3, 1}, extra[6] = {0, 0, 5, 0, 1, 2};
-    sbm_ctx *P = graphs_ctx(e, 0), *G = graphs_ctx(e, 1);
+    static const char *const names[3] = {"plain", "graphs", "cut factor graph"};
+    /* plain launches, graphs, graphs with the factor cut at cuSOLVER calls, the CPU */
+    sbm_ctx *ctx[4] = {graphs_ctx(e, 0), graphs_ctx(e, 1), graphs_ctx(e, 2), e->host};
     const int64_t live0 = sbm__cuda_graphs_live();
     for (size_t c = 0; c < sizeof graph_cases / sizeof graph_cases[0]; c++) {
         const struct graph_case *gc = &graph_cases[c];
         const int64_t n = gc->nb * gc->b;
-        sbm_cbc *AP = pose_graph(P, 40 + c, gc->nb, gc->b, gc->closure, gc->arrow);
-        sbm_cbc *AG = pose_graph(G, 40 + c, gc->nb, gc->b, gc->closure, gc->arrow);
-        sbm_cbc *H = pose_graph(e->host, 40 + c, gc->nb, gc->b, gc->closure, gc->arrow);
+        sbm_cbc *A[4];
+        for (int k = 0; k < 4; k++)
+            A[k] = pose_graph(ctx[k], 40 + c, gc->nb, gc->b, gc->closure, gc->arrow);
         for (int t = 0; t < 3; t++) {
-            sbm_chol *cp = NULL, *cg = NULL, *ch = NULL;
-            set_threshold(P, graph_thresholds[t]);
-            set_threshold(G, graph_thresholds[t]);
-            SBM_ASSERT_OK(P, sbm_chol_plan(P, AP, NULL, &cp));
-            SBM_ASSERT_OK(G, sbm_chol_plan(G, AG, NULL, &cg));
-            SBM_ASSERT_OK(e->host, sbm_chol_plan(e->host, H, NULL, &ch));
-            sbm__stats_reset(G);
+            sbm_chol *chol[4] = {NULL, NULL, NULL, NULL};
+            for (int k = 0; k < 4; k++) {
+                if (k < 3) set_threshold(ctx[k], graph_thresholds[t]);
+                SBM_ASSERT_OK(ctx[k], sbm_chol_plan(ctx[k], A[k], NULL, &chol[k]));
+                sbm__stats_reset(ctx[k]);
+            }
             for (int r = 0; r < 6; r++) {
                 const int damping = 1 + r % 2;
                 const int64_t ld = n + extra[r], nrhs = nrhss[r];
+                double *X[4];
                 char what[160];
                 snprintf(what, sizeof what, "%s, chol_dense_front %d, factorisation %d (lambda %g, "
                          "nrhs %lld)", gc->name, graph_thresholds[t], r, lambdas[r], (long long)nrhs);
-                double *XP = factor_solve(P, cp, AP, damping, lambdas[r], n, nrhs, ld, 7 + r);
-                double *XG = factor_solve(G, cg, AG, damping, lambdas[r], n, nrhs, ld, 7 + r);
-                double *XH = factor_solve(e->host, ch, H, damping, lambdas[r], n, nrhs, ld, 7 + r);
-                if (memcmp(XP, XG, (size_t)(ld * nrhs) * sizeof(double)) != 0)
-                    fail_msg("%s: the graphs' solution differs from the plain path's", what);
-                sbm_test_assert_near(XG, XH, ld * nrhs, 1e-10, what);
-                free(XP);
-                free(XG);
-                free(XH);
+                for (int k = 0; k < 4; k++)
+                    X[k] = factor_solve(ctx[k], chol[k], A[k], damping, lambdas[r], n, nrhs, ld,
+                                        7 + r);
+                for (int k = 1; k < 3; k++)
+                    if (memcmp(X[0], X[k], (size_t)(ld * nrhs) * sizeof(double)) != 0)
+                        fail_msg("%s: the %s solution differs from the plain path's", what,
+                                 names[k]);
+                sbm_test_assert_near(X[1], X[3], ld * nrhs, 1e-10, what);
+                for (int k = 0; k < 4; k++) free(X[k]);
             }
             /* factor: 5 replays; solve: nrhs 1 at r = 1, 5, nrhs 3 at r = 4 */
-            assert_int_equal(sbm__stats_get(G).graph_launches, 8);
-            assert_int_equal(sbm__stats_get(P).graph_launches, 0);
+            assert_int_equal(sbm__stats_get(ctx[0]).graph_launches, 0);
+            assert_int_equal(sbm__stats_get(ctx[1]).graph_launches, 8);
+            /* the cut factor: 5 replays of each piece (one more than the dense fronts) */
+            const int64_t pieces = (int64_t)(sbm__stats_get(ctx[2]).graph_launches - 3) / 5;
+            assert_int_equal(sbm__stats_get(ctx[2]).graph_launches, 3 + 5 * pieces);
+            assert_true(pieces >= 1 && (t != 1 || pieces > 1));
+            sbm_chol_destroy(chol[2]);
+            chol[2] = NULL;
             assert_int_equal(sbm__cuda_graphs_live(), live0 + 3);
-            sbm_chol_destroy(cp);
-            sbm_chol_destroy(cg);
-            sbm_chol_destroy(ch);
+            for (int k = 0; k < 4; k++) sbm_chol_destroy(chol[k]);
             assert_int_equal(sbm__cuda_graphs_live(), live0);
         }
-        sbm_cbc_destroy(AP);
-        sbm_cbc_destroy(AG);
-        sbm_cbc_destroy(H);
+        for (int k = 0; k < 4; k++) sbm_cbc_destroy(A[k]);
     }
-    sbm_ctx_destroy(P);
-    sbm_ctx_destroy(G);
+    for (int k = 0; k < 3; k++) sbm_ctx_destroy(ctx[k]);
 }
 
 /* A matrix that is not positive definite (a negated diagonal block, or a NaN), factored with
@@ -435,15 +445,12 @@ static void *live_alloc(void *user, size_t bytes)
 {
     void *p = NULL;
     if (cudaMalloc(&p, bytes) != cudaSuccess) return NULL;
-    ++*(long *)user;
-    return p;
+    return ++*(long *)user, p;
 }
 
 static void live_free(void *user, void *ptr)
 {
-    if (!ptr) return;
-    cudaFree(ptr);
-    --*(long *)user;
+    if (ptr) cudaFree(ptr), --*(long *)user;
 }
 #endif
 
@@ -481,15 +488,8 @@ static void test_cuda_chol_graph_lifecycle(void **state)
     sbm_ctx_destroy(G);
     assert_int_equal(live, 0);
 
-    const char *old = getenv("SBM_CUDA_GRAPHS");
-    char *saved = old ? strdup(old) : NULL;
-    setenv("SBM_CUDA_GRAPHS", "yes", 1);
     sbm_ctx *bad = NULL;
-    const sbm_status st = sbm_ctx_create(&bad, SBM_BACKEND_CUDA, e->ctx->device);
-    if (saved) setenv("SBM_CUDA_GRAPHS", saved, 1);
-    else unsetenv("SBM_CUDA_GRAPHS");
-    free(saved);
-    assert_int_equal(st, SBM_ERR_INVALID_ARGUMENT);
+    assert_int_equal(create_with(e, "yes", &bad), SBM_ERR_INVALID_ARGUMENT);
     assert_null(bad);
     assert_non_null(strstr(sbm_ctx_last_error(NULL), "environment variable SBM_CUDA_GRAPHS: "
                                                      "\"yes\" is neither 0"));

@@ -101,6 +101,16 @@ void sbm__cuda_chol_release(sbm_ctx *ctx)
 /* Create / destroy                                                                         */
 /* ---------------------------------------------------------------------------------------- */
 
+/* The factor's graphs (the caller waits for queued replays first). */
+static void sbm__chol_drop_factor_graphs(sbm__chol_numeric *num)
+{
+    sbm__cuda_graph_reset(&num->fac_graph);
+    for (int64_t j = 0; num->fac_segs && j <= num->fac_ndense; j++)
+        sbm__cuda_graph_reset(&num->fac_segs[j]);
+    free(num->fac_segs);
+    num->fac_segs = NULL;
+}
+
 void sbm__cuda_chol_numeric_destroy(sbm__chol_numeric *num)
 {
     if (!num) return;
@@ -108,7 +118,8 @@ void sbm__cuda_chol_numeric_destroy(sbm__chol_numeric *num)
     if (cudaGetDevice(&cur) == cudaSuccess && cur != num->device) cudaSetDevice(num->device);
     /* queued factor or solve work may still use the fronts, on whatever stream */
     cudaDeviceSynchronize();
-    sbm__cuda_graph_reset(&num->fac_graph);
+    sbm__chol_drop_factor_graphs(num);
+    free(num->fac_dense_sup);
     for (int i = 0; i < SBM__CHOL_SOLVE_GRAPHS; i++) sbm__cuda_graph_reset(&num->solve[i].graph);
     if (num->d_F) num->allocator.free(num->allocator.user, num->d_F);
     if (num->d_index) num->allocator.free(num->allocator.user, num->d_index);
@@ -358,12 +369,23 @@ static sbm_status sbm__chol_factor_setup(sbm_ctx *ctx, const sbm__chol_symbolic 
                                          sbm__chol_numeric *num, int64_t dense)
 {
     sbm_status st = SBM_SUCCESS;
-    int64_t bounds[3];
+    int64_t bounds[3], nd = 0;
     int lwork = 0;
     size_t smem_max = 0;
     if (num->fac_dense != dense) {
-        for (int64_t s = 0; s < sym->nsuper; s++) {
-            const int64_t M = sbm__chol_front_rows(sym, s);
+        if (num->fac_graph.exec || num->fac_segs) SBM__CK(sbm__cuda_sync(ctx)); /* replays */
+        sbm__chol_drop_factor_graphs(num);
+        num->fac_dense = 0;
+        free(num->fac_dense_sup);
+        num->fac_dense_sup = (int64_t *)malloc((size_t)sym->nsuper * sizeof(int64_t));
+        if (!num->fac_dense_sup) {
+            st = sbm__error(ctx, SBM_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes of host "
+                            "memory for the sparse Cholesky's list of dense fronts",
+                            (size_t)sym->nsuper * sizeof(int64_t));
+            goto done;
+        }
+        for (int64_t i = 0; i < sym->nsuper; i++) { /* the level loop's order */
+            const int64_t s = sym->level_sup[i], M = sbm__chol_front_rows(sym, s);
             if (M < dense) continue;
             const int K = (int)((sym->sup_col[s + 1] - sym->sup_col[s]) * sym->b);
             int w = 0;
@@ -372,6 +394,7 @@ static sbm_status sbm__chol_factor_setup(sbm_ctx *ctx, const sbm__chol_symbolic 
                                                          num->d_F + num->h_f_ptr[s], (int)M, &w),
                         "cusolverDnDpotrf_bufferSize");
             if (w > lwork) lwork = w;
+            num->fac_dense_sup[nd++] = s;
         }
         sbm__chol_classes(dense, bounds);
         for (int64_t l = 0; l < sym->nlevels; l++)
@@ -380,15 +403,14 @@ static sbm_status sbm__chol_factor_setup(sbm_ctx *ctx, const sbm__chol_symbolic 
                 const size_t sm = sbm__chol_class_smem(sym, num, l, bounds[c], bounds[c + 1], &any);
                 if (sm > smem_max) smem_max = sm;
             }
-        if (num->fac_graph.exec) SBM__CK(sbm__cuda_sync(ctx)); /* a replay may be queued */
-        sbm__cuda_graph_reset(&num->fac_graph);
         num->fac_dense = dense;
+        num->fac_ndense = nd;
         num->fac_lwork = lwork;
         num->fac_smem = smem_max;
     }
     if (sbm__cuda_graphs_on(ctx) && num->fac_lwork > num->work_doubles) {
-        if (num->fac_graph.exec) SBM__CK(sbm__cuda_sync(ctx));
-        sbm__cuda_graph_reset(&num->fac_graph);
+        if (num->fac_graph.exec || num->fac_segs) SBM__CK(sbm__cuda_sync(ctx));
+        sbm__chol_drop_factor_graphs(num);
         if (num->d_work) num->allocator.free(num->allocator.user, num->d_work);
         num->work_doubles = 0;
         num->d_work = (double *)sbm__alloc(ctx, (size_t)num->fac_lwork * sizeof(double),
@@ -408,10 +430,24 @@ done:
     return st;
 }
 
-/* One dense front: L11 = chol(F11) (cuSOLVER), L21 = F21 L11^-T, F22 -= L21 L21^T (cuBLAS). */
-static sbm_status sbm__chol_factor_dense(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
-                                         sbm__chol_numeric *num, int64_t s, double *work,
-                                         int lwork)
+/* One dense front's L11 = chol(F11) (cuSOLVER). */
+static sbm_status sbm__chol_potrf(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
+                                  sbm__chol_numeric *num, int64_t s, double *work)
+{
+    sbm_status st = SBM_SUCCESS;
+    const int M = (int)sbm__chol_front_rows(sym, s);
+    const int K = (int)((sym->sup_col[s + 1] - sym->sup_col[s]) * sym->b);
+    SBM__SOLVER(ctx, cusolverDnDpotrf(sbm__chol_solver(ctx), CUBLAS_FILL_MODE_LOWER, K,
+                                      num->d_F + num->h_f_ptr[s], M, work, num->fac_lwork,
+                                      num->dev.info + s),
+                "cusolverDnDpotrf of a front");
+done:
+    return st;
+}
+
+/* After its potrf, one dense front's L21 = F21 L11^-T, F22 -= L21 L21^T (cuBLAS). */
+static sbm_status sbm__chol_dense_update(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
+                                        sbm__chol_numeric *num, int64_t s)
 {
     sbm_status st = SBM_SUCCESS;
     const int M = (int)sbm__chol_front_rows(sym, s);
@@ -420,9 +456,6 @@ static sbm_status sbm__chol_factor_dense(sbm_ctx *ctx, const sbm__chol_symbolic 
     static const double one = 1.0, minus_one = -1.0;
     double *F = num->d_F + num->h_f_ptr[s];
     cublasHandle_t blas = sbm__chol_blas(ctx);
-    SBM__SOLVER(ctx, cusolverDnDpotrf(sbm__chol_solver(ctx), CUBLAS_FILL_MODE_LOWER, K, F, M, work,
-                                      lwork, num->dev.info + s),
-                "cusolverDnDpotrf of a front");
     if (U == 0) goto done;
     SBM__BLAS(ctx, cublasDtrsm(blas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
                                CUBLAS_DIAG_NON_UNIT, U, K, &one, F, M, F + K, M),
@@ -440,10 +473,11 @@ typedef struct sbm__chol_factor_args {
     sbm__chol_numeric *num;
     int64_t dense; /* the dense-front threshold */
     double *work;  /* cuSOLVER workspace of num->fac_lwork doubles */
+    int64_t piece; /* -1: the whole loop; j: only what lies between the j-th potrf and the next */
 } sbm__chol_factor_args;
 
 /* Every level, leaves first, on stream s: the part of the factor that depends only on the
- * structure, captured as the factor graph. */
+ * structure, captured as the factor graph (or one piece of it). */
 static sbm_status sbm__chol_factor_levels(sbm_ctx *ctx, cudaStream_t s, void *data)
 {
     sbm_status st = SBM_SUCCESS;
@@ -451,22 +485,59 @@ static sbm_status sbm__chol_factor_levels(sbm_ctx *ctx, cudaStream_t s, void *da
     const sbm__chol_symbolic *sym = a->sym;
     sbm__chol_numeric *num = a->num;
     const int64_t dense = a->dense;
+    int64_t k = 0; /* potrf calls passed */
+#define SBM__MINE (a->piece < 0 || a->piece == k)
     SBM__CK(sbm__chol_set_stream(ctx, s));
-    for (int64_t l = 0; l < sym->nlevels; l++) {
+    for (int64_t l = 0; l < sym->nlevels && (a->piece < 0 || k <= a->piece); l++) {
         const int64_t lo = sym->level_ptr[l], count = sym->level_ptr[l + 1] - lo;
         int any_dense = 0;
-        SBM__CK(sbm__chol_factor_batched(ctx, sym, num, l, dense, s));
+        if (SBM__MINE) SBM__CK(sbm__chol_factor_batched(ctx, sym, num, l, dense, s));
         for (int64_t i = lo; i < lo + count; i++)
             if (sbm__chol_front_rows(sym, sym->level_sup[i]) >= dense) any_dense = 1;
         if (!any_dense) continue;
-        sbm__chol_launch_extend_add(num->dev, num->d_levels + lo, count, dense, s);
-        SBM__LAUNCHED(ctx, "extend-add of the dense fronts");
-        for (int64_t i = lo; i < lo + count; i++)
-            if (sbm__chol_front_rows(sym, sym->level_sup[i]) >= dense)
-                SBM__CK(sbm__chol_factor_dense(ctx, sym, num, sym->level_sup[i], a->work,
-                                               num->fac_lwork));
-        sbm__chol_launch_check(num->dev, num->d_levels + lo, count, dense, s);
-        SBM__LAUNCHED(ctx, "pivot check of the dense fronts");
+        if (SBM__MINE) {
+            sbm__chol_launch_extend_add(num->dev, num->d_levels + lo, count, dense, s);
+            SBM__LAUNCHED(ctx, "extend-add of the dense fronts");
+        }
+        for (int64_t i = lo; i < lo + count; i++) {
+            const int64_t f = sym->level_sup[i];
+            if (sbm__chol_front_rows(sym, f) < dense) continue;
+            if (a->piece < 0) SBM__CK(sbm__chol_potrf(ctx, sym, num, f, a->work));
+            k++;
+            if (SBM__MINE) SBM__CK(sbm__chol_dense_update(ctx, sym, num, f));
+        }
+        if (SBM__MINE) {
+            sbm__chol_launch_check(num->dev, num->d_levels + lo, count, dense, s);
+            SBM__LAUNCHED(ctx, "pivot check of the dense fronts");
+        }
+    }
+#undef SBM__MINE
+done:
+    return st;
+}
+
+/* The loop in pieces cut at every potrf (each piece a graph, each potrf plain on stream s):
+ * the same calls in the same order as the whole loop. */
+static sbm_status sbm__chol_factor_pieces(sbm_ctx *ctx, sbm__chol_factor_args *a, cudaStream_t s)
+{
+    sbm_status st = SBM_SUCCESS;
+    sbm__chol_numeric *num = a->num;
+    if (!num->fac_segs) {
+        num->fac_segs = (sbm__cuda_graph *)calloc((size_t)num->fac_ndense + 1,
+                                                  sizeof(sbm__cuda_graph));
+        if (!num->fac_segs) {
+            st = sbm__error(ctx, SBM_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes of host "
+                            "memory for the sparse Cholesky's factor graphs",
+                            (size_t)(num->fac_ndense + 1) * sizeof(sbm__cuda_graph));
+            goto done;
+        }
+    }
+    for (int64_t j = 0; j <= num->fac_ndense; j++) {
+        a->piece = j;
+        SBM__CK(sbm__cuda_graph_run(ctx, &num->fac_segs[j], sbm__chol_factor_levels, a));
+        if (j == num->fac_ndense) break;
+        SBM__CK(sbm__chol_set_stream(ctx, s)); /* a capture may have left the handles elsewhere */
+        SBM__CK(sbm__chol_potrf(ctx, a->sym, num, num->fac_dense_sup[j], a->work));
     }
 done:
     return st;
@@ -482,7 +553,7 @@ sbm_status sbm__cuda_chol_factor(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
     sbm_status st = SBM_SUCCESS;
     cudaStream_t s = sbm__cuda_stream(ctx);
     unsigned long long h_failed = SBM__CHOL_NO_FAILURE;
-    sbm__chol_factor_args args = {sym, num, sbm__chol_dense_front(ctx), NULL};
+    sbm__chol_factor_args args = {sym, num, sbm__chol_dense_front(ctx), NULL, -1};
     *failed = -1;
     SBM__CK(sbm__cuda_enter(ctx));
     if (sym->nsuper == 0) goto done;
@@ -495,7 +566,11 @@ sbm_status sbm__cuda_chol_factor(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
     SBM__LAUNCHED(ctx, "assembly of A into the fronts");
     if (sbm__cuda_graphs_on(ctx)) {
         args.work = num->d_work;
-        SBM__CK(sbm__cuda_graph_run(ctx, &num->fac_graph, sbm__chol_factor_levels, &args));
+        if (sbm__cuda_graphs_on(ctx) == 2) num->fac_graph.failed = 1;
+        if (!num->fac_graph.failed)
+            SBM__CK(sbm__cuda_graph_run(ctx, &num->fac_graph, sbm__chol_factor_levels, &args));
+        else /* the whole loop could not be captured: perhaps only cuSOLVER cannot */
+            SBM__CK(sbm__chol_factor_pieces(ctx, &args, s));
     } else {
         if (num->fac_lwork > 0)
             SBM__CK(sbm__cuda_workspace(ctx, SBM__WS_OP_B, (size_t)num->fac_lwork * sizeof(double),

@@ -22,9 +22,11 @@ sbm_status sbm__cuda_graphs_init(sbm_ctx *ctx, sbm__cuda_state *S)
     S->serial = ++sbm__cuda_serials;
     if (!v || !*v || strcmp(v, "1") == 0) S->graphs = 1;
     else if (strcmp(v, "0") == 0) S->graphs = 0;
+    else if (strcmp(v, "2") == 0) S->graphs = 2;
     else
         return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT, "environment variable SBM_CUDA_GRAPHS: "
-                          "\"%.64s\" is neither 0 (plain launches) nor 1 (CUDA graphs)", v);
+                          "\"%.64s\" is neither 0 (plain launches), 1 (CUDA graphs) nor 2 "
+                          "(graphs cut at every cuSOLVER call)", v);
     return SBM_SUCCESS;
 }
 

@@ -94,8 +94,8 @@ typedef struct sbm__cuda_state {
     sbm__cuda_buffer blas_ws;                 /* that cuBLAS handle's workspace (cuda_chol.cu):
                                                  ours, so that captured graphs can use it */
     /* chol-graph: CUDA graphs (cuda_graph.cu) */
-    int graphs;                               /* 1: replay captured launch sequences (the
-                                                 environment's SBM_CUDA_GRAPHS at creation) */
+    int graphs;                               /* 1 or 2: replay captured launch sequences
+                                                 (SBM_CUDA_GRAPHS at creation, 0: off) */
     uint64_t serial;                          /* unique per context in the process: the owner
                                                  tag of the graphs it captures */
     void *capture_stream;                     /* cudaStream_t the captures record on (made at
@@ -211,7 +211,8 @@ typedef struct sbm__cuda_graph {
  * synchronisation, no copy to the host), every pointer valid for as long as the graph lives. */
 typedef sbm_status (*sbm__cuda_record_fn)(sbm_ctx *ctx, cudaStream_t s, void *data);
 
-/* Context set-up: SBM_CUDA_GRAPHS ("0": off; unset, empty or "1": on; else
+/* Context set-up: SBM_CUDA_GRAPHS ("0": off; unset, empty or "1": on; "2": on, the sparse
+ * Cholesky's factor graph cut at every cuSOLVER call, its fallback, forced for tests; else
  * SBM_ERR_INVALID_ARGUMENT) and the serial. */
 sbm_status sbm__cuda_graphs_init(sbm_ctx *ctx, sbm__cuda_state *S);
 /* Context tear-down: the capture stream. */
@@ -223,6 +224,7 @@ sbm_status sbm__cuda_graph_run(sbm_ctx *ctx, sbm__cuda_graph *g, sbm__cuda_recor
 /* Destroys g's graph (the caller makes its device current) and clears g. */
 void sbm__cuda_graph_reset(sbm__cuda_graph *g);
 
+/* 0: graphs off; 1: on; 2: on, cut at cuSOLVER calls. */
 static inline int sbm__cuda_graphs_on(sbm_ctx *ctx) { return sbm__cuda_st(ctx)->graphs; }
 
 /* ---------------------------------------------------------------------------------------- */
