@@ -67,9 +67,14 @@ static sbm_status sbm__cuda_graph_capture(sbm_ctx *ctx, sbm__cuda_graph *g,
     memcpy(msg, ctx->message, sizeof msg);
     {
         cudaStream_t cs = (cudaStream_t)S->capture_stream;
+        struct CUstream_st *own = ctx->stream;
         int ok = cudaStreamBeginCapture(cs, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
         if (ok) {
+            /* meanwhile the context's stream is the capture stream: work that record queues
+             * through sbm__cuda_stream(ctx) (the vector operations...) is captured too */
+            ctx->stream = (struct CUstream_st *)cs;
             const sbm_status rs = record(ctx, cs, data);
+            ctx->stream = own;
             /* the capture always ends, whatever record did */
             ok = cudaStreamEndCapture(cs, &graph) == cudaSuccess && rs == SBM_SUCCESS && graph;
         }

@@ -208,7 +208,11 @@ typedef struct sbm__cuda_graph {
 } sbm__cuda_graph;
 
 /* Queues the sequence on stream s: launches and stream-ordered calls only (no allocation, no
- * synchronisation, no copy to the host), every pointer valid for as long as the graph lives. */
+ * synchronisation, no copy to the host), every pointer and scalar argument valid and unchanged
+ * for as long as the graph lives (what changes between calls goes in buffers the graph reads).
+ * During a capture s is the capture stream and so is sbm__cuda_stream(ctx), so that helpers
+ * which queue on the context's stream are captured too; anything they do that a capture does
+ * not allow fails the capture (the sequence then runs plain). */
 typedef sbm_status (*sbm__cuda_record_fn)(sbm_ctx *ctx, cudaStream_t s, void *data);
 
 /* Context set-up: SBM_CUDA_GRAPHS ("0": off; unset, empty or "1": on; "2": on, the sparse
