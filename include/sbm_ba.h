@@ -15,8 +15,9 @@ extern "C" {
 
 /* Problems (BAL files, g2o pose graphs) live in host memory; the linear systems built from them
  * (U, V, W, S; J, Omega, Lambda) and their vectors live in the context's memory, so the block
- * operations above run on the context's backend. Residuals and Jacobians are evaluated on the
- * host (one small closed-form expression per observation or edge) and uploaded. */
+ * operations above run on the context's backend. A BA system keeps its observations in the
+ * context's memory too, and linearises there (the CUDA kernels, or the CPU backend's threads):
+ * only the parameters go up and the cost and max |g| come back. */
 
 /* A seeded synthetic problem: cameras on a sphere around a cloud of points, each looking at its
  * centre; every point seen by obs_per_point distinct cameras; observations are exact
@@ -49,7 +50,12 @@ sbm_status sbm_bal_evaluate(sbm_ctx *ctx, const sbm_bal_problem *problem, double
  *                            W = Jc^T Jp (cameras x points, 9x3 blocks)
  *                            gc = -Jc^T r, gp = -Jp^T r   (so [dc; dp] is the step)
  * with Levenberg-Marquardt damping: every diagonal entry d of U and V is replaced by
- * d + lambda*min(max(d, 1e-6), 1e32). Matrices and vectors are in the context's memory. */
+ * d + lambda*min(max(d, 1e-6), 1e32). Matrices and vectors are in the context's memory.
+ * With a robust loss (sbm_ba_system_set_loss) r and J are those of Ceres' Corrector: per
+ * observation, with s = |r|^2, r' = sqrt(rho'(s)) r / (1 - alpha) and
+ * J' = sqrt(rho'(s)) (J - (alpha / s) r r^T J), alpha = 1 - sqrt(1 + 2 s rho''(s) / rho'(s))
+ * where rho'' > 0, else 0 (so for Huber and Cauchy J' = sqrt(rho') J, r' = sqrt(rho') r);
+ * the cost is 0.5 sum rho(s). Sums run in a fixed order: the same bits on every run. */
 typedef struct sbm_ba_system sbm_ba_system;
 
 typedef struct sbm_ba_system_info {
@@ -58,7 +64,8 @@ typedef struct sbm_ba_system_info {
     const sbm_cbc *W;  /* camera-point coupling */
     const double *gc;  /* -Jc^T r (context memory, 9*cameras) */
     const double *gp;  /* -Jp^T r (context memory, 3*points) */
-    double cost;       /* 0.5*|r|^2 at the linearisation point */
+    double cost;       /* 0.5 sum rho(|r_k|^2) at the linearisation point (the system's
+                          loss; 0.5*|r|^2 without one) */
     double lambda;     /* the damping in U and V */
     int64_t cameras;   /* block rows of W */
     int64_t points;    /* block columns of W */
@@ -73,8 +80,13 @@ sbm_status sbm_ba_system_create(sbm_ctx *ctx, const sbm_bal_problem *problem,
  * the same observations). @return SBM_ERR_NOT_FINITE for a non-finite prediction (the system is
  * then unchanged) or Jacobian (the system then needs a new linearisation). */
 sbm_status sbm_ba_linearize(sbm_ctx *ctx, sbm_ba_system *system, const sbm_bal_problem *problem);
-/* Set the damping of U and V (from the undamped values of the last linearisation). */
+/* Set the damping of U and V (from the undamped values of the last linearisation, kept in the
+ * context's memory: nothing is copied from the host). */
 sbm_status sbm_ba_set_damping(sbm_ctx *ctx, sbm_ba_system *system, double lambda);
+/* The robust loss of the linearisations that follow (none at creation; sbm_loss in
+ * sbm_solve.h). @return SBM_ERR_INVALID_ARGUMENT for a type that is not an sbm_loss_type, or a
+ * scale that is not finite and > 0 (the scale of SBM_LOSS_NONE is not used). */
+sbm_status sbm_ba_system_set_loss(sbm_ctx *ctx, sbm_ba_system *system, const sbm_loss *loss);
 void sbm_ba_system_destroy(sbm_ba_system *system);
 sbm_ba_system_info sbm_ba_system_get_info(const sbm_ba_system *system);
 /* The reduced camera system of the system as it stands (damping included): *S = the upper block
@@ -116,26 +128,46 @@ sbm_status sbm_ba_back_substitute(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_
  * (symmetric, upper block triangle). x and y in context memory (nc*p), y separate from x. */
 sbm_status sbm_ba_schur_multiply(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *U,
                                  const sbm_cbc *W, const double *x, double *y);
+/* The block diagonal of S = U - Y W^T with the Y of the last execute (Ceres' SCHUR_JACOBI
+ * preconditioner for matrix-free PCG, S never formed): D_i = U_ii - sum over the blocks k of W's
+ * block row i of Y_k W_k^T, on the context's backend, summed in a fixed order (bitwise
+ * repeatable). D: nc x nc blocks of p x p, block diagonal with every diagonal block stored (its
+ * values are overwritten). */
+sbm_status sbm_ba_schur_diagonal(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *U,
+                                 const sbm_cbc *W, sbm_cbc *D);
 void sbm_schur_plan_destroy(sbm_schur_plan *plan);
 
 /* Levenberg-Marquardt on a BAL problem: the reduced camera system each iteration (Schur on the
  * context's backend), damping lambda as in sbm_ba_set_damping, raised on a rejected step and
- * lowered on a good one (Nielsen's rule). Updates the problem's parameters to the best estimate.
- * The reduced system S dc = rhs: SBM_LINEAR_DENSE_CHOLESKY (host LAPACK),
- * SBM_LINEAR_SPARSE_CHOLESKY (sbm_chol_plan once for S's fixed pattern, sbm_chol_factor of the
- * damped S every iteration), SBM_LINEAR_PCG (block Jacobi on the explicit S) or
- * SBM_LINEAR_PCG_MATRIX_FREE; AUTO takes dense Cholesky up to dense_max_dim unknowns of S
+ * lowered on a good one (Nielsen's rule; a step is good when it lowers the cost and the damped
+ * model predicts a decrease). The whole iteration runs on the
+ * context's backend:
+ * the parameters are uploaded once, the estimate and the step stay in the context's memory, and
+ * an iteration brings back only scalars (costs, norms, PCG's dot products, a failed-column
+ * word). The problem's parameters are updated once at the end to the best estimate (also when
+ * the solve fails after its start, the status and message then those of the failure), or
+ * before every callback with options->update_state_every_iteration.
+ * The reduced system S dc = rhs: SBM_LINEAR_DENSE_CHOLESKY (dense Cholesky where S lives:
+ * LAPACK on the CPU, cuSOLVER on CUDA), SBM_LINEAR_SPARSE_CHOLESKY (sbm_chol_plan once for S's
+ * fixed pattern, sbm_chol_factor of the damped S every iteration), SBM_LINEAR_PCG (block
+ * Jacobi on the explicit S) or SBM_LINEAR_PCG_MATRIX_FREE (S never formed; the Schur-Jacobi
+ * preconditioner: the inverses of sbm_ba_schur_diagonal's blocks); AUTO takes dense Cholesky up
+ * to dense_max_dim unknowns of S
  * (9 per camera); above, matrix-free PCG when S would hold more values than W and V^-1 W (cameras
  * sharing points with most others), else the sparse Cholesky unless its symbolic analysis
- * finds a factorisation dearer than ~100 PCG iterations, then PCG on the explicit S
- * (bench/NOTES-ba-solve.md). A factorisation that fails (a block of V, or S,
- * not positive definite) is a rejected step: lambda rises, summary->linear_failures counts it,
- * the report says linear_failed, and the context keeps the message, which names the point (V)
- * or the camera (S's block column) as numbered in the BAL file. Stop reasons
+ * finds a factorisation dearer than ~100 PCG iterations, then PCG on the explicit S (on a
+ * device backend matrix-free PCG: forming S and its symmetric product cost more there)
+ * (bench/NOTES-ba-solve.md). A factorisation that fails (a block of V, or S, or with PCG one of
+ * S's diagonal blocks, not positive definite) is a rejected step: lambda rises,
+ * summary->linear_failures counts it, the report says linear_failed, and the context keeps the
+ * message, which names the point (V) or the camera (S's block column) as numbered in the BAL
+ * file. Stop reasons
  * (summary->stop_reason): zero cost; max |g| <= gradient_tolerance at a linearisation;
  * |dx| <= parameter_tolerance (|x| + parameter_tolerance) for any computed step, taken or not;
  * an accepted step lowering the cost by at most function_tolerance * cost; lambda above 1e32
- * (no progress); max_iterations. The cost is 0.5 |r|^2. summary may be NULL. */
+ * (no progress); max_iterations. The cost is 0.5 sum rho(|r_k|^2) over the observations with
+ * options->loss (Ceres' robust losses and their correction of r and J, as sbm_ba_system_set_loss;
+ * 0.5 |r|^2 without a loss). summary may be NULL. */
 sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver_options *options,
                         sbm_solver_summary *summary);
 

@@ -14,7 +14,8 @@ typedef enum sbm_linear_solver {
     SBM_LINEAR_AUTO = 0,            /* BA: dense Cholesky up to dense_max_dim unknowns, else
                                      * sparse Cholesky or PCG from S's pattern (sbm_ba_solve);
                                      * SLAM: the sparse Cholesky */
-    SBM_LINEAR_DENSE_CHOLESKY = 1,  /* LAPACKE dpotrf/dpotrs on the host */
+    SBM_LINEAR_DENSE_CHOLESKY = 1,  /* dense Cholesky (BA: where S lives, LAPACKE or cuSOLVER;
+                                     * SLAM: LAPACKE on the host) */
     SBM_LINEAR_PCG = 2,             /* PCG, block-Jacobi, on the explicit S or Lambda */
     SBM_LINEAR_PCG_MATRIX_FREE = 3, /* BA: PCG with S*x = U x - W V^-1 W^T x, S never formed */
     SBM_LINEAR_SPARSE_CHOLESKY = 4  /* supernodal block Cholesky (sbm_chol_*) on S or Lambda */
@@ -77,10 +78,12 @@ typedef enum sbm_damping {
  * the step after the backtracking line search). Times in seconds, measured with the context
  * synchronised.
  * The cost, one convention for both solvers: half the weighted sum of squares, BA 0.5 |r|^2,
- * SLAM 0.5 sum e^T Omega e = 0.5 chi2 (sbm_g2o_chi2 returns chi2 itself, g2o's number). */
+ * SLAM 0.5 sum e^T Omega e = 0.5 chi2 (sbm_g2o_chi2 returns chi2 itself, g2o's number); with a
+ * robust loss (sbm_solver_options.loss) each block's square s counts as rho(s) (BA:
+ * 0.5 sum rho(|r_k|^2)). */
 typedef struct sbm_iteration_report {
     int iteration;          /* 1, 2, ... */
-    double cost_before;     /* cost (BA: 0.5|r|^2; SLAM: 0.5 chi2) at the start of the iteration */
+    double cost_before;     /* cost (BA: 0.5 sum rho(|r_k|^2); SLAM: 0.5 chi2) at the start */
     double cost;            /* cost after it (= cost_before for a rejected step) */
     double lambda;          /* damping used (LM), or the step length (GN line search) */
     int accepted;           /* 1 if the step was taken */
@@ -112,6 +115,10 @@ typedef struct sbm_solver_options {
     double parameter_tolerance;    /* stop when |step| <= tol * (|x| + tol) */
     sbm_solver_method method;      /* SLAM: Levenberg-Marquardt (default) or Gauss-Newton */
     sbm_loss loss;                 /* robust loss of every observation / edge (default none) */
+    int update_state_every_iteration; /* BA (whose estimate lives in the context's memory):
+                                       * 1 = write the estimate into the problem before every
+                                       * callback (one download per iteration), 0 (default) =
+                                       * only once at the end (as Ceres' option of that name) */
     sbm_iteration_callback callback; /* called after every iteration (may be NULL) */
     void *user;                    /* passed to callback */
 } sbm_solver_options;

@@ -70,6 +70,7 @@ static inline sbm_solver_options traced(sbm_linear_solver ls, int iterations, tr
     o.max_iterations = iterations;
     o.callback = record;
     o.user = t;
+    o.update_state_every_iteration = 1; /* the estimate of every iteration is traced */
     return o;
 }
 

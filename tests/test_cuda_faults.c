@@ -248,8 +248,8 @@ static void test_cuda_every_operation(void **state)
 
 /* The solvers: every device allocation of two Levenberg-Marquardt iterations on a small BAL
  * problem and two Gauss-Newton iterations on a small pose graph, each with both linear solvers.
- * The estimate may have moved on failure (accepted steps update it in place), so status,
- * message and leaks are checked. */
+ * The estimate may have moved on failure (BA writes back its best estimate, SLAM updates it in
+ * place), so status, message and leaks are checked. */
 static void test_cuda_solvers(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);

@@ -116,8 +116,9 @@ static void test_nested_schur(void **state)
  * run on a small BAL problem (dense Cholesky, PCG, the sparse Cholesky, AUTO's choice above
  * dense_max_dim) and of a Levenberg-Marquardt run on a small pose graph (dense Cholesky, PCG,
  * the sparse Cholesky). On
- * failure the estimate may have moved (the solve updates it in place as steps are accepted), so
- * only status, message and leaks are checked. */
+ * failure the estimate may have moved (BA writes back the best estimate so far, SLAM updates it
+ * in place as steps are accepted; test_ba_device checks BA's), so only status, message and leaks
+ * are checked. */
 static void test_solvers(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);

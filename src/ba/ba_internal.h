@@ -1,4 +1,5 @@
-/* Internal declarations of the bundle-adjustment layer (ba.c, ba_schur.c, ba_lm.c, bal_model.c). */
+/* Internal declarations of the bundle-adjustment layer (ba.c, ba_views.c, ba_schur.c, ba_lm.c,
+ * bal_model.c). */
 #ifndef SBM_BA_INTERNAL_H
 #define SBM_BA_INTERNAL_H
 
@@ -34,7 +35,8 @@ void sbm__ba_set_loss(sbm_ba_system *s, sbm_loss loss);
  * two scalars copied to the host. Same failures as sbm_ba_linearize. */
 sbm_status sbm__ba_linearize_at(sbm_ctx *ctx, sbm_ba_system *s, const double *d_params);
 /* The cost 0.5 sum rho(|r_k|^2) at d_params with the system's loss, the system unchanged; a
- * non-finite prediction gives a non-finite *cost, not an error (the step is then rejected). */
+ * non-finite prediction gives a non-finite *cost, not an error (the step is then rejected).
+ * At the parameters of the last linearisation it is bitwise that linearisation's cost. */
 sbm_status sbm__ba_cost_at(sbm_ctx *ctx, const sbm_ba_system *s, const double *d_params,
                            double *cost);
 /* max |[gc; gp]| of the last linearisation (a host scalar kept by the linearisation). */
@@ -45,13 +47,9 @@ sbm_status sbm__ba_predicted_decrease(sbm_ctx *ctx, const sbm_ba_system *s,
                                       const double *d_step, double lambda, double *predicted);
 
 /* ---------------------------------------------------------------------------------------- */
-/* Host views of the BA system for the solver (ba.c)                                        */
+/* Host views of the BA system for the solver (ba_views.c)                                  */
 /* ---------------------------------------------------------------------------------------- */
 
-/* [gc; gp] of the last linearisation (host, 9*cameras + 3*points). */
-const double *sbm__ba_system_host_gradient(const sbm_ba_system *s);
-/* The damping scale of every unknown: diag(U), diag(V) clamped to [1e-6, 1e32]. */
-void sbm__ba_damping_diagonal(const sbm_ba_system *s, double *out);
 /* Blocks of S's upper triangle (the cameras, and every pair of cameras sharing a point), from
  * W's pattern without forming S, and W's blocks. */
 sbm_status sbm__ba_schur_blocks(sbm_ctx *ctx, const sbm_ba_system *s, int64_t *blocks_S,
@@ -65,7 +63,5 @@ void sbm__ba_append_message(sbm_ctx *ctx, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* Block diagonal of S = U - W V^-1 W^T at the system's damping, host (nc blocks of 9x9). */
-sbm_status sbm__ba_schur_diagonal_host(sbm_ctx *ctx, const sbm_ba_system *s, double *out);
 
 #endif /* SBM_BA_INTERNAL_H */

@@ -1,15 +1,25 @@
-/* Levenberg-Marquardt for BAL problems on the reduced camera system.
+/* Levenberg-Marquardt for BAL problems on the reduced camera system, on the context's backend.
+ *
+ * The estimate lives in the context's memory, in two buffers: the current parameters and the
+ * trial ones (current + step). An accepted step swaps them; a rejected one keeps the current
+ * buffer as it was, so nothing has to be restored. The problem's parameters are written once,
+ * at the end (the best estimate, also after a failure once the solve had started), or before
+ * every callback with options->update_state_every_iteration.
  *
  * Each iteration: damp U and V (Marquardt: lambda times the clamped diagonal), form S and rhs
- * with the Schur plan (made once), solve S dc = rhs (dense Cholesky on the host, the sparse
- * block Cholesky of S planned once and factored every iteration, or PCG with block-Jacobi on the
- * explicit or matrix-free S), back-substitute dp, and evaluate the cost at the new parameters.
- * A step that lowers the cost is taken and lambda shrinks by Nielsen's rule
- * max(1/3, 1 - (2 rho - 1)^3) (rho = actual / predicted decrease); otherwise the parameters are
- * restored and lambda grows by nu, nu doubling (Madsen, Nielsen & Tingleff, "Methods for
- * non-linear least squares problems", 2004, section 3.2). A factorisation that fails (a block of
- * V or the reduced system not positive definite) is a rejected step too. Only an accepted step
- * relinearises.
+ * with the Schur plan (made once), solve S dc = rhs (dense Cholesky where S lives, the sparse
+ * block Cholesky of S planned once and factored every iteration, PCG with block Jacobi on the
+ * explicit S, or matrix-free PCG with the Schur-Jacobi blocks sbm_ba_schur_diagonal), the
+ * back-substitution dp into the same step vector [dc; dp], and the cost at the trial
+ * parameters (sbm__ba_cost_at, with options->loss). Only scalars come back to the host: the
+ * costs, the predicted decrease, max |g|, the norms of the step and the parameters, PCG's dot
+ * products and the words saying whether a factorisation failed.
+ * A step that lowers the cost (and whose predicted decrease is positive) is taken and lambda
+ * shrinks by Nielsen's rule
+ * max(1/3, 1 - (2 rho - 1)^3) (rho = actual / predicted decrease); otherwise lambda grows by
+ * nu, nu doubling (Madsen, Nielsen & Tingleff, "Methods for non-linear least squares problems",
+ * 2004, section 3.2). A factorisation that fails (a block of V or the reduced system not
+ * positive definite) is a rejected step too. Only an accepted step relinearises.
  *
  * Stop rules (sbm_stop_reason), checked in this order:
  *   - zero cost, at the start or after an accepted step;
@@ -59,27 +69,22 @@ typedef struct lm_state {
     sbm_ctx *ctx;
     const sbm_solver_options *opt;
     sbm_bal_problem *problem;
-    sbm_bal_info pi;
     int64_t n;              /* 9 * cameras: unknowns of the reduced system */
-    int64_t np;             /* points */
     int64_t nall;           /* 9 * cameras + 3 * points */
     sbm_linear_solver ls;   /* AUTO resolved */
     sbm_ba_system *sys;
     sbm_schur_plan *plan;
     sbm_cbc *S;             /* explicit S (NULL when matrix-free) */
+    sbm_cbc *Sdiag;         /* matrix-free PCG: S's diagonal blocks (Schur-Jacobi) */
     sbm_cbc *Dinv;          /* PCG: inverses of S's diagonal blocks */
     sbm__symup ssym;        /* PCG: products with the upper-stored S */
-    sbm__bjacobi bj;        /* matrix-free PCG: block Jacobi from the host */
     sbm_chol *chol;         /* sparse Cholesky of S, planned once */
-    double *d_rhs;          /* context memory: n */
-    double *d_dc;           /* n */
-    double *d_dp;           /* 3 * points */
-    double *h;              /* host block holding the five arrays below */
-    double *h_step;         /* [dc; dp] (nall) */
-    double *h_saved;        /* parameters before the step (nall) */
-    double *h_diag;         /* damping scale of every unknown (nall) */
-    double *h_rhs;          /* rhs of the dense solve (n) */
-    double *h_sdiag;        /* diagonal blocks of S for matrix-free PCG (81 * cameras) */
+    double *d;              /* context memory holding the four vectors below */
+    double *d_x[2];         /* the parameters: current (d_x[cur]) and trial (nall each) */
+    double *d_step;         /* [dc; dp] (nall) */
+    double *d_rhs;          /* reduced rhs (n) */
+    int cur;                /* which d_x holds the current estimate */
+    int started;            /* 1: d_x[cur] holds the problem's parameters or better ones */
     int stale;              /* 1: the parameters moved since the last linearisation */
     lm_ops ops;
 } lm_state;
@@ -87,14 +92,11 @@ typedef struct lm_state {
 static void lm_free(lm_state *s)
 {
     sbm_ctx *ctx = s->ctx;
-    if (s->h) sbm__host_free(ctx, s->h);
-    sbm__free_with(&ctx->allocator, s->d_rhs);
-    sbm__free_with(&ctx->allocator, s->d_dc);
-    sbm__free_with(&ctx->allocator, s->d_dp);
-    sbm__bjacobi_free(&s->bj);
+    sbm__free_with(&ctx->allocator, s->d);
     sbm__symup_free(&s->ssym);
     sbm_chol_destroy(s->chol);
     sbm_cbc_destroy(s->Dinv);
+    sbm_cbc_destroy(s->Sdiag);
     sbm_cbc_destroy(s->S);
     sbm_schur_plan_destroy(s->plan);
     sbm_ba_system_destroy(s->sys);
@@ -132,7 +134,11 @@ static sbm_status lm_choose_by_size(lm_state *s)
 }
 
 /* AUTO after the Schur plan: the sparse Cholesky unless its symbolic analysis shows a
- * factorisation dearer than PCG. The plan made is kept for the sparse path. */
+ * factorisation dearer than PCG; then PCG on the explicit S on the CPU, matrix-free PCG on a
+ * device, where forming S every iteration and its symmetric product cost more than the
+ * products with W and Y (bench/NOTES-ba-solve.md: 500 cameras on an H200, explicit S 43.1 ms
+ * per iteration, while 1666 cameras take 18.8 ms matrix-free). The plan made is kept for the
+ * sparse path. */
 static sbm_status lm_choose_by_factor(lm_state *s)
 {
     sbm_ctx *ctx = s->ctx;
@@ -144,42 +150,63 @@ static sbm_status lm_choose_by_factor(lm_state *s)
     } else {
         sbm_chol_destroy(s->chol);
         s->chol = NULL;
-        s->ls = SBM_LINEAR_PCG;
+        s->ls = ctx->backend == SBM_BACKEND_CPU ? SBM_LINEAR_PCG : SBM_LINEAR_PCG_MATRIX_FREE;
     }
     return SBM_SUCCESS;
 }
 
-/* The system at the start, the Schur plan, the vectors and what the linear solver keeps from one
- * iteration to the next. *t_lin: seconds of the first linearisation. */
-static sbm_status lm_setup(lm_state *s, double *t_lin)
+/* A linearisation at the current parameters; *t += its seconds, *gnorm = max |g|. */
+static sbm_status lm_linearize(lm_state *s, double *t, double *gnorm)
 {
     sbm_ctx *ctx = s->ctx;
-    const int64_t n = s->n, np = s->np, nall = s->nall;
-    SBM__TRY(SBM__NESTED(ctx, sbm_ba_system_create(ctx, s->problem, &s->sys)));
     const double t0 = sbm__now(ctx, 1);
-    SBM__TRY(SBM__NESTED(ctx, sbm_ba_linearize(ctx, s->sys, s->problem)));
-    *t_lin = sbm__now(ctx, 1) - t0;
+    const sbm_status st = sbm__ba_linearize_at(ctx, s->sys, s->d_x[s->cur]);
+    *t += sbm__now(ctx, 1) - t0;
+    if (st == SBM_SUCCESS) {
+        *gnorm = sbm__ba_gradient_max(s->sys);
+        s->stale = 0;
+    }
+    return st;
+}
+
+/* The vectors, the system with the problem's parameters uploaded and linearised, the Schur
+ * plan and what the linear solver keeps from one iteration to the next. *t_lin: seconds of the
+ * first linearisation; *gnorm its max |g|. */
+static sbm_status lm_setup(lm_state *s, double *t_lin, double *gnorm)
+{
+    sbm_ctx *ctx = s->ctx;
+    const int64_t n = s->n, nall = s->nall;
+    SBM__TRY(SBM__NESTED(ctx, sbm_ba_system_create(ctx, s->problem, &s->sys)));
+    sbm__ba_set_loss(s->sys, s->opt->loss);
+    s->d = sbm__vec_alloc(ctx, 3 * nall + n + 1, "the solver's vectors");
+    if (!s->d) return ctx->last_status;
+    s->d_x[0] = s->d, s->d_x[1] = s->d + nall, s->d_step = s->d + 2 * nall;
+    s->d_rhs = s->d + 3 * nall;
+    SBM__TRY(sbm__ba_params_upload(ctx, s->sys, s->problem, s->d_x[0]));
+    s->started = 1;
+    SBM__TRY(lm_linearize(s, t_lin, gnorm));
     const sbm_ba_system_info si = sbm_ba_system_get_info(s->sys);
     SBM__TRY(lm_choose_by_size(s));
     const unsigned flags = s->ls == SBM_LINEAR_PCG_MATRIX_FREE ? SBM_SCHUR_MATRIX_FREE : 0u;
     SBM__TRY(SBM__NESTED(ctx, sbm_ba_schur_plan(ctx, si.U, si.V, si.W, flags, &s->plan,
                                                 flags ? NULL : &s->S)));
     SBM__TRY(lm_choose_by_factor(s));
-    s->d_rhs = sbm__vec_alloc(ctx, n, "rhs");
-    s->d_dc = s->d_rhs ? sbm__vec_alloc(ctx, n, "dc") : NULL;
-    s->d_dp = s->d_dc ? sbm__vec_alloc(ctx, 3 * np, "dp") : NULL;
-    s->h = s->d_dp ? sbm__host_alloc(ctx, (size_t)(3 * nall + n + 9 * n) * sizeof(double),
-                                     "solver vectors")
-                   : NULL;
-    if (!s->h) return ctx->last_status;
-    s->h_step = s->h, s->h_saved = s->h + nall, s->h_diag = s->h + 2 * nall;
-    s->h_rhs = s->h + 3 * nall, s->h_sdiag = s->h_rhs + n;
+    if (s->ls == SBM_LINEAR_PCG_MATRIX_FREE && s->S) {
+        /* AUTO went matrix-free after forming S's plan: a plan that never forms S */
+        sbm_schur_plan_destroy(s->plan);
+        sbm_cbc_destroy(s->S);
+        s->plan = NULL, s->S = NULL;
+        SBM__TRY(SBM__NESTED(ctx, sbm_ba_schur_plan(ctx, si.U, si.V, si.W, SBM_SCHUR_MATRIX_FREE,
+                                                    &s->plan, NULL)));
+    }
     s->ops.sys = s->sys, s->ops.plan = s->plan, s->ops.ssym = &s->ssym;
     switch (s->ls) {
     case SBM_LINEAR_PCG:
         SBM__TRY(sbm__symup_init(ctx, s->S, &s->ssym));
         return SBM__NESTED(ctx, sbm_cbc_copy(ctx, s->ssym.D, &s->Dinv));
-    case SBM_LINEAR_PCG_MATRIX_FREE: return sbm__bjacobi_init(ctx, n / 9, 9, &s->bj);
+    case SBM_LINEAR_PCG_MATRIX_FREE:
+        SBM__TRY(sbm__bdiag_pattern_create(ctx, n / 9, 9, &s->Sdiag));
+        return SBM__NESTED(ctx, sbm_cbc_copy(ctx, s->Sdiag, &s->Dinv));
     case SBM_LINEAR_SPARSE_CHOLESKY:
         /* S's pattern is the Schur plan's: one symbolic analysis for the whole solve */
         if (s->chol) return SBM_SUCCESS;
@@ -188,50 +215,57 @@ static sbm_status lm_setup(lm_state *s, double *t_lin)
     }
 }
 
-/* S dc = rhs at the current damping, into d_dc and h_step[0 .. n-1]. A factorisation that fails
- * sets *failed (the message, naming the camera, stays in the context); other failures return. */
+/* " (block column J of S is camera J as numbered in the BAL file)" after a failed
+ * factorisation's message. */
+static void name_camera(sbm_ctx *ctx, int64_t column)
+{
+    sbm__ba_append_message(ctx, " (block column %" PRId64 " of S is camera %" PRId64
+                                " as numbered in the BAL file)",
+                           column, column);
+}
+
+/* S dc = rhs at the current damping into the step's first n entries. A factorisation that
+ * fails sets *failed (the message, naming the camera, stays in the context); other failures
+ * return. */
 static sbm_status lm_solve_reduced(lm_state *s, sbm_iteration_report *rep, int *failed)
 {
     sbm_ctx *ctx = s->ctx;
     const sbm_solver_options *opt = s->opt;
     const int64_t n = s->n;
+    const sbm_ba_system_info si = sbm_ba_system_get_info(s->sys);
+    double *d_dc = s->d_step;
+    int64_t col = -1;
     sbm_status st = SBM_SUCCESS;
     switch (s->ls) {
     case SBM_LINEAR_DENSE_CHOLESKY:
-        st = sbm__vec_download(ctx, s->h_rhs, s->d_rhs, n);
-        if (st == SBM_SUCCESS) st = sbm__dense_spd_solve(ctx, s->S, s->h_rhs, s->h_step);
-        if (st == SBM_SUCCESS) st = sbm__vec_upload(ctx, s->d_dc, s->h_step, n);
+        st = sbm__dense_spd_solve_device(ctx, s->S, s->d_rhs, d_dc, &col);
+        if (st == SBM_ERR_NOT_POSITIVE_DEFINITE) name_camera(ctx, col / 9);
         break;
     case SBM_LINEAR_SPARSE_CHOLESKY:
         /* S carries the damping already (through U and V) */
         st = SBM__NESTED(ctx, sbm_chol_factor(ctx, s->chol, s->S, SBM_DAMPING_NONE, 0.0));
         if (st == SBM_ERR_NOT_POSITIVE_DEFINITE)
-            sbm__ba_append_message(ctx, " (block column %" PRId64 " of S is camera %" PRId64
-                                        " as numbered in the BAL file)",
-                                   sbm_chol_get_info(s->chol).failed_column,
-                                   sbm_chol_get_info(s->chol).failed_column);
+            name_camera(ctx, sbm_chol_get_info(s->chol).failed_column);
         if (st == SBM_SUCCESS)
-            st = SBM__NESTED(ctx, sbm_chol_solve(ctx, s->chol, 1, s->d_rhs, n > 0 ? n : 1,
-                                                 s->d_dc, n > 0 ? n : 1));
-        if (st == SBM_SUCCESS) st = sbm__vec_download(ctx, s->h_step, s->d_dc, n);
+            st = SBM__NESTED(ctx, sbm_chol_solve(ctx, s->chol, 1, s->d_rhs, n > 0 ? n : 1, d_dc,
+                                                 n > 0 ? n : 1));
         break;
     case SBM_LINEAR_PCG:
         st = sbm__symup_refresh(ctx, &s->ssym);
         if (st == SBM_SUCCESS) st = sbm__symup_diag_inverse(ctx, &s->ssym, s->Dinv);
         if (st == SBM_SUCCESS)
             st = sbm__pcg(ctx, n, apply_explicit, &s->ops, sbm__bdiag_apply, s->Dinv, s->d_rhs,
-                          s->d_dc, opt->pcg_max_iterations, opt->pcg_tolerance,
+                          d_dc, opt->pcg_max_iterations, opt->pcg_tolerance,
                           &rep->linear_iterations, &rep->linear_residual);
-        if (st == SBM_SUCCESS) st = sbm__vec_download(ctx, s->h_step, s->d_dc, n);
         break;
     default:
-        st = sbm__ba_schur_diagonal_host(ctx, s->sys, s->h_sdiag);
-        if (st == SBM_SUCCESS) st = sbm__bjacobi_set(ctx, &s->bj, s->h_sdiag);
+        st = SBM__NESTED(ctx, sbm_ba_schur_diagonal(ctx, s->plan, si.U, si.W, s->Sdiag));
         if (st == SBM_SUCCESS)
-            st = sbm__pcg(ctx, n, apply_matrix_free, &s->ops, sbm__bdiag_apply, s->bj.Dinv,
-                          s->d_rhs, s->d_dc, opt->pcg_max_iterations, opt->pcg_tolerance,
+            st = SBM__NESTED(ctx, sbm__bdiag_inverse_checked(ctx, s->Sdiag, s->Dinv));
+        if (st == SBM_SUCCESS)
+            st = sbm__pcg(ctx, n, apply_matrix_free, &s->ops, sbm__bdiag_apply, s->Dinv,
+                          s->d_rhs, d_dc, opt->pcg_max_iterations, opt->pcg_tolerance,
                           &rep->linear_iterations, &rep->linear_residual);
-        if (st == SBM_SUCCESS) st = sbm__vec_download(ctx, s->h_step, s->d_dc, n);
         break;
     }
     /* PCG stopped by its cap, not by its tolerance (nor by a breakdown) */
@@ -249,9 +283,9 @@ static sbm_status lm_linear_step(lm_state *s, double lambda, sbm_iteration_repor
                                  int *failed)
 {
     sbm_ctx *ctx = s->ctx;
+    double ts = sbm__now(ctx, 1);
     SBM__TRY(SBM__NESTED(ctx, sbm_ba_set_damping(ctx, s->sys, lambda)));
     const sbm_ba_system_info si = sbm_ba_system_get_info(s->sys);
-    double ts = sbm__now(ctx, 1);
     sbm_status st = SBM__NESTED(ctx, sbm_ba_schur_execute(ctx, s->plan, si.U, si.V, si.W, si.gc,
                                                           si.gp, s->S, s->d_rhs));
     rep->time_schur = sbm__now(ctx, 1) - ts;
@@ -269,65 +303,94 @@ static sbm_status lm_linear_step(lm_state *s, double lambda, sbm_iteration_repor
     return st;
 }
 
-static double max_abs(const double *x, int64_t n)
-{
-    double m = 0.0;
-    for (int64_t k = 0; k < n; k++) m = fmax(m, fabs(x[k]));
-    return m;
-}
-
-static double norm2(const double *x, int64_t n)
-{
-    double s = 0.0;
-    for (int64_t k = 0; k < n; k++) s += x[k] * x[k];
-    return sqrt(s);
-}
-
-/* Back-substitution, the trial parameters (the old ones saved) and their cost; the predicted
- * decrease of the damped model 0.5 dx^T (lambda D dx + g); rep->step_norm and *x_norm = |x|
- * before the step. */
+/* Back-substitution into the step, the trial parameters (current + step, in the other buffer)
+ * and their cost; the predicted decrease of the damped model 0.5 dx^T (lambda D dx + g);
+ * rep->step_norm and *x_norm = |x| before the step. Scalars only come back. */
 static sbm_status lm_trial(lm_state *s, double lambda, sbm_iteration_report *rep,
                            double *new_cost, double *predicted, double *x_norm)
 {
     sbm_ctx *ctx = s->ctx;
-    const int64_t n = s->n, np3 = 3 * s->np;
     const sbm_ba_system_info si = sbm_ba_system_get_info(s->sys);
-    SBM__TRY(SBM__NESTED(ctx, sbm_ba_back_substitute(ctx, s->plan, si.W, si.gp, s->d_dc,
-                                                     s->d_dp)));
-    SBM__TRY(sbm__vec_download(ctx, s->h_step + n, s->d_dp, np3));
-    memcpy(s->h_saved, s->pi.camera_params, (size_t)n * sizeof(double));
-    memcpy(s->h_saved + n, s->pi.point_params, (size_t)np3 * sizeof(double));
-    *x_norm = norm2(s->h_saved, s->nall);
-    rep->step_norm = norm2(s->h_step, s->nall);
-    for (int64_t k = 0; k < n; k++) s->pi.camera_params[k] += s->h_step[k];
-    for (int64_t k = 0; k < np3; k++) s->pi.point_params[k] += s->h_step[n + k];
-    SBM__TRY(SBM__NESTED(ctx, sbm_bal_evaluate(ctx, s->problem, NULL, new_cost)));
-    const double *g = sbm__ba_system_host_gradient(s->sys);
-    sbm__ba_damping_diagonal(s->sys, s->h_diag);
-    double p = 0.0;
-    for (int64_t k = 0; k < s->nall; k++)
-        p += s->h_step[k] * (lambda * s->h_diag[k] * s->h_step[k] + g[k]);
-    *predicted = 0.5 * p;
-    return SBM_SUCCESS;
-}
-
-static void lm_restore(lm_state *s)
-{
-    memcpy(s->pi.camera_params, s->h_saved, (size_t)s->n * sizeof(double));
-    memcpy(s->pi.point_params, s->h_saved + s->n, (size_t)(3 * s->np) * sizeof(double));
+    const double *x = s->d_x[s->cur];
+    double *trial = s->d_x[1 - s->cur];
+    SBM__TRY(SBM__NESTED(ctx, sbm_ba_back_substitute(ctx, s->plan, si.W, si.gp, s->d_step,
+                                                     s->d_step + s->n)));
+    /* |x| serves the parameter tolerance only (with tol 0 the rule is |dx| <= 0 anyway) */
+    *x_norm = 0.0;
+    if (s->opt->parameter_tolerance > 0.0) SBM__TRY(sbm__vec_nrm2(ctx, s->nall, x, x_norm));
+    SBM__TRY(sbm__vec_nrm2(ctx, s->nall, s->d_step, &rep->step_norm));
+    SBM__TRY(sbm__vec_copy(ctx, trial, x, s->nall));
+    SBM__TRY(sbm__vec_axpy(ctx, s->nall, 1.0, s->d_step, trial));
+    SBM__TRY(sbm__ba_cost_at(ctx, s->sys, trial, new_cost));
+    return sbm__ba_predicted_decrease(ctx, s->sys, s->d_step, lambda, predicted);
 }
 
 /* ---------------------------------------------------------------------------------------- */
 /* The solver                                                                               */
 /* ---------------------------------------------------------------------------------------- */
 
+/* The report of an iteration goes out: the estimate into the problem first when asked. */
+static sbm_status lm_report(lm_state *s, int it, double cost, double t_it,
+                            sbm_iteration_report *rep, sbm_solver_summary *sum)
+{
+    if (s->opt->update_state_every_iteration && s->opt->callback)
+        SBM__TRY(sbm__ba_params_download(s->ctx, s->sys, s->d_x[s->cur], s->problem));
+    sum->linear_failures += rep->linear_failed;
+    sum->linear_capped += rep->linear_capped;
+    sbm__solver_end_iteration(s->ctx, s->opt, it, cost, t_it, rep, sum);
+    return SBM_SUCCESS;
+}
+
+/* One iteration's step at damping lambda: the linear step, the trial and the decision.
+ * Updates *cost, *lambda, *nu (and the current buffer on acceptance); *stop the stop rule met. */
+static sbm_status lm_step(lm_state *s, int it, double *cost, double *lambda, double *nu,
+                          double *gnorm, sbm_iteration_report *rep, sbm_stop_reason *stop)
+{
+    sbm_ctx *ctx = s->ctx;
+    const sbm_solver_options *opt = s->opt;
+    int failed = 0;
+    SBM__TRY(lm_linear_step(s, *lambda, rep, &failed));
+    double new_cost = INFINITY, predicted = 0.0, x_norm = 0.0;
+    const double ts = sbm__now(ctx, 1);
+    if (!failed) SBM__TRY(lm_trial(s, *lambda, rep, &new_cost, &predicted, &x_norm));
+    rep->time_update = sbm__now(ctx, 1) - ts;
+    rep->linear_failed = failed;
+    const double ptol = opt->parameter_tolerance;
+    const int small_step = !failed && rep->step_norm <= ptol * (x_norm + ptol);
+    *stop = SBM_STOP_NONE;
+    /* a step the model says cannot lower the cost is not taken, whatever round-off says */
+    if (!failed && isfinite(new_cost) && new_cost < *cost && predicted > 0.0) {
+        const double rho = (*cost - new_cost) / predicted;
+        const double tr = 2.0 * rho - 1.0;
+        *lambda *= fmax(1.0 / 3.0, 1.0 - tr * tr * tr);
+        *nu = 2.0;
+        rep->accepted = 1;
+        rep->cost = new_cost;
+        *stop = new_cost == 0.0                                    ? SBM_STOP_ZERO_COST
+                : small_step                                       ? SBM_STOP_PARAMETER_TOLERANCE
+                : *cost - new_cost <= opt->function_tolerance * *cost ? SBM_STOP_FUNCTION_TOLERANCE
+                                                                   : SBM_STOP_NONE;
+        *cost = new_cost;
+        s->cur = 1 - s->cur; /* the trial buffer is the estimate now */
+        s->stale = 1;
+        if (it < opt->max_iterations && *stop == SBM_STOP_NONE)
+            SBM__TRY(lm_linearize(s, &rep->time_linearize, gnorm));
+    } else {
+        /* rejected: the current buffer never changed */
+        *lambda *= *nu;
+        *nu *= 2.0;
+        *stop = small_step ? SBM_STOP_PARAMETER_TOLERANCE
+                : *lambda > LAMBDA_MAX ? SBM_STOP_NO_PROGRESS : SBM_STOP_NONE;
+    }
+    return SBM_SUCCESS;
+}
+
 /* Iterations from the linearised start until a stop rule; sum collects the reports. */
-static sbm_status lm_iterate(lm_state *s, sbm_solver_summary *sum)
+static sbm_status lm_iterate(lm_state *s, double gnorm, sbm_solver_summary *sum)
 {
     sbm_ctx *ctx = s->ctx;
     const sbm_solver_options *opt = s->opt;
     double cost = sum->initial_cost, lambda = opt->initial_lambda, nu = 2.0;
-    double gnorm = max_abs(sbm__ba_system_host_gradient(s->sys), s->nall);
     sum->final_gradient_norm = gnorm;
     if (s->nall == 0) return SBM_SUCCESS; /* nothing to solve for: SBM_STOP_NONE */
     if (cost == 0.0) {
@@ -347,53 +410,38 @@ static sbm_status lm_iterate(lm_state *s, sbm_solver_summary *sum)
         rep.lambda = lambda;
         rep.gradient_norm = gnorm;
         const double t_it = sbm__now(ctx, 1);
-        int failed = 0;
-        SBM__TRY(lm_linear_step(s, lambda, &rep, &failed));
-        double new_cost = INFINITY, predicted = 0.0, x_norm = 0.0;
-        const double ts = sbm__now(ctx, 1);
-        if (!failed) SBM__TRY(lm_trial(s, lambda, &rep, &new_cost, &predicted, &x_norm));
-        rep.time_update = sbm__now(ctx, 1) - ts;
-        rep.linear_failed = failed;
-        const double ptol = opt->parameter_tolerance;
-        const int small_step = !failed && rep.step_norm <= ptol * (x_norm + ptol);
         sbm_stop_reason stop = SBM_STOP_NONE;
-        if (!failed && isfinite(new_cost) && new_cost < cost) {
-            const double rho = predicted > 0.0 ? (cost - new_cost) / predicted : 1.0;
-            const double tr = 2.0 * rho - 1.0;
-            lambda *= fmax(1.0 / 3.0, 1.0 - tr * tr * tr);
-            nu = 2.0;
-            rep.accepted = 1;
-            rep.cost = new_cost;
-            stop = new_cost == 0.0                                  ? SBM_STOP_ZERO_COST
-                   : small_step                                     ? SBM_STOP_PARAMETER_TOLERANCE
-                   : cost - new_cost <= opt->function_tolerance * cost ? SBM_STOP_FUNCTION_TOLERANCE
-                                                                    : SBM_STOP_NONE;
-            cost = new_cost;
-            s->stale = 1;
-            if (it < opt->max_iterations && stop == SBM_STOP_NONE) {
-                const double t0 = sbm__now(ctx, 1);
-                SBM__TRY(SBM__NESTED(ctx, sbm_ba_linearize(ctx, s->sys, s->problem)));
-                rep.time_linearize = sbm__now(ctx, 1) - t0;
-                gnorm = max_abs(sbm__ba_system_host_gradient(s->sys), s->nall);
-                sum->final_gradient_norm = gnorm;
-                s->stale = 0;
-            }
-        } else {
-            if (!failed) lm_restore(s);
-            lambda *= nu;
-            nu *= 2.0;
-            stop = small_step ? SBM_STOP_PARAMETER_TOLERANCE
-                   : lambda > LAMBDA_MAX ? SBM_STOP_NO_PROGRESS : SBM_STOP_NONE;
-        }
-        sum->linear_failures += rep.linear_failed;
-        sum->linear_capped += rep.linear_capped;
-        sbm__solver_end_iteration(ctx, opt, it, cost, t_it, &rep, sum);
+        SBM__TRY(lm_step(s, it, &cost, &lambda, &nu, &gnorm, &rep, &stop));
+        sum->final_gradient_norm = gnorm;
+        SBM__TRY(lm_report(s, it, cost, t_it, &rep, sum));
         if (stop != SBM_STOP_NONE) {
             sum->stop_reason = stop;
             break;
         }
     }
     return SBM_SUCCESS;
+}
+
+/* The end of a solve: the gradient at the returned parameters when the last step was taken
+ * without a new linearisation (iteration limit, function or parameter tolerance), then the
+ * estimate into the problem, also after a failure once the parameters were uploaded (the
+ * failure's status and message stay). */
+static sbm_status lm_finish(lm_state *s, sbm_status st, sbm_solver_summary *sum)
+{
+    sbm_ctx *ctx = s->ctx;
+    double gnorm = 0.0;
+    if (st == SBM_SUCCESS && s->stale) {
+        st = lm_linearize(s, &sum->time_linearize, &gnorm);
+        if (st == SBM_SUCCESS) sum->final_gradient_norm = gnorm;
+    }
+    if (!s->started) return st;
+    if (st == SBM_SUCCESS) return sbm__ba_params_download(ctx, s->sys, s->d_x[s->cur], s->problem);
+    char message[SBM__MSG_SIZE];
+    memcpy(message, ctx->message, sizeof message);
+    (void)sbm__ba_params_download(ctx, s->sys, s->d_x[s->cur], s->problem);
+    memcpy(ctx->message, message, sizeof message);
+    ctx->last_status = st;
+    return st;
 }
 
 sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver_options *options,
@@ -408,27 +456,22 @@ sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver
     lm_state s;
     memset(&s, 0, sizeof s);
     s.ctx = ctx, s.opt = &opt, s.problem = problem;
-    s.pi = sbm_bal_get_info(problem);
-    s.n = 9 * s.pi.cameras, s.np = s.pi.points, s.nall = s.n + 3 * s.np;
+    const sbm_bal_info pi = sbm_bal_get_info(problem);
+    s.n = 9 * pi.cameras, s.nall = s.n + 3 * pi.points;
     s.ls = opt.linear_solver;
     sbm_solver_summary sum;
     memset(&sum, 0, sizeof sum);
     const double t_start = sbm__now(ctx, 1);
-    sbm_status st = lm_setup(&s, &sum.time_linearize);
+    double gnorm = 0.0;
+    sbm_status st = lm_setup(&s, &sum.time_linearize, &gnorm);
     sum.linear_solver = s.ls;
+    /* the linearisation's cost is bitwise sbm__ba_cost_at's at the same parameters (the
+     * contract), so a step that moves no parameter never looks like a decrease */
     if (st == SBM_SUCCESS) {
         sum.initial_cost = sum.final_cost = sbm_ba_system_get_info(s.sys).cost;
-        st = lm_iterate(&s, &sum);
+        st = lm_iterate(&s, gnorm, &sum);
     }
-    /* the gradient at the returned parameters when the last step was taken without a new
-     * linearisation (iteration limit, function or parameter tolerance) */
-    if (st == SBM_SUCCESS && s.stale) {
-        const double t0 = sbm__now(ctx, 1);
-        st = SBM__NESTED(ctx, sbm_ba_linearize(ctx, s.sys, problem));
-        sum.time_linearize += sbm__now(ctx, 1) - t0;
-        if (st == SBM_SUCCESS)
-            sum.final_gradient_norm = max_abs(sbm__ba_system_host_gradient(s.sys), s.nall);
-    }
+    st = lm_finish(&s, st, &sum);
     sum.time_total = sbm__now(ctx, 1) - t_start;
     if (summary) *summary = sum;
     lm_free(&s);

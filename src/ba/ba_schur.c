@@ -19,7 +19,13 @@ struct sbm_schur_plan {
     sbm_gemm_plan *gemm;     /* S = U - Y W^T (NULL when matrix-free) */
     sbm__symup usym;         /* the symmetric product with U (matrix-free S*x) */
     uint64_t u_hash;         /* U's pattern fingerprint */
+    uint64_t v_hash;         /* V's, when V was block diagonal with every block stored (the
+                              * execute's inverse then skips that check, a download); else 0 */
     double *t;               /* context memory, np*q */
+    int64_t *rows;           /* context memory: the Schur diagonal's index lists, nc + (nc+1)
+                              * + nnzb(W): U's diagonal block of every block row (-1: none),
+                              * then W's blocks row by row (pointers, block indices) */
+    uint64_t d_hash;         /* fingerprint of the block-diagonal pattern of nc p x p blocks */
     int executed;            /* 1 after a successful execute */
     sbm_allocator host_a;    /* allocator of the struct */
     sbm_allocator dev_a;     /* allocator of t */
@@ -33,6 +39,7 @@ void sbm_schur_plan_destroy(sbm_schur_plan *plan)
     sbm_gemm_plan_destroy(plan->gemm);
     sbm__symup_free(&plan->usym);
     sbm__free_with(&plan->dev_a, plan->t);
+    sbm__free_with(&plan->dev_a, plan->rows);
     sbm_allocator a = plan->host_a;
     sbm__free_with(&a, plan);
 }
@@ -91,6 +98,67 @@ static sbm_status check_plan_u(sbm_ctx *ctx, const sbm_schur_plan *plan, const s
     return SBM_SUCCESS;
 }
 
+/* The fingerprint of the pattern of nc diagonal p x p blocks (colptr[j] = j, rowind[k] = k), as
+ * sbm__hash_cbc_pattern_host computes it. */
+static uint64_t bdiag_hash(int64_t nc, int p)
+{
+    uint64_t sp = 0, si = 0;
+    for (int64_t j = 0; j <= nc; j++) sp += sbm__fp_term(SBM__FP_SALT_PTR, (uint64_t)j, (uint64_t)j);
+    for (int64_t k = 0; k < nc; k++) si += sbm__fp_term(SBM__FP_SALT_IND, (uint64_t)k, (uint64_t)k);
+    return sbm__fp_finish(nc, nc, p, p, sp, si);
+}
+
+/* plan->v_hash: V's fingerprint when V stores exactly its diagonal blocks, else 0 (the
+ * execute then checks V at every call, with sbm_bdiag_inverse's messages). */
+static sbm_status plan_v(sbm_ctx *ctx, sbm_schur_plan *p, const sbm_cbc *V)
+{
+    const int64_t *cp;
+    const int32_t *ri;
+    SBM__TRY(sbm__cbc_pattern_to_host(ctx, V, &cp, &ri));
+    int full = V->nnzb == V->nbc;
+    for (int64_t j = 0; j < V->nbc && full; j++)
+        full = cp[j + 1] == j + 1 && ri[j] == j;
+    sbm__cbc_pattern_release(ctx, V, cp, ri);
+    p->v_hash = 0;
+    return full ? ctx->ops->cbc_pattern_hash(ctx, V, &p->v_hash) : SBM_SUCCESS;
+}
+
+/* The index lists of sbm_ba_schur_diagonal (plan->rows), built on the host from U's diagonal
+ * blocks (plan->usym) and W's pattern, and uploaded once. */
+static sbm_status plan_rows(sbm_ctx *ctx, sbm_schur_plan *p, const sbm_cbc *W)
+{
+    const int64_t nc = p->nc, nnzb = W->nnzb, len = 2 * nc + 1 + nnzb;
+    const int64_t *cp;
+    const int32_t *ri;
+    SBM__TRY(sbm__cbc_pattern_to_host(ctx, W, &cp, &ri));
+    sbm_status st = SBM_SUCCESS;
+    int64_t *h = sbm__host_alloc(ctx, (size_t)len * sizeof(int64_t), "the Schur diagonal's lists");
+    p->rows = h ? (int64_t *)sbm__alloc(ctx, (size_t)len * sizeof(int64_t),
+                                        "the Schur diagonal's lists")
+                : NULL;
+    if (!p->rows) {
+        st = ctx->last_status;
+        goto done;
+    }
+    int64_t *udiag = h, *ptr = h + nc, *blk = h + 2 * nc + 1;
+    memset(ptr, 0, (size_t)(nc + 1) * sizeof(int64_t));
+    for (int64_t i = 0; i < nc; i++) udiag[i] = p->usym.diag_block[i];
+    for (int64_t k = 0; k < nnzb; k++) ptr[ri[k] + 1]++;
+    for (int64_t i = 0; i < nc; i++) ptr[i + 1] += ptr[i];
+    /* block columns in increasing order: each row's list increases too */
+    for (int64_t j = 0; j < W->nbc; j++)
+        for (int64_t k = cp[j]; k < cp[j + 1]; k++) blk[ptr[ri[k]]++] = k;
+    for (int64_t i = nc; i > 0; i--) ptr[i] = ptr[i - 1];
+    ptr[0] = 0;
+    st = sbm__copy_between(ctx, &sbm__cpu_ops, SBM_BACKEND_CPU, p->rows, h,
+                           (size_t)len * sizeof(int64_t));
+    p->d_hash = bdiag_hash(nc, p->p);
+done:
+    if (h) sbm__host_free(ctx, h);
+    sbm__cbc_pattern_release(ctx, W, cp, ri);
+    return st;
+}
+
 sbm_status sbm_ba_schur_plan(sbm_ctx *ctx, const sbm_cbc *U, const sbm_cbc *V, const sbm_cbc *W,
                              unsigned flags, sbm_schur_plan **plan, sbm_cbc **S)
 {
@@ -132,6 +200,8 @@ sbm_status sbm_ba_schur_plan(sbm_ctx *ctx, const sbm_cbc *U, const sbm_cbc *V, c
         goto fail;
     if ((st = sbm__symup_init(ctx, U, &p->usym)) != SBM_SUCCESS) goto fail;
     if ((st = ctx->ops->cbc_pattern_hash(ctx, U, &p->u_hash)) != SBM_SUCCESS) goto fail;
+    if ((st = plan_rows(ctx, p, W)) != SBM_SUCCESS) goto fail;
+    if ((st = plan_v(ctx, p, V)) != SBM_SUCCESS) goto fail;
     p->t = sbm__vec_alloc(ctx, p->np * p->q, "the Schur plan's point vector");
     if (!p->t) {
         st = ctx->last_status;
@@ -161,7 +231,12 @@ sbm_status sbm_ba_schur_execute(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cb
         return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument %s is NULL (rhs needs gc and gp)",
                           !gc ? "gc" : "gp");
     plan->executed = 0;
-    sbm_status st = SBM__NESTED(ctx, sbm_bdiag_inverse(ctx, V, plan->Vinv));
+    /* V with the planned block-diagonal pattern needs no new check of it */
+    uint64_t vh = 0;
+    if (plan->v_hash) SBM__TRY(ctx->ops->cbc_pattern_hash(ctx, V, &vh));
+    sbm_status st = plan->v_hash && vh == plan->v_hash
+                        ? SBM__NESTED(ctx, sbm__bdiag_inverse_checked(ctx, V, plan->Vinv))
+                        : SBM__NESTED(ctx, sbm_bdiag_inverse(ctx, V, plan->Vinv));
     if (st == SBM_ERR_NOT_POSITIVE_DEFINITE) {
         /* name the BA meaning of the failing block */
         sbm__ba_append_message(ctx, " (argument V: its blocks must be SPD; the block of a point "
@@ -245,4 +320,37 @@ sbm_status sbm_ba_schur_multiply(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_c
     plan->usym.A = U;
     SBM__TRY(sbm__symup_multiply(ctx, &plan->usym, x, y));
     return SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_N, -1.0, plan->Y, plan->t, 1.0, y));
+}
+
+sbm_status sbm_ba_schur_diagonal(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *U,
+                                 const sbm_cbc *W, sbm_cbc *D)
+{
+    SBM__ENTER(ctx, "sbm_ba_schur_diagonal");
+    if (!plan) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument plan is NULL");
+    SBM__TRY(check_plan_w(ctx, plan, W));
+    SBM__TRY(check_plan_u(ctx, plan, U));
+    SBM__TRY(sbm__check_cbc_arg(ctx, "D", D));
+    uint64_t h = 0;
+    if (D->nbr != plan->nc || D->nbc != plan->nc || D->r != plan->p || D->c != plan->p ||
+        D->nnzb != plan->nc)
+        return sbm__error(ctx, SBM_ERR_DIMENSION_MISMATCH,
+                          "argument D: %" PRId64 " x %" PRId64 " blocks of %dx%d, %" PRId64
+                          " stored; it must be block diagonal with all %" PRId64
+                          " diagonal blocks of %dx%d",
+                          D->nbr, D->nbc, D->r, D->c, D->nnzb, plan->nc, plan->p, plan->p);
+    SBM__TRY(sbm__cbc_pattern_hash(ctx, D, &h));
+    if (h != plan->d_hash)
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument D: its pattern is not the block diagonal (every block (j, j) "
+                          "stored, nothing else)");
+    if (!plan->executed)
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument plan: no successful sbm_ba_schur_execute yet (Y unknown)");
+    if (!ctx->ops->ba_schur_diagonal)
+        return sbm__error(ctx, SBM_ERR_NOT_SUPPORTED,
+                          "the Schur complement's diagonal is not available on the %s backend",
+                          ctx->ops->name);
+    const int64_t nc = plan->nc;
+    return ctx->ops->ba_schur_diagonal(ctx, U, plan->rows, plan->Y, W, plan->rows + nc,
+                                       plan->rows + 2 * nc + 1, D);
 }

@@ -288,6 +288,46 @@ sbm_status sbm__validate_csr_host(sbm_ctx *ctx, const char *arg, int64_t m, int6
 struct sbm__chol_symbolic; /* src/core/chol_internal.h */
 struct sbm__chol_numeric;
 
+/* ba-lin: a bundle-adjustment model in the context's memory, for the backends' linearisation
+ * (src/ba/ba.c uploads it once per system). Parameters are one vector [cameras (9 each, BAL
+ * order); points (3 each)]. Every sum below runs over a list in increasing observation order,
+ * so the results do not depend on the thread count or the device. */
+#define SBM__BA_OBS_STRIDE 26 /* scratch doubles per observation: r' (2), Jc' (2x9), Jp' (2x3) */
+typedef struct sbm__ba_model {
+    int64_t nc, np, nobs;      /* cameras, points, observations */
+    int64_t nnzb;              /* blocks of W */
+    const int32_t *obs_camera; /* camera of each observation (nobs) */
+    const int32_t *obs_point;  /* point of each observation (nobs) */
+    const double *obs_xy;      /* measured x, y (2*nobs) */
+    const int64_t *cam_ptr;    /* observations of camera i: cam_obs[cam_ptr[i] .. cam_ptr[i+1]) */
+    const int32_t *cam_obs;    /*   increasing (nobs) */
+    const int64_t *w_colptr;   /* W's pattern (np+1): the blocks of point j */
+    const int64_t *blk_ptr;    /* observations of W block b: blk_obs[blk_ptr[b] .. blk_ptr[b+1]) */
+    const int32_t *blk_obs;    /*   increasing (nobs); a point's are its blocks' in block order */
+    int loss_type;             /* SBM__LOSS_* (sbm_geometry.h) */
+    double loss_scale;         /* > 0 */
+    double *scratch;           /* SBM__BA_OBS_STRIDE * nobs doubles, the backend's to use */
+    void *cameras;             /* nc prepared cameras (sbm__bal_camera of sbm_geometry.h), the
+                                  backend's to fill from the parameters */
+} sbm__ba_model;
+
+/* Where ba_linearize writes (context memory): the undamped U (81*nc) and V (9*np) values, the
+ * damped copies U, V (equal to the undamped ones: damping 0), W (27*nnzb), g = [gc; gp] =
+ * -J'^T r' (9*nc + 3*np) and D, the damping scale of every parameter (the diagonal of U and
+ * V clamped to [SBM__DAMP_MIN_DIAGONAL, SBM__DAMP_MAX_DIAGONAL] of chol_internal.h). */
+typedef struct sbm__ba_lin_out {
+    double *U_und, *V_und, *U, *V, *W, *g, *D;
+} sbm__ba_lin_out;
+
+/* What ba_linearize reports to the host (the only copy it makes): cost = 0.5 sum rho(|r_k|^2);
+ * gmax = max |g|; the first observation whose prediction (bad_prediction) or, the predictions
+ * all finite, whose Jacobian or corrected residual (bad_jacobian) is not finite, or -1. A bad
+ * prediction leaves every output unchanged; a bad Jacobian leaves them partly written. */
+typedef struct sbm__ba_lin_result {
+    double cost, gmax;
+    int64_t bad_prediction, bad_jacobian;
+} sbm__ba_lin_result;
+
 typedef struct sbm__backend_ops {
     const char *name;
     /* memory space */
@@ -379,6 +419,40 @@ typedef struct sbm__backend_ops {
                              const struct sbm__chol_numeric *num, int64_t nrhs, const double *B,
                              int64_t ldb, double *X, int64_t ldx);
     void (*chol_numeric_destroy)(struct sbm__chol_numeric *num);
+
+    /* ba-lin: bundle-adjustment linearisation (struct sbm__ba_model above). ba_linearize: at
+     * params (nc*9 + np*3), residuals and Jacobians with Ceres' loss correction, U, V, W, g, D
+     * and the result's scalars (one copy to the host). ba_cost: *h_cost = 0.5 sum rho(|r_k|^2)
+     * (+inf when a prediction is not finite). ba_damp: out = und with every diagonal entry d
+     * of its nblocks b x b blocks replaced by d + lambda*clamp(d). ba_predicted: *h_pred =
+     * 0.5 sum step_i (lambda D_i step_i + g_i) over n entries (fixed order). */
+    sbm_status (*ba_linearize)(sbm_ctx *ctx, const sbm__ba_model *m, const double *params,
+                               const sbm__ba_lin_out *out, sbm__ba_lin_result *res);
+    sbm_status (*ba_cost)(sbm_ctx *ctx, const sbm__ba_model *m, const double *params,
+                          double *h_cost);
+    sbm_status (*ba_damp)(sbm_ctx *ctx, int64_t nblocks, int b, double lambda, const double *und,
+                          double *out);
+    sbm_status (*ba_predicted)(sbm_ctx *ctx, int64_t n, double lambda, const double *D,
+                               const double *g, const double *step, double *h_pred);
+
+    /* ba-solve: the device-resident BA iteration (src/cpu/cpu_ba_solve.c,
+     * src/cuda/cuda_ba_solve.cu). */
+    /* Block diagonal of S = U - Y W^T (Y and W: one pattern, nc x np blocks of p x q; U upper
+     * block triangle, nc x nc blocks of p x p) into D (nc x nc, block diagonal, every diagonal
+     * block stored): D_i = U_ii - sum over the blocks k of W's block row i of Y_k W_k^T, summed
+     * in the order of the row list. udiag (nc): the index of U's block (i, i), or -1 (zero);
+     * wrow_ptr (nc+1) and wrow_blk (W's nnzb): W's block indices row by row, increasing block
+     * column. All in the backend's memory. */
+    sbm_status (*ba_schur_diagonal)(sbm_ctx *ctx, const sbm_cbc *U, const int64_t *udiag,
+                                    const sbm_cbc *Y, const sbm_cbc *W, const int64_t *wrow_ptr,
+                                    const int64_t *wrow_blk, sbm_cbc *D);
+    /* x = A^-1 b by a dense Cholesky for symmetric A given by its upper block triangle (square,
+     * square blocks, n = nbr*r >= 1 scalars, checked by the front end); b and x (n) in the
+     * backend's memory, x may be b. A pivot that is not positive (or not finite) returns
+     * SBM_ERR_NOT_POSITIVE_DEFINITE *without* a message, *failed the 0-based scalar column
+     * (-1 otherwise). Only that word crosses to the host. */
+    sbm_status (*dense_spd_solve)(sbm_ctx *ctx, const sbm_cbc *A, const double *b, double *x,
+                                  int64_t *failed);
 } sbm__backend_ops;
 
 /* Plans start with this header so the front end can check and dispatch them. */

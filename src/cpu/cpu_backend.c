@@ -75,4 +75,12 @@ const sbm__backend_ops sbm__cpu_ops = {
     .chol_factor = sbm__cpu_chol_factor,
     .chol_solve = sbm__cpu_chol_solve,
     .chol_numeric_destroy = sbm__cpu_chol_numeric_destroy,
+    /* ba-lin */
+    .ba_linearize = sbm__cpu_ba_linearize,
+    .ba_cost = sbm__cpu_ba_cost,
+    .ba_damp = sbm__cpu_ba_damp,
+    .ba_predicted = sbm__cpu_ba_predicted,
+    /* ba-solve */
+    .ba_schur_diagonal = sbm__cpu_ba_schur_diagonal,
+    .dense_spd_solve = sbm__cpu_dense_spd_solve,
 };

@@ -83,4 +83,21 @@ sbm_status sbm__cpu_chol_solve(sbm_ctx *ctx, const struct sbm__chol_symbolic *sy
                                const double *B, int64_t ldb, double *X, int64_t ldx);
 void sbm__cpu_chol_numeric_destroy(struct sbm__chol_numeric *num);
 
+/* ba-lin: src/cpu/cpu_ba.c: the BA linearisation (sbm__ba_model), threaded */
+sbm_status sbm__cpu_ba_linearize(sbm_ctx *ctx, const sbm__ba_model *m, const double *params,
+                                 const sbm__ba_lin_out *out, sbm__ba_lin_result *res);
+sbm_status sbm__cpu_ba_cost(sbm_ctx *ctx, const sbm__ba_model *m, const double *params,
+                            double *h_cost);
+sbm_status sbm__cpu_ba_damp(sbm_ctx *ctx, int64_t nblocks, int b, double lambda,
+                            const double *und, double *out);
+sbm_status sbm__cpu_ba_predicted(sbm_ctx *ctx, int64_t n, double lambda, const double *D,
+                                 const double *g, const double *step, double *h_pred);
+
+/* src/cpu/cpu_ba_solve.c: the BA iteration's Schur-Jacobi blocks and dense Cholesky (ba-solve) */
+sbm_status sbm__cpu_ba_schur_diagonal(sbm_ctx *ctx, const sbm_cbc *U, const int64_t *udiag,
+                                      const sbm_cbc *Y, const sbm_cbc *W, const int64_t *wrow_ptr,
+                                      const int64_t *wrow_blk, sbm_cbc *D);
+sbm_status sbm__cpu_dense_spd_solve(sbm_ctx *ctx, const sbm_cbc *A, const double *b, double *x,
+                                    int64_t *failed);
+
 #endif /* SBM_CPU_BACKEND_H */

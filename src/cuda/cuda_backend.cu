@@ -302,6 +302,14 @@ static sbm__backend_ops sbm__make_cuda_ops(void)
     o.chol_factor = sbm__cuda_chol_factor;
     o.chol_solve = sbm__cuda_chol_solve;
     o.chol_numeric_destroy = sbm__cuda_chol_numeric_destroy;
+    /* ba-lin */
+    o.ba_linearize = sbm__cuda_ba_linearize;
+    o.ba_cost = sbm__cuda_ba_cost;
+    o.ba_damp = sbm__cuda_ba_damp;
+    o.ba_predicted = sbm__cuda_ba_predicted;
+    /* ba-solve */
+    o.ba_schur_diagonal = sbm__cuda_ba_schur_diagonal;
+    o.dense_spd_solve = sbm__cuda_dense_spd_solve;
     return o;
 }
 

@@ -32,7 +32,8 @@ sbm_status sbm__cuda_bdiag_inverse(sbm_ctx *ctx, const sbm_cbc *D, sbm_cbc *Dinv
     d_first = (unsigned long long *)(base + o_first);
     work = (double *)(base + o_work);
     lwork = (double *)(base + o_l);
-    SBM__CK(sbm__cuda_h2d(ctx, d_first, &h_first, sizeof h_first));
+    /* ~0 set on the device: an iteration that inverts V sends nothing to the device */
+    SBM__CU(ctx, cudaMemsetAsync(d_first, 0xff, sizeof *d_first, s), "cudaMemsetAsync (first failed block)");
     {
         const unsigned g = sbm__grid(nnzb, 128);
         /* the square shapes of the list; sbm_blk_spd_inverse unrolled for them */

@@ -15,9 +15,8 @@
  * and threshold and replayed. The only device-to-host copy is the failed column word at the end
  * (8 bytes). */
 #include "cuda_chol.cuh"
+#include "cuda_libs.cuh"
 
-#include <cublas_v2.h>
-#include <cusolverDn.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,10 +24,10 @@
 #include "chol_internal.h"
 
 /* ---------------------------------------------------------------------------------------- */
-/* Errors of cuBLAS and cuSOLVER; the context's handles                                     */
+/* Errors of cuBLAS and cuSOLVER; the context's handles (cuda_libs.cuh)                     */
 /* ---------------------------------------------------------------------------------------- */
 
-sbm_status sbm__chol_lib_fail(sbm_ctx *ctx, int alloc_failed, const char *lib, int code,
+sbm_status sbm__cuda_lib_fail(sbm_ctx *ctx, int alloc_failed, const char *lib, int code,
                               const char *name, const char *what, const char *file, int line)
 {
     const char *base = strrchr(file, '/');
@@ -38,8 +37,7 @@ sbm_status sbm__chol_lib_fail(sbm_ctx *ctx, int alloc_failed, const char *lib, i
                       lib, code, name, base ? base + 1 : file, line);
 }
 
-/* Makes the context's cuBLAS and cuSOLVER handles if it has none yet. */
-static sbm_status sbm__chol_handles(sbm_ctx *ctx)
+sbm_status sbm__cuda_lib_handles(sbm_ctx *ctx)
 {
     sbm_status st = SBM_SUCCESS;
     sbm__cuda_state *S = sbm__cuda_st(ctx);
@@ -74,15 +72,15 @@ done:
     return st;
 }
 
-sbm_status sbm__chol_set_stream(sbm_ctx *ctx, cudaStream_t s)
+sbm_status sbm__cuda_lib_set_stream(sbm_ctx *ctx, cudaStream_t s)
 {
     sbm_status st = SBM_SUCCESS;
     sbm__cuda_state *S = sbm__cuda_st(ctx);
-    SBM__BLAS(ctx, cublasSetStream(sbm__chol_blas(ctx), s), "cublasSetStream");
+    SBM__BLAS(ctx, cublasSetStream(sbm__cuda_blas(ctx), s), "cublasSetStream");
     /* after the stream: cublasSetStream puts the handle back on cuBLAS's own workspace */
-    SBM__BLAS(ctx, cublasSetWorkspace(sbm__chol_blas(ctx), S->blas_ws.ptr, S->blas_ws.bytes),
+    SBM__BLAS(ctx, cublasSetWorkspace(sbm__cuda_blas(ctx), S->blas_ws.ptr, S->blas_ws.bytes),
               "cublasSetWorkspace");
-    SBM__SOLVER(ctx, cusolverDnSetStream(sbm__chol_solver(ctx), s), "cusolverDnSetStream");
+    SBM__SOLVER(ctx, cusolverDnSetStream(sbm__cuda_solver(ctx), s), "cusolverDnSetStream");
 done:
     return st;
 }
@@ -301,7 +299,7 @@ sbm_status sbm__cuda_chol_numeric_create(sbm_ctx *ctx, const sbm__chol_symbolic 
     sbm__chol_fill(sym, num, &L, h, (int64_t *)(h + L.total));
     SBM__CK(sbm__cuda_h2d(ctx, num->d_index, h, L.total));
     sbm__chol_bind(sym, num, &L);
-    SBM__CK(sbm__chol_handles(ctx));
+    SBM__CK(sbm__cuda_lib_handles(ctx));
     *out = num;
     num = NULL;
 done:
@@ -389,7 +387,7 @@ static sbm_status sbm__chol_factor_setup(sbm_ctx *ctx, const sbm__chol_symbolic 
             if (M < dense) continue;
             const int K = (int)((sym->sup_col[s + 1] - sym->sup_col[s]) * sym->b);
             int w = 0;
-            SBM__SOLVER(ctx, cusolverDnDpotrf_bufferSize(sbm__chol_solver(ctx),
+            SBM__SOLVER(ctx, cusolverDnDpotrf_bufferSize(sbm__cuda_solver(ctx),
                                                          CUBLAS_FILL_MODE_LOWER, K,
                                                          num->d_F + num->h_f_ptr[s], (int)M, &w),
                         "cusolverDnDpotrf_bufferSize");
@@ -437,7 +435,7 @@ static sbm_status sbm__chol_potrf(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
     sbm_status st = SBM_SUCCESS;
     const int M = (int)sbm__chol_front_rows(sym, s);
     const int K = (int)((sym->sup_col[s + 1] - sym->sup_col[s]) * sym->b);
-    SBM__SOLVER(ctx, cusolverDnDpotrf(sbm__chol_solver(ctx), CUBLAS_FILL_MODE_LOWER, K,
+    SBM__SOLVER(ctx, cusolverDnDpotrf(sbm__cuda_solver(ctx), CUBLAS_FILL_MODE_LOWER, K,
                                       num->d_F + num->h_f_ptr[s], M, work, num->fac_lwork,
                                       num->dev.info + s),
                 "cusolverDnDpotrf of a front");
@@ -455,7 +453,7 @@ static sbm_status sbm__chol_dense_update(sbm_ctx *ctx, const sbm__chol_symbolic 
     /* static: a captured call must not point at a dead stack frame */
     static const double one = 1.0, minus_one = -1.0;
     double *F = num->d_F + num->h_f_ptr[s];
-    cublasHandle_t blas = sbm__chol_blas(ctx);
+    cublasHandle_t blas = sbm__cuda_blas(ctx);
     if (U == 0) goto done;
     SBM__BLAS(ctx, cublasDtrsm(blas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
                                CUBLAS_DIAG_NON_UNIT, U, K, &one, F, M, F + K, M),
@@ -487,7 +485,7 @@ static sbm_status sbm__chol_factor_levels(sbm_ctx *ctx, cudaStream_t s, void *da
     const int64_t dense = a->dense;
     int64_t k = 0; /* potrf calls passed */
 #define SBM__MINE (a->piece < 0 || a->piece == k)
-    SBM__CK(sbm__chol_set_stream(ctx, s));
+    SBM__CK(sbm__cuda_lib_set_stream(ctx, s));
     for (int64_t l = 0; l < sym->nlevels && (a->piece < 0 || k <= a->piece); l++) {
         const int64_t lo = sym->level_ptr[l], count = sym->level_ptr[l + 1] - lo;
         int any_dense = 0;
@@ -536,7 +534,8 @@ static sbm_status sbm__chol_factor_pieces(sbm_ctx *ctx, sbm__chol_factor_args *a
         a->piece = j;
         SBM__CK(sbm__cuda_graph_run(ctx, &num->fac_segs[j], sbm__chol_factor_levels, a));
         if (j == num->fac_ndense) break;
-        SBM__CK(sbm__chol_set_stream(ctx, s)); /* a capture may have left the handles elsewhere */
+        /* a capture may have left the handles elsewhere */
+        SBM__CK(sbm__cuda_lib_set_stream(ctx, s));
         SBM__CK(sbm__chol_potrf(ctx, a->sym, num, num->fac_dense_sup[j], a->work));
     }
 done:

@@ -10,11 +10,9 @@
 #ifndef SBM_CUDA_CHOL_CUH
 #define SBM_CUDA_CHOL_CUH
 
-#include <cublas_v2.h>
-#include <cusolverDn.h>
-
 #include "chol_internal.h"
 #include "cuda_internal.cuh"
+#include "cuda_libs.cuh" /* cuBLAS, cuSOLVER: the context's handles, SBM__BLAS, SBM__SOLVER */
 
 /* Threads of the per-front kernels (one thread block per front). */
 #define SBM__CHOL_THREADS 256
@@ -124,46 +122,6 @@ struct sbm__chol_numeric {
     int64_t solve_cap;         /* right-hand sides d_solve holds */
     uint64_t solve_clock;      /* use counter of the solve graphs */
 };
-
-/* A cuBLAS or cuSOLVER status turned into SBM_ERR_CUDA (SBM_ERR_OUT_OF_MEMORY when it could not
- * allocate) with a message. */
-sbm_status sbm__chol_lib_fail(sbm_ctx *ctx, int alloc_failed, const char *lib, int code,
-                              const char *name, const char *what, const char *file, int line);
-
-#define SBM__BLAS(ctx, call, what)                                                          \
-    do {                                                                                    \
-        cublasStatus_t sbm__b_ = (call);                                                    \
-        if (sbm__b_ != CUBLAS_STATUS_SUCCESS) {                                             \
-            st = sbm__chol_lib_fail((ctx), sbm__b_ == CUBLAS_STATUS_ALLOC_FAILED, "cuBLAS",   \
-                                    (int)sbm__b_, cublasGetStatusName(sbm__b_), (what),      \
-                                    __FILE__, __LINE__);                                    \
-            goto done;                                                                      \
-        }                                                                                   \
-    } while (0)
-
-#define SBM__SOLVER(ctx, call, what)                                                        \
-    do {                                                                                    \
-        cusolverStatus_t sbm__v_ = (call);                                                  \
-        if (sbm__v_ != CUSOLVER_STATUS_SUCCESS) {                                           \
-            st = sbm__chol_lib_fail((ctx), sbm__v_ == CUSOLVER_STATUS_ALLOC_FAILED,          \
-                                    "cuSOLVER", (int)sbm__v_, "cusolverStatus_t", (what),    \
-                                    __FILE__, __LINE__);                                    \
-            goto done;                                                                      \
-        }                                                                                   \
-    } while (0)
-
-static inline cublasHandle_t sbm__chol_blas(sbm_ctx *ctx)
-{
-    return (cublasHandle_t)sbm__cuda_st(ctx)->blas;
-}
-
-static inline cusolverDnHandle_t sbm__chol_solver(sbm_ctx *ctx)
-{
-    return (cusolverDnHandle_t)sbm__cuda_st(ctx)->solver;
-}
-
-/* The context's cuBLAS and cuSOLVER handles on stream s, cuBLAS on the context's workspace. */
-sbm_status sbm__chol_set_stream(sbm_ctx *ctx, cudaStream_t s);
 
 /* The dense-front threshold of the context's tuning. */
 static inline int64_t sbm__chol_dense_front(sbm_ctx *ctx)

@@ -24,7 +24,7 @@ static sbm_status sbm__chol_solve_dense(sbm_ctx *ctx, const sbm__chol_symbolic *
     static const double one = 1.0, minus_one = -1.0;
     const double *F = num->d_F + num->h_f_ptr[s];
     double *w = W + num->h_w_rows[s] * nrhs;
-    cublasHandle_t blas = sbm__chol_blas(ctx);
+    cublasHandle_t blas = sbm__cuda_blas(ctx);
     if (!backward) {
         SBM__BLAS(ctx, cublasDtrsm(blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER,
                                    CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, K, nrhs, &one, F, M, w, M),
@@ -91,7 +91,7 @@ static sbm_status sbm__chol_solve_levels(sbm_ctx *ctx, cudaStream_t s, void *dat
 {
     sbm_status st = SBM_SUCCESS;
     const sbm__chol_solve_args *a = (const sbm__chol_solve_args *)data;
-    SBM__CK(sbm__chol_set_stream(ctx, s));
+    SBM__CK(sbm__cuda_lib_set_stream(ctx, s));
     for (int64_t l = 0; l < a->sym->nlevels; l++) SBM__CK(sbm__chol_solve_level(ctx, a, l, 0, s));
     for (int64_t l = a->sym->nlevels - 1; l >= 0; l--)
         SBM__CK(sbm__chol_solve_level(ctx, a, l, 1, s));

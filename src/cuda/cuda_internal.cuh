@@ -88,10 +88,11 @@ typedef struct sbm__cuda_state {
     int hcache_next;                          /* round-robin replacement */
     sbm__cuda_scache scache[SBM__SCACHE_SIZE]; /* CSR row statistics for SpMV */
     uint64_t scache_clock;                    /* use counter for that cache */
-    void *blas;                               /* cublasHandle_t of the sparse Cholesky (made at
-                                                 its first plan, cuda_chol.cu), or NULL */
+    void *blas;                               /* cublasHandle_t of the sparse and dense
+                                                 Cholesky (made at the first use,
+                                                 cuda_libs.cuh), or NULL */
     void *solver;                             /* cusolverDnHandle_t, likewise */
-    sbm__cuda_buffer blas_ws;                 /* that cuBLAS handle's workspace (cuda_chol.cu):
+    sbm__cuda_buffer blas_ws;                 /* that cuBLAS handle's workspace (cuda_libs.cuh):
                                                  ours, so that captured graphs can use it */
     /* chol-graph: CUDA graphs (cuda_graph.cu) */
     int graphs;                               /* 1 or 2: replay captured launch sequences
@@ -351,8 +352,26 @@ sbm_status sbm__cuda_chol_solve(sbm_ctx *ctx, const struct sbm__chol_symbolic *s
                                 const struct sbm__chol_numeric *num, int64_t nrhs, const double *B,
                                 int64_t ldb, double *X, int64_t ldx);
 void sbm__cuda_chol_numeric_destroy(struct sbm__chol_numeric *num);
-/* Destroys the context's cuBLAS and cuSOLVER handles (ctx_destroy). */
+/* Destroys the context's cuBLAS and cuSOLVER handles and cuBLAS's workspace (ctx_destroy). */
 void sbm__cuda_chol_release(sbm_ctx *ctx);
+
+/* ba-lin: cuda_ba.cu: the BA linearisation (sbm__ba_model) */
+sbm_status sbm__cuda_ba_linearize(sbm_ctx *ctx, const sbm__ba_model *m, const double *params,
+                                  const sbm__ba_lin_out *out, sbm__ba_lin_result *res);
+sbm_status sbm__cuda_ba_cost(sbm_ctx *ctx, const sbm__ba_model *m, const double *params,
+                             double *h_cost);
+sbm_status sbm__cuda_ba_damp(sbm_ctx *ctx, int64_t nblocks, int b, double lambda,
+                             const double *und, double *out);
+sbm_status sbm__cuda_ba_predicted(sbm_ctx *ctx, int64_t n, double lambda, const double *D,
+                                  const double *g, const double *step, double *h_pred);
+
+/* cuda_ba_solve.cu: the BA iteration's Schur-Jacobi blocks and dense Cholesky (ba-solve) */
+sbm_status sbm__cuda_ba_schur_diagonal(sbm_ctx *ctx, const sbm_cbc *U, const int64_t *udiag,
+                                       const sbm_cbc *Y, const sbm_cbc *W,
+                                       const int64_t *wrow_ptr, const int64_t *wrow_blk,
+                                       sbm_cbc *D);
+sbm_status sbm__cuda_dense_spd_solve(sbm_ctx *ctx, const sbm_cbc *A, const double *b, double *x,
+                                     int64_t *failed);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Device helpers                                                                           */

@@ -26,7 +26,8 @@
 /* ---- Summary of the models (definitions below) ------------------------------------------
  * sbm__bal_project(cam[9], X[3], pred[2], Jc[18], Jp[6]): BAL camera model,
  *     pred = f*r(p)*p with p = -P.xy/P.z, P = R(w) X + t. Jc (2x9) and Jp (2x3) are
- *     column-major and may be NULL.
+ *     column-major and may be NULL. sbm__bal_camera_prepare + sbm__bal_project_prepared: the
+ *     same in two steps, the camera's part once for all its observations.
  * sbm__angle_axis_rotate(w, x, y): y = R(w) x (Rodrigues; the series form near w = 0).
  * sbm__angle_axis_to_matrix(w, R), sbm__matrix_to_angle_axis(R, w): column-major R.
  * sbm__se2_error(xi, xj, z, e, Ji, Jj): SE2 poses (x, y, theta); e = toVector(Z^-1 (Xi^-1 Xj));
@@ -147,13 +148,37 @@ SBM_GEO_FN void sbm__matrix_to_angle_axis(const double R[9], double w[3])
 /* BAL camera                                                                               */
 /* ---------------------------------------------------------------------------------------- */
 
-SBM_GEO_FN void sbm__bal_project(const double cam[9], const double X[3], double pred[2], double Jc[18],
-                      double Jp[6])
+/* The quantities of a BAL camera that do not depend on the point: R(w), t, f, k1, k2 and, for
+ * the Jacobians, the right Jacobian of SO(3) Jr(w) = I - b [w]x + c [w]x^2. A linearisation
+ * prepares each camera once instead of once per observation. */
+typedef struct sbm__bal_camera {
+    double R[9], Jr[9], t[3], f, k1, k2;
+} sbm__bal_camera;
+
+SBM_GEO_FN void sbm__bal_camera_prepare(const double cam[9], int with_jacobian,
+                                        sbm__bal_camera *c)
 {
-    const double *w = cam, *t = cam + 3;
-    const double f = cam[6], k1 = cam[7], k2 = cam[8];
-    double R[9], P[3];
-    sbm__angle_axis_to_matrix(w, R);
+    const double *w = cam;
+    sbm__angle_axis_to_matrix(w, c->R);
+    for (int i = 0; i < 3; i++) c->t[i] = cam[3 + i];
+    c->f = cam[6], c->k1 = cam[7], c->k2 = cam[8];
+    for (int k = 0; k < 9; k++) c->Jr[k] = 0.0;
+    if (!with_jacobian) return;
+    double a, b, cc, S[9], S2[9];
+    sbm__geo_rodrigues_coefficients(w[0] * w[0] + w[1] * w[1] + w[2] * w[2], &a, &b, &cc);
+    sbm__geo_skew3(w, S);
+    sbm__geo_matmul(3, 3, 3, S, S, S2);
+    for (int k = 0; k < 9; k++) c->Jr[k] = -b * S[k] + cc * S2[k];
+    c->Jr[0] += 1.0, c->Jr[4] += 1.0, c->Jr[8] += 1.0;
+}
+
+/* sbm__bal_project with a prepared camera (Jc needs one prepared with_jacobian). */
+SBM_GEO_FN void sbm__bal_project_prepared(const sbm__bal_camera *cam, const double X[3],
+                                          double pred[2], double Jc[18], double Jp[6])
+{
+    const double *R = cam->R, *t = cam->t;
+    const double f = cam->f, k1 = cam->k1, k2 = cam->k2;
+    double P[3];
     for (int i = 0; i < 3; i++) P[i] = R[i] * X[0] + R[i + 3] * X[1] + R[i + 6] * X[2] + t[i];
     const double px = -P[0] / P[2], py = -P[1] / P[2];
     const double r2 = px * px + py * py;
@@ -171,16 +196,11 @@ SBM_GEO_FN void sbm__bal_project(const double cam[9], const double X[3], double 
     double A[6];
     sbm__geo_matmul(2, 2, 3, G, dp, A);
     if (Jc) {
-        /* dP/dw = -R [X]x Jr(w), Jr(w) = I - b [w]x + c [w]x^2 (right Jacobian of SO(3)) */
-        double a, b, c, S[9], S2[9], Jr[9], XS[9], RX[9], dPdw[9];
-        sbm__geo_rodrigues_coefficients(w[0] * w[0] + w[1] * w[1] + w[2] * w[2], &a, &b, &c);
-        sbm__geo_skew3(w, S);
-        sbm__geo_matmul(3, 3, 3, S, S, S2);
-        for (int k = 0; k < 9; k++) Jr[k] = -b * S[k] + c * S2[k];
-        Jr[0] += 1.0, Jr[4] += 1.0, Jr[8] += 1.0;
+        /* dP/dw = -R [X]x Jr(w) */
+        double XS[9], RX[9], dPdw[9];
         sbm__geo_skew3(X, XS);
         sbm__geo_matmul(3, 3, 3, R, XS, RX);
-        sbm__geo_matmul(3, 3, 3, RX, Jr, dPdw);
+        sbm__geo_matmul(3, 3, 3, RX, cam->Jr, dPdw);
         for (int k = 0; k < 9; k++) dPdw[k] = -dPdw[k];
         sbm__geo_matmul(2, 3, 3, A, dPdw, Jc);
         memcpy(Jc + 6, A, 6 * sizeof(double));
@@ -189,6 +209,14 @@ SBM_GEO_FN void sbm__bal_project(const double cam[9], const double X[3], double 
         Jc[16] = f * r2 * r2 * px, Jc[17] = f * r2 * r2 * py;
     }
     if (Jp) sbm__geo_matmul(2, 3, 3, A, R, Jp);
+}
+
+SBM_GEO_FN void sbm__bal_project(const double cam[9], const double X[3], double pred[2],
+                                 double Jc[18], double Jp[6])
+{
+    sbm__bal_camera c;
+    sbm__bal_camera_prepare(cam, Jc != NULL, &c);
+    sbm__bal_project_prepared(&c, X, pred, Jc, Jp);
 }
 
 /* ---------------------------------------------------------------------------------------- */

@@ -1,5 +1,5 @@
 /* Internal declarations of the solver layer: the end of a nonlinear iteration, the
- * symmetric product with an upper-stored matrix, PCG, dense Cholesky and block Jacobi. */
+ * symmetric product with an upper-stored matrix, PCG, dense Cholesky and block-diagonal helpers. */
 #ifndef SBM_SOLVE_INTERNAL_H
 #define SBM_SOLVE_INTERNAL_H
 
@@ -41,6 +41,9 @@ void sbm__symup_free(sbm__symup *s);
 
 /* Validate solver options (src/solve/solver_options.c). */
 sbm_status sbm__check_solver_options(sbm_ctx *ctx, const sbm_solver_options *o);
+/* A loss named arg in messages ("argument <arg>.scale = ..."): a known type, and a finite
+ * scale > 0 unless the type is SBM_LOSS_NONE. */
+sbm_status sbm__check_loss(sbm_ctx *ctx, const char *arg, const sbm_loss *loss);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Linear solvers                                                                           */
@@ -57,10 +60,15 @@ sbm_status sbm__pcg(sbm_ctx *ctx, int64_t n, sbm__apply_fn apply, void *apply_da
                     sbm__apply_fn precond, void *precond_data, const double *b, double *x,
                     int max_it, double tol, int *iterations, double *rel_residual);
 
-/* Solve A x = b for SPD A given by its upper block triangle (any backend): dense Cholesky on the
- * host. @return SBM_ERR_NOT_POSITIVE_DEFINITE (with a message) if the factorisation fails. */
+/* Solve A x = b for SPD A given by its upper block triangle by a dense Cholesky on the context's
+ * backend (at most 30000 unknowns), b and x (x may be b) in the context's memory.
+ * @return SBM_ERR_NOT_POSITIVE_DEFINITE, with a message naming the scalar and block column, if
+ * the factorisation fails; *failed (may be NULL) is then that 0-based scalar column, else -1. */
+sbm_status sbm__dense_spd_solve_device(sbm_ctx *ctx, const sbm_cbc *A, const double *b,
+                                       double *x, int64_t *failed);
+/* The same with b and x on the host (b uploaded, x downloaded). */
 sbm_status sbm__dense_spd_solve(sbm_ctx *ctx, const sbm_cbc *A, const double *h_b, double *h_x);
-/* The same, with *failed the 0-based scalar column where the factorisation failed (-1 if not). */
+/* ... with *failed as above. */
 sbm_status sbm__dense_spd_solve_at(sbm_ctx *ctx, const sbm_cbc *A, const double *h_b, double *h_x,
                                    int64_t *failed);
 
@@ -72,18 +80,5 @@ sbm_status sbm__dense_spd_solve_at(sbm_ctx *ctx, const sbm_cbc *A, const double 
 sbm_status sbm__bdiag_pattern_create(sbm_ctx *ctx, int64_t n, int b, sbm_cbc **D);
 /* y = Dinv x by the block SpMV: a PCG preconditioner, data the block-diagonal sbm_cbc. */
 sbm_status sbm__bdiag_apply(sbm_ctx *ctx, void *data, const double *x, double *y);
-
-/* Block Jacobi from diagonal blocks given on the host (the matrix-free BA system): inverted on
- * the host, where a non-SPD block is regularised by adding a multiple of its diagonal until it
- * factors (a preconditioner, not the system), and applied from the context's memory. */
-typedef struct sbm__bjacobi {
-    sbm_cbc *Dinv;    /* the inverses, block diagonal, in the context's memory */
-    double *h_inv;    /* host staging of the inverses */
-    sbm_allocator a;  /* allocator of h_inv */
-} sbm__bjacobi;
-sbm_status sbm__bjacobi_init(sbm_ctx *ctx, int64_t nb, int b, sbm__bjacobi *p);
-/* Invert the nb blocks of h_blocks (nb*b*b, column-major) and upload the inverses. */
-sbm_status sbm__bjacobi_set(sbm_ctx *ctx, sbm__bjacobi *p, const double *h_blocks);
-void sbm__bjacobi_free(sbm__bjacobi *p);
 
 #endif /* SBM_SOLVE_INTERNAL_H */

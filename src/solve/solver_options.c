@@ -82,15 +82,23 @@ sbm_status sbm__check_solver_options(sbm_ctx *ctx, const sbm_solver_options *o)
         return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
                           "argument options: method = %d is not an sbm_solver_method",
                           (int)o->method);
-    if (o->loss.type != SBM_LOSS_NONE && o->loss.type != SBM_LOSS_HUBER &&
-        o->loss.type != SBM_LOSS_CAUCHY)
+    if (o->update_state_every_iteration != 0 && o->update_state_every_iteration != 1)
         return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
-                          "argument options: loss.type = %d is not an sbm_loss_type",
-                          (int)o->loss.type);
-    if (o->loss.type != SBM_LOSS_NONE && (!(o->loss.scale > 0.0) || !isfinite(o->loss.scale)))
+                          "argument options: update_state_every_iteration = %d must be 0 or 1",
+                          o->update_state_every_iteration);
+    return sbm__check_loss(ctx, "options: loss", &o->loss);
+}
+
+sbm_status sbm__check_loss(sbm_ctx *ctx, const char *arg, const sbm_loss *loss)
+{
+    if (loss->type != SBM_LOSS_NONE && loss->type != SBM_LOSS_HUBER &&
+        loss->type != SBM_LOSS_CAUCHY)
         return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
-                          "argument options: loss.scale = %g must be finite and > 0 (loss %s)",
-                          o->loss.scale, sbm_loss_name(o->loss.type));
+                          "argument %s.type = %d is not an sbm_loss_type", arg, (int)loss->type);
+    if (loss->type != SBM_LOSS_NONE && (!(loss->scale > 0.0) || !isfinite(loss->scale)))
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument %s.scale = %g must be finite and > 0 (loss %s)", arg,
+                          loss->scale, sbm_loss_name(loss->type));
     return SBM_SUCCESS;
 }
 

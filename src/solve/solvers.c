@@ -1,16 +1,16 @@
 /* Shared machinery of the BA and SLAM solvers: the symmetric product with an upper-stored block
- * matrix, preconditioned conjugate gradients, dense Cholesky (LAPACKE) and block Jacobi.
+ * matrix, preconditioned conjugate gradients, dense Cholesky and block-diagonal helpers.
  *
  * PCG keeps its vectors in the context's memory, where the matrix lives, and moves them with the
  * backend's vector operations: an iteration sends nothing to the device and brings back only
- * the three scalars its dot products make. Dense Cholesky is host LAPACK by design and downloads
- * the matrix once per solve. */
+ * the three scalars its dot products make. Dense Cholesky runs where the matrix lives too (the
+ * backend's dense_spd_solve: LAPACKE on the CPU, cuSOLVER on CUDA): only the word naming a
+ * failed column comes back. */
 #define _POSIX_C_SOURCE 199309L
 
 #include "solve_internal.h"
 
 #include <inttypes.h>
-#include <lapacke.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -226,16 +226,11 @@ done:
 /* The largest n for which n*n doubles are formed (8 GB would be the caller's mistake). */
 #define DENSE_MAX_N 30000
 
-sbm_status sbm__dense_spd_solve(sbm_ctx *ctx, const sbm_cbc *A, const double *h_b, double *h_x)
+sbm_status sbm__dense_spd_solve_device(sbm_ctx *ctx, const sbm_cbc *A, const double *b,
+                                       double *x, int64_t *failed)
 {
-    int64_t failed;
-    return sbm__dense_spd_solve_at(ctx, A, h_b, h_x, &failed);
-}
-
-sbm_status sbm__dense_spd_solve_at(sbm_ctx *ctx, const sbm_cbc *A, const double *h_b, double *h_x,
-                                   int64_t *failed)
-{
-    *failed = -1;
+    int64_t f = -1;
+    if (failed) *failed = -1;
     const int64_t n = A->nbr * A->r;
     if (A->nbr != A->nbc || A->r != A->c)
         return sbm__error(ctx, SBM_ERR_BLOCK_SHAPE,
@@ -247,61 +242,37 @@ sbm_status sbm__dense_spd_solve_at(sbm_ctx *ctx, const sbm_cbc *A, const double 
                           "dense Cholesky on %" PRId64 " unknowns (at most %d): use PCG", n,
                           DENSE_MAX_N);
     if (n == 0) return SBM_SUCCESS;
-    const int r = A->r;
-    const size_t bs = (size_t)r * (size_t)r;
-    const int64_t *cp;
-    const int32_t *ri;
-    SBM__TRY(sbm__cbc_pattern_to_host(ctx, A, &cp, &ri));
-    sbm_status st = SBM_SUCCESS;
-    double *vals = NULL;
-    double *M = sbm__host_alloc(ctx, (size_t)n * (size_t)n * sizeof(double), "dense matrix");
-    if (!M) {
-        st = SBM_ERR_OUT_OF_MEMORY;
-        goto done;
-    }
-    if (A->backend == SBM_BACKEND_CPU) {
-        vals = A->values;
-    } else {
-        vals = sbm__host_alloc(ctx, (size_t)A->nnzb * bs * sizeof(double), "matrix values");
-        if (!vals) {
-            st = SBM_ERR_OUT_OF_MEMORY;
-            goto done;
-        }
-        if ((st = sbm__vec_download(ctx, vals, A->values, A->nnzb * (int64_t)bs)) != SBM_SUCCESS)
-            goto done;
-    }
-    memset(M, 0, (size_t)n * (size_t)n * sizeof(double));
-    /* The lower triangle is what dpotrf('L') reads: diagonal blocks as stored, the transposes
-     * of the upper blocks below the diagonal. */
-    for (int64_t j = 0; j < A->nbc; j++)
-        for (int64_t k = cp[j]; k < cp[j + 1]; k++) {
-            const int64_t i = ri[k];
-            const double *blk = vals + (size_t)k * bs;
-            for (int c = 0; c < r; c++)
-                for (int q = 0; q < r; q++) {
-                    const int64_t row = i * r + q, col = j * r + c;
-                    M[row + col * n] = blk[q + c * r];
-                    M[col + row * n] = blk[q + c * r];
-                }
-        }
-    lapack_int info = LAPACKE_dpotrf(LAPACK_COL_MAJOR, 'L', (lapack_int)n, M, (lapack_int)n);
-    if (info != 0) {
-        *failed = (int64_t)info - 1;
-        st = sbm__error(ctx, SBM_ERR_NOT_POSITIVE_DEFINITE,
-                        "dense Cholesky of the %" PRId64 " x %" PRId64
-                        " system failed at column %d (dpotrf info %d)",
-                        n, n, (int)info, (int)info);
-        goto done;
-    }
-    memcpy(h_x, h_b, (size_t)n * sizeof(double));
-    info = LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', (lapack_int)n, 1, M, (lapack_int)n, h_x,
-                          (lapack_int)n);
-    if (info != 0)
-        st = sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT, "dpotrs failed (info %d)", (int)info);
-done:
-    if (vals && vals != A->values) sbm__host_free(ctx, vals);
-    if (M) sbm__host_free(ctx, M);
-    sbm__cbc_pattern_release(ctx, A, cp, ri);
+    if (!ctx->ops->dense_spd_solve)
+        return sbm__error(ctx, SBM_ERR_NOT_SUPPORTED,
+                          "dense Cholesky is not available on the %s backend", ctx->ops->name);
+    const sbm_status st = ctx->ops->dense_spd_solve(ctx, A, b, x, &f);
+    if (st != SBM_ERR_NOT_POSITIVE_DEFINITE) return st;
+    if (failed) *failed = f;
+    return sbm__error(ctx, SBM_ERR_NOT_POSITIVE_DEFINITE,
+                      "dense Cholesky of the %" PRId64 " x %" PRId64
+                      " system failed at column %" PRId64 " (block column %" PRId64
+                      "): the matrix is not positive definite",
+                      n, n, f, f / A->r);
+}
+
+sbm_status sbm__dense_spd_solve(sbm_ctx *ctx, const sbm_cbc *A, const double *h_b, double *h_x)
+{
+    int64_t failed;
+    return sbm__dense_spd_solve_at(ctx, A, h_b, h_x, &failed);
+}
+
+sbm_status sbm__dense_spd_solve_at(sbm_ctx *ctx, const sbm_cbc *A, const double *h_b, double *h_x,
+                                   int64_t *failed)
+{
+    *failed = -1;
+    const int64_t n = A->nbr * A->r;
+    /* b up, the solve where A lives, x down */
+    double *d = sbm__vec_alloc(ctx, n > 0 ? n : 1, "dense Cholesky's vector");
+    if (!d) return ctx->last_status;
+    sbm_status st = sbm__vec_upload(ctx, d, h_b, n);
+    if (st == SBM_SUCCESS) st = sbm__dense_spd_solve_device(ctx, A, d, d, failed);
+    if (st == SBM_SUCCESS) st = sbm__vec_download(ctx, h_x, d, n);
+    sbm__free(ctx, d);
     return st;
 }
 
@@ -330,52 +301,4 @@ sbm_status sbm__bdiag_apply(sbm_ctx *ctx, void *data, const double *x, double *y
 {
     const sbm_cbc *Dinv = data;
     return SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, Dinv, x, 0.0, y));
-}
-
-sbm_status sbm__bjacobi_init(sbm_ctx *ctx, int64_t nb, int b, sbm__bjacobi *p)
-{
-    memset(p, 0, sizeof *p);
-    p->a = sbm__host_allocator_of(ctx);
-    const size_t bs = (size_t)b * (size_t)b;
-    p->h_inv =
-        sbm__alloc_with(ctx, &p->a, (size_t)nb, bs * sizeof(double), "preconditioner blocks");
-    if (!p->h_inv) return ctx->last_status;
-    sbm_status st = sbm__bdiag_pattern_create(ctx, nb, b, &p->Dinv);
-    if (st != SBM_SUCCESS) sbm__bjacobi_free(p);
-    return st;
-}
-
-sbm_status sbm__bjacobi_set(sbm_ctx *ctx, sbm__bjacobi *p, const double *h_blocks)
-{
-    const int b = p->Dinv->r;
-    const int64_t nb = p->Dinv->nbc;
-    const size_t bs = (size_t)b * (size_t)b;
-    double l[SBM_MAX_BLOCK_DIM * SBM_MAX_BLOCK_DIM];
-    for (int64_t k = 0; k < nb; k++) {
-        const double *blk = h_blocks + (size_t)k * bs;
-        double *inv = p->h_inv + (size_t)k * bs;
-        double dmax = 0.0;
-        for (int i = 0; i < b; i++) dmax = fmax(dmax, fabs(blk[i + i * b]));
-        double shift = 0.0;
-        int ok = 0;
-        for (int attempt = 0; attempt < 30 && !ok; attempt++) {
-            memcpy(l, blk, bs * sizeof(double));
-            for (int i = 0; i < b; i++) l[i + i * b] += shift;
-            ok = sbm__host_spd_inverse(b, l, inv) == 0;
-            shift = shift == 0.0 ? 1e-12 * (dmax > 0.0 ? dmax : 1.0) : shift * 10.0;
-        }
-        if (!ok) {
-            memset(inv, 0, bs * sizeof(double));
-            for (int i = 0; i < b; i++) inv[i + i * b] = 1.0;
-        }
-    }
-    /* once per solve; the iterations apply the inverses where they now live */
-    return sbm__vec_upload(ctx, p->Dinv->values, p->h_inv, nb * (int64_t)bs);
-}
-
-void sbm__bjacobi_free(sbm__bjacobi *p)
-{
-    sbm_cbc_destroy(p->Dinv);
-    sbm__free_with(&p->a, p->h_inv);
-    memset(p, 0, sizeof *p);
 }

@@ -1,0 +1,56 @@
+/* cuBLAS and cuSOLVER in the CUDA backend (the sparse Cholesky of cuda_chol.cu and
+ * cuda_chol_solve.cu, the dense Cholesky of cuda_ba_solve.cu): the context's handles, cuBLAS's
+ * workspace and their failures as statuses (implemented in cuda_chol.cu). */
+#ifndef SBM_CUDA_LIBS_CUH
+#define SBM_CUDA_LIBS_CUH
+
+#include <cublas_v2.h>
+#include <cusolverDn.h>
+
+#include "cuda_internal.cuh"
+
+/* A cuBLAS / cuSOLVER failure as SBM_ERR_CUDA (SBM_ERR_OUT_OF_MEMORY when the library could not
+ * allocate), naming what failed, the library's status and file:line. */
+sbm_status sbm__cuda_lib_fail(sbm_ctx *ctx, int alloc_failed, const char *lib, int code,
+                              const char *name, const char *what, const char *file, int line);
+
+#define SBM__BLAS(ctx, call, what)                                                          \
+    do {                                                                                    \
+        cublasStatus_t sbm__b_ = (call);                                                    \
+        if (sbm__b_ != CUBLAS_STATUS_SUCCESS) {                                             \
+            st = sbm__cuda_lib_fail((ctx), sbm__b_ == CUBLAS_STATUS_ALLOC_FAILED, "cuBLAS",  \
+                                    (int)sbm__b_, cublasGetStatusName(sbm__b_), (what),      \
+                                    __FILE__, __LINE__);                                    \
+            goto done;                                                                      \
+        }                                                                                   \
+    } while (0)
+
+#define SBM__SOLVER(ctx, call, what)                                                        \
+    do {                                                                                    \
+        cusolverStatus_t sbm__v_ = (call);                                                  \
+        if (sbm__v_ != CUSOLVER_STATUS_SUCCESS) {                                           \
+            st = sbm__cuda_lib_fail((ctx), sbm__v_ == CUSOLVER_STATUS_ALLOC_FAILED,          \
+                                    "cuSOLVER", (int)sbm__v_, "cusolverStatus_t", (what),    \
+                                    __FILE__, __LINE__);                                    \
+            goto done;                                                                      \
+        }                                                                                   \
+    } while (0)
+
+/* Makes the context's cuBLAS and cuSOLVER handles if it has none yet (deterministic modes:
+ * no atomics in cuBLAS, CUSOLVER_DETERMINISTIC_RESULTS) and cuBLAS's workspace, which the
+ * context owns so that the CUDA graphs capturing cuBLAS calls can rely on it; they live until
+ * the context dies (sbm__cuda_chol_release). */
+sbm_status sbm__cuda_lib_handles(sbm_ctx *ctx);
+/* Both handles on stream s, cuBLAS on the context's workspace (cublasSetStream puts it back on
+ * cuBLAS's own, so every code path that calls cuBLAS sets its stream through this). */
+sbm_status sbm__cuda_lib_set_stream(sbm_ctx *ctx, cudaStream_t s);
+static inline cublasHandle_t sbm__cuda_blas(sbm_ctx *ctx)
+{
+    return (cublasHandle_t)sbm__cuda_st(ctx)->blas;
+}
+static inline cusolverDnHandle_t sbm__cuda_solver(sbm_ctx *ctx)
+{
+    return (cusolverDnHandle_t)sbm__cuda_st(ctx)->solver;
+}
+
+#endif /* SBM_CUDA_LIBS_CUH */
