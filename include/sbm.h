@@ -99,9 +99,12 @@ int sbm_has_cuda(void);
 /* @return the number of usable CUDA devices (0 without CUDA support or without a GPU). */
 int sbm_cuda_device_count(void);
 
-/* Create a context for a backend. device is the CUDA device ordinal (ignored for CPU).
+/* Create a context for a backend. device is the CUDA device ordinal (ignored for CPU). A CUDA
+ * context reads the environment variable SBM_CUDA_GRAPHS here, once: 0 keeps the sparse
+ * Cholesky on plain kernel launches; unset, empty or 1 replays its level loops as CUDA graphs;
+ * 2 cuts the factor's graph at every cuSOLVER call (its fallback, for tests and diagnosis).
  * @return SBM_ERR_NOT_SUPPORTED if CUDA is not built in, SBM_ERR_NO_DEVICE if the device
- *         does not exist. *ctx is NULL on failure; there is then no context to hold a message,
+ *         does not exist, SBM_ERR_INVALID_ARGUMENT if SBM_CUDA_GRAPHS is another value. *ctx is NULL on failure; there is then no context to hold a message,
  *         so sbm_ctx_last_error(NULL) returns the message of the last failed create on this thread. */
 sbm_status sbm_ctx_create(sbm_ctx **ctx, sbm_backend backend, int device);
 void sbm_ctx_destroy(sbm_ctx *ctx);

@@ -169,7 +169,11 @@ typedef struct sbm_solver_summary {
  *     (Levenberg-Marquardt refactors with a new lambda without planning again);
  *   - sbm_chol_solve: one or many right-hand sides.
  * On the CPU the supernodes are factored with LAPACKE/OpenBLAS; on a CUDA context the factor
- * and the solves stay on the device. */
+ * and the solves stay on the device, and their walks of the tree levels (thousands of small
+ * launches) are captured once per plan as CUDA graphs and replayed from the second call on
+ * (per number of right-hand sides for the solves; the results are bitwise those of plain
+ * launches). The environment variable SBM_CUDA_GRAPHS=0, read when a CUDA context is created,
+ * keeps that context on plain launches. */
 typedef struct sbm_chol sbm_chol;
 
 typedef enum sbm_chol_ordering {

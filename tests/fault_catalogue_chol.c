@@ -52,7 +52,7 @@ sbm_status fault_op_chol_amd(fault_fixture *f) { return chol_run(f, SBM_CHOL_ORD
 sbm_status fault_op_chol_natural(fault_fixture *f) { return chol_run(f, SBM_CHOL_ORDERING_NATURAL); }
 
 /* The CUDA backend with every front through cuSOLVER/cuBLAS (chol_dense_front = 1), whose
- * potrf workspace comes from the context's pool as well. */
+ * potrf workspace is allocated too (the numeric object's with CUDA graphs, else the pool's). */
 sbm_status fault_op_chol_dense_fronts(fault_fixture *f)
 {
     sbm_tuning t = sbm_tuning_default();

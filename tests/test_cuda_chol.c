@@ -5,8 +5,11 @@
  * on SLAM-like pose graphs and on an arrow pattern whose root front is large; the failed column
  * of a matrix that is not positive definite (and of a non-finite one) on each path equal to the
  * CPU's; bitwise repeatability on each path; a refactorisation with a new lambda; the
- * transfers of one factor + solve (one 8-byte copy to the host, nothing else); and, for the
- * record, the times of plan, factor and solve of g2o graphs' Lambda on the device and the CPU. */
+ * transfers of one factor + solve (one 8-byte copy to the host, nothing else); the CUDA graphs
+ * of the level loops (SBM_CUDA_GRAPHS): bitwise equal to the plain launches on several patterns,
+ * thresholds, dampings and right-hand side counts, a failed pivot reported by a replay as by the
+ * plain path, every graph freed with its plan; and, for the record, the times of plan, factor
+ * and solve of g2o graphs' Lambda on the device (with and without graphs) and the CPU. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "test_util.h"
 #include "sbm_internal.h"
@@ -17,6 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef SBM_TEST_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
 
 /* Thresholds of the two paths: the library's, every front dense, a mix, every front batched
  * (fronts over ~170 rows then in global memory). */
@@ -124,6 +130,18 @@ static void test_cuda_chol_paths(void **state)
         }
 }
 
+/* Makes a host matrix of pose_graph (block size b) not positive definite: kind 0 negates block
+ * column 7's diagonal block, kind 1 puts a NaN in block (2, 3). */
+static void spoil(sbm_cbc *A, int b, int kind)
+{
+    const int64_t *cp = A->colptr;
+    for (int64_t p = cp[kind == 0 ? 7 : 3]; p < cp[kind == 0 ? 8 : 4]; p++) {
+        if (kind == 0 && A->rowind[p] == 7)
+            for (int q = 0; q < b * b; q++) A->values[p * b * b + q] *= -1.0;
+        if (kind == 1 && A->rowind[p] == 2) A->values[p * b * b + 4] = NAN;
+    }
+}
+
 /* Block column 7's diagonal block negated, then a NaN in block (2, 3): the device reports the
  * CPU's failed column on every path; the chol refuses to solve; a damping that makes the
  * matrix positive definite again factors it, like the CPU. */
@@ -135,15 +153,7 @@ static void test_cuda_chol_not_pd(void **state)
     for (int kind = 0; kind < 2; kind++)
         for (int natural = 0; natural < 2; natural++) {
             sbm_cbc *A = pose_graph(e->host, 77, nb, b, 0.1, 0);
-            const int64_t *cp = A->colptr;
-            if (kind == 0) {
-                for (int64_t p = cp[7]; p < cp[8]; p++)
-                    if (A->rowind[p] == 7)
-                        for (int q = 0; q < b * b; q++) A->values[p * b * b + q] *= -1.0;
-            } else {
-                for (int64_t p = cp[3]; p < cp[4]; p++)
-                    if (A->rowind[p] == 2) A->values[p * b * b + 4] = NAN;
-            }
+            spoil(A, b, kind);
             sbm_cbc *D = NULL;
             SBM_ASSERT_OK(e->ctx, sbm_cbc_copy(e->ctx, A, &D));
             int64_t want = -2, got = -2;
@@ -253,6 +263,246 @@ static void test_cuda_chol_transfers(void **state)
     sbm_cbc_destroy(A);
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* CUDA graphs (src/cuda/cuda_graph.cu): the level loops captured once and replayed          */
+/* ---------------------------------------------------------------------------------------- */
+
+/* sbm_ctx_create on e's device with SBM_CUDA_GRAPHS = value (read when a context is created);
+ * the variable is restored. */
+static sbm_status create_with(const sbm_test_env *e, const char *value, sbm_ctx **ctx)
+{
+    const char *old = getenv("SBM_CUDA_GRAPHS");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("SBM_CUDA_GRAPHS", value, 1);
+    const sbm_status st = sbm_ctx_create(ctx, SBM_BACKEND_CUDA, e->ctx->device);
+    if (saved) setenv("SBM_CUDA_GRAPHS", saved, 1);
+    else unsetenv("SBM_CUDA_GRAPHS");
+    free(saved);
+    return st;
+}
+
+/* A CUDA context with graphs off (mode 0), on (1), or the factor's cut at every cuSOLVER call. */
+static sbm_ctx *graphs_ctx(const sbm_test_env *e, int mode)
+{
+    sbm_ctx *ctx = NULL;
+    SBM_ASSERT_OK(NULL, create_with(e, mode == 0 ? "0" : mode == 1 ? "1" : "2", &ctx));
+    return ctx;
+}
+
+/* The graph tests' patterns: 2D and 3D pose graphs, an arrow (one large front), and an S-like
+ * matrix (b = 9, dense loop closures: large fronts, L nearly dense). */
+static const struct graph_case {
+    int b;
+    int64_t nb;
+    double closure;
+    int arrow;
+    const char *name;
+} graph_cases[] = {{3, 150, 0.04, 0, "2D pose graph"}, {6, 90, 0.06, 0, "3D pose graph"},
+                   {6, 40, 0.05, 1, "arrow"}, {9, 36, 0.6, 0, "BA S"}};
+/* SBM_TEST_QUICK set (the sanitizer runs): fewer cases. */
+static int quick(void)
+{
+    const char *q = getenv("SBM_TEST_QUICK");
+    return q && *q && strcmp(q, "0") != 0;
+}
+
+/* chol_dense_front of the graph tests: the library's, every front dense, every front batched */
+static const int graph_thresholds[3] = {0, 1, INT_MAX};
+
+/* Factor (damping, lambda) and solve nrhs right-hand sides of leading dimension ld (B seeded by
+ * seed) in ctx; @return X (host, ld x nrhs; rows past n hold B's). */
+static double *factor_solve(sbm_ctx *ctx, sbm_chol *chol, const sbm_cbc *A, int damping,
+                            double lambda, int64_t n, int64_t nrhs, int64_t ld, uint64_t seed)
+{
+    SBM_ASSERT_OK(ctx, sbm_chol_factor(ctx, chol, A, (sbm_damping)damping, lambda));
+    double *B = sbm_test_random_vector(seed, ld * nrhs);
+    double *dB = sbm_test_vec_upload(ctx, B, ld * nrhs);
+    double *dX = sbm_test_vec_upload(ctx, B, ld * nrhs);
+    SBM_ASSERT_OK(ctx, sbm_chol_solve(ctx, chol, nrhs, dB, ld, dX, ld));
+    double *X = sbm_test_vec_download(ctx, dX, ld * nrhs);
+    sbm__free(ctx, dX);
+    sbm__free(ctx, dB);
+    free(B);
+    return X;
+}
+
+/* Six factorisations of one plan with a new damping each time and solves with 1, 3 and 2
+ * right-hand sides and several leading dimensions: the graphs' results equal the plain path's
+ * bitwise and the CPU's to 1e-10 (so each replay used the new lambda and the new B); the graphs
+ * were launched exactly as the warm-up rule says (factor: every call after the first; solve:
+ * every call of an (nrhs, threshold) after its first), the plain context launched none, and
+ * every graph is gone with its numeric object. The factor cut at its cuSOLVER calls
+ * (SBM_CUDA_GRAPHS=2, the fallback when cuSOLVER cannot be captured) equals them bitwise too.
+ * SBM_TEST_QUICK: the 2D pose graph and the S only. */
+static void test_cuda_chol_graph_equal(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    static const double lambdas[6] = {0.5, 2.0, 1e-3, 7.0, 0.1, 3.0};
+    static const int64_t nrhss[6] = {1, 1, 3, 2, 3, 1}, extra[6] = {0, 0, 5, 0, 1, 2};
+    static const char *const names[3] = {"plain", "graphs", "cut factor graph"};
+    /* plain launches, graphs, graphs with the factor cut at cuSOLVER calls, the CPU */
+    sbm_ctx *ctx[4] = {graphs_ctx(e, 0), graphs_ctx(e, 1), graphs_ctx(e, 2), e->host};
+    const int64_t live0 = sbm__cuda_graphs_live();
+    for (size_t c = 0; c < sizeof graph_cases / sizeof graph_cases[0]; c++) {
+        const struct graph_case *gc = &graph_cases[c];
+        const int64_t n = gc->nb * gc->b;
+        sbm_cbc *A[4];
+        if (quick() && c % 3 != 0) continue; /* the 2D pose graph and the S */
+        for (int k = 0; k < 4; k++)
+            A[k] = pose_graph(ctx[k], 40 + c, gc->nb, gc->b, gc->closure, gc->arrow);
+        for (int t = 0; t < 3; t++) {
+            sbm_chol *chol[4] = {NULL, NULL, NULL, NULL};
+            for (int k = 0; k < 4; k++) {
+                if (k < 3) set_threshold(ctx[k], graph_thresholds[t]);
+                SBM_ASSERT_OK(ctx[k], sbm_chol_plan(ctx[k], A[k], NULL, &chol[k]));
+                sbm__stats_reset(ctx[k]);
+            }
+            for (int r = 0; r < 6; r++) {
+                const int damping = 1 + r % 2;
+                const int64_t ld = n + extra[r], nrhs = nrhss[r];
+                double *X[4];
+                char what[160];
+                snprintf(what, sizeof what, "%s, chol_dense_front %d, factorisation %d (lambda %g, "
+                         "nrhs %lld)", gc->name, graph_thresholds[t], r, lambdas[r], (long long)nrhs);
+                for (int k = 0; k < 4; k++)
+                    X[k] = factor_solve(ctx[k], chol[k], A[k], damping, lambdas[r], n, nrhs, ld,
+                                        7 + r);
+                for (int k = 1; k < 3; k++)
+                    if (memcmp(X[0], X[k], (size_t)(ld * nrhs) * sizeof(double)) != 0)
+                        fail_msg("%s: the %s solution differs from the plain path's", what,
+                                 names[k]);
+                sbm_test_assert_near(X[1], X[3], ld * nrhs, 1e-10, what);
+                for (int k = 0; k < 4; k++) free(X[k]);
+            }
+            /* factor: 5 replays; solve: nrhs 1 at r = 1, 5, nrhs 3 at r = 4 */
+            assert_int_equal(sbm__stats_get(ctx[0]).graph_launches, 0);
+            assert_int_equal(sbm__stats_get(ctx[1]).graph_launches, 8);
+            /* the cut factor: 5 replays of each piece (one more than the dense fronts) */
+            const int64_t pieces = (int64_t)(sbm__stats_get(ctx[2]).graph_launches - 3) / 5;
+            assert_int_equal(sbm__stats_get(ctx[2]).graph_launches, 3 + 5 * pieces);
+            assert_true(pieces >= 1 && (t != 1 || pieces > 1));
+            sbm_chol_destroy(chol[2]);
+            chol[2] = NULL;
+            assert_int_equal(sbm__cuda_graphs_live(), live0 + 3);
+            for (int k = 0; k < 4; k++) sbm_chol_destroy(chol[k]);
+            assert_int_equal(sbm__cuda_graphs_live(), live0);
+        }
+        for (int k = 0; k < 4; k++) sbm_cbc_destroy(A[k]);
+    }
+    for (int k = 0; k < 3; k++) sbm_ctx_destroy(ctx[k]);
+}
+
+/* A matrix that is not positive definite (a negated diagonal block, or a NaN), factored with
+ * the same plan after good ones, i.e. by a replay: the CPU's failed column and the message, as
+ * on the plain path; then the good matrix again factors and solves as before, bitwise. */
+static void test_cuda_chol_graph_not_pd(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    const int b = 3;
+    const int64_t nb = 24, n = nb * b;
+    sbm_ctx *G = graphs_ctx(e, 1);
+    for (int kind = 0; kind < 2; kind++) {
+        sbm_cbc *H = pose_graph(e->host, 78, nb, b, 0.1, 0), *HD = NULL;
+        SBM_ASSERT_OK(e->host, sbm_cbc_copy(e->host, H, &HD));
+        spoil(HD, b, kind);
+        sbm_cbc *A = NULL, *D = NULL;
+        SBM_ASSERT_OK(G, sbm_cbc_copy(G, H, &A));
+        SBM_ASSERT_OK(G, sbm_cbc_copy(G, HD, &D));
+        int64_t want = -2;
+        double XH[72];
+        assert_int_equal(plan_factor_solve(e->host, HD, 0, SBM_DAMPING_NONE, 0, 1, XH, &want),
+                         SBM_ERR_NOT_POSITIVE_DEFINITE);
+        assert_true(want >= 0 && want < nb);
+        char msg[64];
+        snprintf(msg, sizeof msg, "not positive definite: block column %lld", (long long)want);
+        for (int t = 0; t < 3; t++) {
+            sbm_chol *chol = NULL;
+            set_threshold(G, graph_thresholds[t]);
+            SBM_ASSERT_OK(G, sbm_chol_plan(G, A, NULL, &chol));
+            double *X0 = factor_solve(G, chol, A, SBM_DAMPING_NONE, 0, n, 1, n, 5);
+            double *X1 = factor_solve(G, chol, A, SBM_DAMPING_NONE, 0, n, 1, n, 5);
+            sbm__stats_reset(G);
+            for (int rep = 0; rep < 2; rep++) {
+                sbm_ctx_clear_error(G);
+                assert_int_equal(sbm_chol_factor(G, chol, D, SBM_DAMPING_NONE, 0),
+                                 SBM_ERR_NOT_POSITIVE_DEFINITE);
+                assert_int_equal(sbm_chol_get_info(chol).failed_column, want);
+                assert_int_equal(sbm_chol_get_info(chol).factored, 0);
+                assert_non_null(strstr(sbm_ctx_last_error(G), msg));
+            }
+            assert_int_equal(sbm__stats_get(G).graph_launches, 2);
+            double *X2 = factor_solve(G, chol, A, SBM_DAMPING_NONE, 0, n, 1, n, 5);
+            assert_int_equal(sbm_chol_get_info(chol).failed_column, -1);
+            assert_memory_equal(X0, X1, (size_t)n * sizeof(double));
+            assert_memory_equal(X0, X2, (size_t)n * sizeof(double));
+            free(X0);
+            free(X1);
+            free(X2);
+            sbm_chol_destroy(chol);
+        }
+        sbm_cbc_destroy(A);
+        sbm_cbc_destroy(D);
+        sbm_cbc_destroy(H);
+        sbm_cbc_destroy(HD);
+    }
+    sbm_ctx_destroy(G);
+}
+
+#ifdef SBM_TEST_HAVE_CUDA
+/* Device allocations not yet freed. */
+static void *live_alloc(void *user, size_t bytes)
+{
+    void *p = NULL;
+    if (cudaMalloc(&p, bytes) != cudaSuccess) return NULL;
+    return ++*(long *)user, p;
+}
+
+static void live_free(void *user, void *ptr)
+{
+    if (ptr) cudaFree(ptr), --*(long *)user;
+}
+#endif
+
+/* Plans made, used (graphs captured and replayed) and destroyed ten times: each destroy frees
+ * every graph and every buffer of the numeric object; each new plan captures its own graphs.
+ * An SBM_CUDA_GRAPHS that is neither 0 nor 1 is refused by sbm_ctx_create. */
+static void test_cuda_chol_graph_lifecycle(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    const int b = 6;
+    const int64_t nb = 50, n = nb * b;
+    sbm_ctx *G = graphs_ctx(e, 1);
+    long live = 0, base = -1;
+#ifdef SBM_TEST_HAVE_CUDA
+    sbm_allocator a = {live_alloc, live_free, &live};
+    SBM_ASSERT_OK(G, sbm_ctx_set_allocator(G, &a));
+#endif
+    sbm_cbc *A = pose_graph(G, 5, nb, b, 0.08, 1);
+    const int64_t graphs0 = sbm__cuda_graphs_live();
+    for (int cycle = 0; cycle < 10; cycle++) {
+        sbm_chol *chol = NULL;
+        set_threshold(G, cycle % 2 ? 1 : 0);
+        SBM_ASSERT_OK(G, sbm_chol_plan(G, A, NULL, &chol));
+        sbm__stats_reset(G);
+        for (int r = 0; r < 3; r++)
+            free(factor_solve(G, chol, A, SBM_DAMPING_IDENTITY, 1.0 + r, n, 2, n, 9));
+        assert_int_equal(sbm__stats_get(G).graph_launches, 4);
+        assert_int_equal(sbm__cuda_graphs_live(), graphs0 + 2);
+        sbm_chol_destroy(chol);
+        assert_int_equal(sbm__cuda_graphs_live(), graphs0);
+        if (base < 0) base = live; /* the context's own buffers (pool, cuBLAS workspace) */
+        assert_int_equal(live, base);
+    }
+    sbm_cbc_destroy(A);
+    sbm_ctx_destroy(G);
+    assert_int_equal(live, 0);
+    sbm_ctx *bad = NULL;
+    assert_int_equal(create_with(e, "yes", &bad), SBM_ERR_INVALID_ARGUMENT);
+    assert_null(bad);
+    assert_non_null(strstr(sbm_ctx_last_error(NULL), "environment variable SBM_CUDA_GRAPHS: "
+                                                     "\"yes\" is neither 0"));
+}
+
 static double now_s(void)
 {
     struct timespec t;
@@ -322,6 +572,17 @@ static void test_cuda_chol_timing(void **state)
             sbm_test_assert_near(x, xh, n, 1e-6, files[f]);
         }
         set_threshold(e->ctx, 0);
+        if (!quick()) { /* the library's threshold without CUDA graphs, for comparison */
+            sbm_ctx *P = graphs_ctx(e, 0);
+            sbm_cbc *AP = NULL;
+            SBM_ASSERT_OK(P, sbm_cbc_copy(P, H, &AP));
+            time_chol(P, AP, rhs, n, td, x);
+            print_message("[  INFO    ] %s GPU, SBM_CUDA_GRAPHS=0: plan %.2f ms, factor %.2f ms, "
+                          "solve %.2f ms\n", files[f], 1e3 * td[0], 1e3 * td[1], 1e3 * td[2]);
+            sbm_test_assert_near(x, xh, n, 1e-6, files[f]);
+            sbm_cbc_destroy(AP);
+            sbm_ctx_destroy(P);
+        }
         sbm_cbc_destroy(A);
         free(rhs);
         free(xh);
@@ -339,6 +600,9 @@ int main(void)
         SBM_TEST_CUDA(test_cuda_chol_not_pd),
         SBM_TEST_CUDA(test_cuda_chol_repeatable),
         SBM_TEST_CUDA(test_cuda_chol_transfers),
+        SBM_TEST_CUDA(test_cuda_chol_graph_equal),
+        SBM_TEST_CUDA(test_cuda_chol_graph_not_pd),
+        SBM_TEST_CUDA(test_cuda_chol_graph_lifecycle),
         SBM_TEST_CUDA(test_cuda_chol_timing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,6 +7,7 @@
 #ifndef SBM_HAVE_CUDA
 const sbm__backend_ops *sbm__cuda_ops(void) { return NULL; }
 int sbm__cuda_device_count(void) { return 0; }
+int64_t sbm__cuda_graphs_live(void) { return 0; }
 #endif
 
 int sbm_has_cuda(void) { return sbm__cuda_ops() != NULL; }

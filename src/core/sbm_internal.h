@@ -61,6 +61,8 @@ typedef struct sbm__stats {
     uint64_t d2h_bytes;
     uint64_t allocs;       /* allocations in the context's memory space */
     uint64_t alloc_bytes;
+    /* chol-graph */
+    uint64_t graph_launches; /* CUDA graphs launched (src/cuda/cuda_graph.cu) */
 } sbm__stats;
 
 struct sbm_ctx {
@@ -543,6 +545,8 @@ int sbm__host_spd_inverse(int n, double *a, double *inv);
 const sbm__backend_ops *sbm__cuda_ops(void);
 /* Number of CUDA devices (0 without CUDA); same split as sbm__cuda_ops. */
 int sbm__cuda_device_count(void);
+/* CUDA graph executables alive in the process (0 without CUDA); same split as sbm__cuda_ops. */
+int64_t sbm__cuda_graphs_live(void);
 
 /* Host view of a CBC pattern for front-end checks (src/core/gemm.c): on the CPU backend the matrix's
  * own arrays, otherwise host copies; release with sbm__cbc_pattern_release. */

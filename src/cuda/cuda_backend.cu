@@ -214,6 +214,7 @@ static sbm_status sbm__cuda_ctx_init(sbm_ctx *ctx, int device)
     }
     S->device = device;
     SBM__CU(ctx, cudaGetDeviceProperties(&S->prop, device), "cudaGetDeviceProperties");
+    SBM__CK(sbm__cuda_graphs_init(ctx, S));
     /* create the primary context now, so that its start-up cost and failures surface here */
     SBM__CU(ctx, cudaFree(0), "CUDA context initialisation");
     ctx->backend_data = S;
@@ -235,6 +236,7 @@ static void sbm__cuda_ctx_destroy(sbm_ctx *ctx)
     sbm__cuda_tcache_clear(ctx);
     sbm__cuda_scache_clear(ctx);
     sbm__cuda_chol_release(ctx);
+    sbm__cuda_graphs_release(S);
     (void)cudaGetLastError();
     free(S);
     ctx->backend_data = NULL;

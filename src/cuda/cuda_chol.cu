@@ -1,19 +1,19 @@
 /* The CUDA backend's sparse block Cholesky numeric phase: chol_numeric_create / chol_factor /
- * chol_solve / chol_numeric_destroy of the operations table (src/core/sbm_internal.h), from the
- * symbolic structure of src/core/chol_internal.h.
+ * chol_numeric_destroy of the operations table (src/core/sbm_internal.h), from the symbolic
+ * structure of src/core/chol_internal.h; chol_solve is in cuda_chol_solve.cu.
  *
  * numeric_create uploads the index arrays once (one host-to-device copy) and allocates the
  * fronts: sum over the supernodes of (m_s b)^2 doubles, through the context's allocator, refused
  * with SBM_ERR_OUT_OF_MEMORY naming the bytes when they do not fit. The cuBLAS and cuSOLVER
  * handles belong to the context (made at its first plan, destroyed with it), so that planning
- * again costs no handle creation.
+ * again costs no handle creation; so does cuBLAS's workspace.
  * factor: zero the fronts, assemble A + damping, then level by level (leaves first) the batched
  * kernel for the fronts below the dense threshold (sbm_tuning.chol_dense_front, default
  * SBM__CHOL_DENSE_FRONT rows) and extend-add + cusolverDnDpotrf + cublasDtrsm + cublasDsyrk for
- * the others, all queued on the context's stream. The only device-to-host copy is the failed
- * column word at the end (8 bytes).
- * solve: the forward pass by levels (leaves first), the backward pass by levels (root first),
- * the batched kernels or cublasDtrsm/cublasDgemm per front; no copy to the host. */
+ * the others, all queued on the context's stream. The level loop depends only on the structure
+ * and the threshold: with CUDA graphs on (cuda_graph.cu) it is captured once per numeric object
+ * and threshold and replayed. The only device-to-host copy is the failed column word at the end
+ * (8 bytes). */
 #include "cuda_chol.cuh"
 #include "cuda_libs.cuh"
 
@@ -23,32 +23,18 @@
 
 #include "chol_internal.h"
 
-struct sbm__chol_numeric {
-    sbm_allocator allocator;   /* made d_index and d_F */
-    int device;                /* CUDA device ordinal */
-    void *d_index;             /* the index arrays, info and failed word (carved) */
-    double *d_F;               /* fronts */
-    int64_t f_total;           /* doubles in d_F */
-    int64_t w_total;           /* sum of M_s: rows of all front vectors */
-    int64_t *h_f_ptr;          /* [nsuper+1] host copy of the front offsets */
-    int64_t *h_w_rows;         /* [nsuper+1] host copy of the front vector offsets */
-    size_t smem_optin;         /* dynamic shared memory a block may opt into */
-    sbm__chol_dev dev;         /* device views */
-};
-
 /* ---------------------------------------------------------------------------------------- */
-/* The context's cuBLAS and cuSOLVER handles (cuda_libs.cuh)                                */
+/* Errors of cuBLAS and cuSOLVER; the context's handles (cuda_libs.cuh)                     */
 /* ---------------------------------------------------------------------------------------- */
 
 sbm_status sbm__cuda_lib_fail(sbm_ctx *ctx, int alloc_failed, const char *lib, int code,
                               const char *name, const char *what, const char *file, int line)
 {
-    (void)cudaGetLastError();
     const char *base = strrchr(file, '/');
-    base = base ? base + 1 : file;
+    (void)cudaGetLastError();
     return sbm__error(ctx, alloc_failed ? SBM_ERR_OUT_OF_MEMORY : SBM_ERR_CUDA,
-                      "%s failed on device %d: %s status %d (%s) (%s:%d)", what, ctx->device, lib,
-                      code, name, base, line);
+                      "%s failed on device %d: %s status %d (%s) (%s:%d)", what, ctx->device,
+                      lib, code, name, base ? base + 1 : file, line);
 }
 
 sbm_status sbm__cuda_lib_handles(sbm_ctx *ctx)
@@ -70,6 +56,31 @@ sbm_status sbm__cuda_lib_handles(sbm_ctx *ctx)
         SBM__SOLVER(ctx, cusolverDnSetDeterministicMode(solver, CUSOLVER_DETERMINISTIC_RESULTS),
                     "cusolverDnSetDeterministicMode");
     }
+    /* cuBLAS's workspace is ours, so that the graphs which capture its calls can rely on it:
+     * the size cuBLAS recommends (32 MiB from Hopper on, 4 MiB before) */
+    if (!S->blas_ws.ptr) {
+        const size_t bytes = (size_t)(S->prop.major >= 9 ? 32 : 4) << 20;
+        S->blas_ws.ptr = sbm__alloc(ctx, bytes, "the cuBLAS workspace of the sparse Cholesky");
+        if (!S->blas_ws.ptr) {
+            st = SBM_ERR_OUT_OF_MEMORY;
+            goto done;
+        }
+        S->blas_ws.bytes = bytes;
+        S->blas_ws.allocator = ctx->allocator;
+    }
+done:
+    return st;
+}
+
+sbm_status sbm__cuda_lib_set_stream(sbm_ctx *ctx, cudaStream_t s)
+{
+    sbm_status st = SBM_SUCCESS;
+    sbm__cuda_state *S = sbm__cuda_st(ctx);
+    SBM__BLAS(ctx, cublasSetStream(sbm__cuda_blas(ctx), s), "cublasSetStream");
+    /* after the stream: cublasSetStream puts the handle back on cuBLAS's own workspace */
+    SBM__BLAS(ctx, cublasSetWorkspace(sbm__cuda_blas(ctx), S->blas_ws.ptr, S->blas_ws.bytes),
+              "cublasSetWorkspace");
+    SBM__SOLVER(ctx, cusolverDnSetStream(sbm__cuda_solver(ctx), s), "cusolverDnSetStream");
 done:
     return st;
 }
@@ -80,11 +91,23 @@ void sbm__cuda_chol_release(sbm_ctx *ctx)
     if (S->blas) cublasDestroy((cublasHandle_t)S->blas);
     if (S->solver) cusolverDnDestroy((cusolverDnHandle_t)S->solver);
     S->blas = S->solver = NULL;
+    if (S->blas_ws.ptr) S->blas_ws.allocator.free(S->blas_ws.allocator.user, S->blas_ws.ptr);
+    memset(&S->blas_ws, 0, sizeof S->blas_ws);
 }
 
 /* ---------------------------------------------------------------------------------------- */
 /* Create / destroy                                                                         */
 /* ---------------------------------------------------------------------------------------- */
+
+/* The factor's graphs (the caller waits for queued replays first). */
+static void sbm__chol_drop_factor_graphs(sbm__chol_numeric *num)
+{
+    sbm__cuda_graph_reset(&num->fac_graph);
+    for (int64_t j = 0; num->fac_segs && j <= num->fac_ndense; j++)
+        sbm__cuda_graph_reset(&num->fac_segs[j]);
+    free(num->fac_segs);
+    num->fac_segs = NULL;
+}
 
 void sbm__cuda_chol_numeric_destroy(sbm__chol_numeric *num)
 {
@@ -93,8 +116,13 @@ void sbm__cuda_chol_numeric_destroy(sbm__chol_numeric *num)
     if (cudaGetDevice(&cur) == cudaSuccess && cur != num->device) cudaSetDevice(num->device);
     /* queued factor or solve work may still use the fronts, on whatever stream */
     cudaDeviceSynchronize();
+    sbm__chol_drop_factor_graphs(num);
+    free(num->fac_dense_sup);
+    for (int i = 0; i < SBM__CHOL_SOLVE_GRAPHS; i++) sbm__cuda_graph_reset(&num->solve[i].graph);
     if (num->d_F) num->allocator.free(num->allocator.user, num->d_F);
     if (num->d_index) num->allocator.free(num->allocator.user, num->d_index);
+    if (num->d_work) num->allocator.free(num->allocator.user, num->d_work);
+    if (num->d_solve) num->allocator.free(num->allocator.user, num->d_solve);
     (void)cudaGetLastError();
     free(num->h_f_ptr);
     free(num->h_w_rows);
@@ -226,12 +254,7 @@ static void sbm__chol_bind(const sbm__chol_symbolic *sym, sbm__chol_numeric *num
     v->F = num->d_F;
     v->info = (int *)(d + L->info);
     v->failed = (unsigned long long *)(d + L->failed);
-}
-
-/* The level lists on the device (part of the index buffer). */
-static const int64_t *sbm__chol_levels(const sbm__chol_numeric *num, const sbm__chol_symbolic *sym)
-{
-    return (const int64_t *)((const char *)num->d_index + sbm__chol_carve(sym).level_sup);
+    num->d_levels = (const int64_t *)(d + L->level_sup);
 }
 
 sbm_status sbm__cuda_chol_numeric_create(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
@@ -289,17 +312,6 @@ done:
 /* Factor                                                                                   */
 /* ---------------------------------------------------------------------------------------- */
 
-static int64_t sbm__chol_dense_front(sbm_ctx *ctx)
-{
-    const int t = ctx->tuning.chol_dense_front;
-    return t > 0 ? (int64_t)t : (int64_t)SBM__CHOL_DENSE_FRONT;
-}
-
-static int64_t sbm__chol_front_rows(const sbm__chol_symbolic *sym, int64_t s)
-{
-    return (sym->sup_rowptr[s + 1] - sym->sup_rowptr[s]) * sym->b;
-}
-
 /* Dynamic shared memory of the batched kernel for the fronts of level l with lo <= M < hi: the
  * largest one's, or 0 (global memory) when that does not fit what a block may opt into. *any:
  * whether the level has such a front. */
@@ -329,7 +341,8 @@ static void sbm__chol_classes(int64_t dense, int64_t bounds[3])
 
 /* One level's batched launches (one per class present). */
 static sbm_status sbm__chol_factor_batched(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
-                                           sbm__chol_numeric *num, int64_t l, int64_t dense)
+                                           sbm__chol_numeric *num, int64_t l, int64_t dense,
+                                           cudaStream_t s)
 {
     sbm_status st = SBM_SUCCESS;
     const int64_t lo = sym->level_ptr[l], count = sym->level_ptr[l + 1] - lo;
@@ -339,48 +352,108 @@ static sbm_status sbm__chol_factor_batched(sbm_ctx *ctx, const sbm__chol_symboli
         int any = 0;
         const size_t smem = sbm__chol_class_smem(sym, num, l, bounds[c], bounds[c + 1], &any);
         if (!any) continue;
-        sbm__chol_launch_factor_small(num->dev, sbm__chol_levels(num, sym) + lo, count, bounds[c],
-                                      bounds[c + 1], smem, sbm__cuda_stream(ctx));
+        sbm__chol_launch_factor_small(num->dev, num->d_levels + lo, count, bounds[c],
+                                      bounds[c + 1], smem, s);
         SBM__LAUNCHED(ctx, "batched front factorisation");
     }
 done:
     return st;
 }
 
-/* cuSOLVER workspace (doubles) for the largest dense front. */
-static sbm_status sbm__chol_potrf_work(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
-                                       const sbm__chol_numeric *num, int64_t dense, int *lwork)
+/* num's fac_lwork and fac_smem at the dense threshold, computed when it changes (the factor
+ * graph, made for another threshold, is dropped), and with graphs on the factor graph's own
+ * cuSOLVER workspace. */
+static sbm_status sbm__chol_factor_setup(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
+                                         sbm__chol_numeric *num, int64_t dense)
 {
     sbm_status st = SBM_SUCCESS;
-    *lwork = 0;
-    for (int64_t s = 0; s < sym->nsuper; s++) {
-        const int64_t M = sbm__chol_front_rows(sym, s);
-        if (M < dense) continue;
-        const int K = (int)((sym->sup_col[s + 1] - sym->sup_col[s]) * sym->b);
-        int w = 0;
-        SBM__SOLVER(ctx, cusolverDnDpotrf_bufferSize(sbm__cuda_solver(ctx), CUBLAS_FILL_MODE_LOWER,
-                                                     K, num->d_F + num->h_f_ptr[s], (int)M, &w),
-                    "cusolverDnDpotrf_bufferSize");
-        if (w > *lwork) *lwork = w;
+    int64_t bounds[3], nd = 0;
+    int lwork = 0;
+    size_t smem_max = 0;
+    if (num->fac_dense != dense) {
+        if (num->fac_graph.exec || num->fac_segs) SBM__CK(sbm__cuda_sync(ctx)); /* replays */
+        sbm__chol_drop_factor_graphs(num);
+        num->fac_dense = 0;
+        free(num->fac_dense_sup);
+        num->fac_dense_sup = (int64_t *)malloc((size_t)sym->nsuper * sizeof(int64_t));
+        if (!num->fac_dense_sup) {
+            st = sbm__error(ctx, SBM_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes of host "
+                            "memory for the sparse Cholesky's list of dense fronts",
+                            (size_t)sym->nsuper * sizeof(int64_t));
+            goto done;
+        }
+        for (int64_t i = 0; i < sym->nsuper; i++) { /* the level loop's order */
+            const int64_t s = sym->level_sup[i], M = sbm__chol_front_rows(sym, s);
+            if (M < dense) continue;
+            const int K = (int)((sym->sup_col[s + 1] - sym->sup_col[s]) * sym->b);
+            int w = 0;
+            SBM__SOLVER(ctx, cusolverDnDpotrf_bufferSize(sbm__cuda_solver(ctx),
+                                                         CUBLAS_FILL_MODE_LOWER, K,
+                                                         num->d_F + num->h_f_ptr[s], (int)M, &w),
+                        "cusolverDnDpotrf_bufferSize");
+            if (w > lwork) lwork = w;
+            num->fac_dense_sup[nd++] = s;
+        }
+        sbm__chol_classes(dense, bounds);
+        for (int64_t l = 0; l < sym->nlevels; l++)
+            for (int c = 0; c < 2; c++) {
+                int any = 0;
+                const size_t sm = sbm__chol_class_smem(sym, num, l, bounds[c], bounds[c + 1], &any);
+                if (sm > smem_max) smem_max = sm;
+            }
+        num->fac_dense = dense;
+        num->fac_ndense = nd;
+        num->fac_lwork = lwork;
+        num->fac_smem = smem_max;
     }
+    if (sbm__cuda_graphs_on(ctx) && num->fac_lwork > num->work_doubles) {
+        if (num->fac_graph.exec || num->fac_segs) SBM__CK(sbm__cuda_sync(ctx));
+        sbm__chol_drop_factor_graphs(num);
+        if (num->d_work) num->allocator.free(num->allocator.user, num->d_work);
+        num->work_doubles = 0;
+        num->d_work = (double *)sbm__alloc(ctx, (size_t)num->fac_lwork * sizeof(double),
+                                           "the cuSOLVER workspace of the sparse Cholesky's "
+                                           "factor graph");
+        if (!num->d_work) {
+            st = SBM_ERR_OUT_OF_MEMORY;
+            goto done;
+        }
+        num->work_doubles = num->fac_lwork;
+    }
+    /* every time: another numeric object's factor may have set less */
+    if (num->fac_smem > 48 * 1024)
+        SBM__CU(ctx, sbm__chol_factor_small_smem(num->fac_smem),
+                "cudaFuncSetAttribute (shared memory of the batched front factorisation)");
 done:
     return st;
 }
 
-/* One dense front: L11 = chol(F11) (cuSOLVER), L21 = F21 L11^-T, F22 -= L21 L21^T (cuBLAS). */
-static sbm_status sbm__chol_factor_dense(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
-                                         sbm__chol_numeric *num, int64_t s, double *work,
-                                         int lwork)
+/* One dense front's L11 = chol(F11) (cuSOLVER). */
+static sbm_status sbm__chol_potrf(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
+                                  sbm__chol_numeric *num, int64_t s, double *work)
+{
+    sbm_status st = SBM_SUCCESS;
+    const int M = (int)sbm__chol_front_rows(sym, s);
+    const int K = (int)((sym->sup_col[s + 1] - sym->sup_col[s]) * sym->b);
+    SBM__SOLVER(ctx, cusolverDnDpotrf(sbm__cuda_solver(ctx), CUBLAS_FILL_MODE_LOWER, K,
+                                      num->d_F + num->h_f_ptr[s], M, work, num->fac_lwork,
+                                      num->dev.info + s),
+                "cusolverDnDpotrf of a front");
+done:
+    return st;
+}
+
+/* After its potrf, one dense front's L21 = F21 L11^-T, F22 -= L21 L21^T (cuBLAS). */
+static sbm_status sbm__chol_dense_update(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
+                                        sbm__chol_numeric *num, int64_t s)
 {
     sbm_status st = SBM_SUCCESS;
     const int M = (int)sbm__chol_front_rows(sym, s);
     const int K = (int)((sym->sup_col[s + 1] - sym->sup_col[s]) * sym->b), U = M - K;
-    const double one = 1.0, minus_one = -1.0;
+    /* static: a captured call must not point at a dead stack frame */
+    static const double one = 1.0, minus_one = -1.0;
     double *F = num->d_F + num->h_f_ptr[s];
     cublasHandle_t blas = sbm__cuda_blas(ctx);
-    SBM__SOLVER(ctx, cusolverDnDpotrf(sbm__cuda_solver(ctx), CUBLAS_FILL_MODE_LOWER, K, F, M, work,
-                                      lwork, num->dev.info + s),
-                "cusolverDnDpotrf of a front");
     if (U == 0) goto done;
     SBM__BLAS(ctx, cublasDtrsm(blas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
                                CUBLAS_DIAG_NON_UNIT, U, K, &one, F, M, F + K, M),
@@ -392,50 +465,86 @@ done:
     return st;
 }
 
-/* Every level, leaves first. */
-static sbm_status sbm__chol_factor_levels(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
-                                          sbm__chol_numeric *num, int64_t dense)
+/* What the factor's level loop reads (sbm__chol_factor_levels, a sbm__cuda_record_fn). */
+typedef struct sbm__chol_factor_args {
+    const sbm__chol_symbolic *sym;
+    sbm__chol_numeric *num;
+    int64_t dense; /* the dense-front threshold */
+    double *work;  /* cuSOLVER workspace of num->fac_lwork doubles */
+    int64_t piece; /* -1: the whole loop; j: only what lies between the j-th potrf and the next */
+} sbm__chol_factor_args;
+
+/* Every level, leaves first, on stream s: the part of the factor that depends only on the
+ * structure, captured as the factor graph (or one piece of it). */
+static sbm_status sbm__chol_factor_levels(sbm_ctx *ctx, cudaStream_t s, void *data)
 {
     sbm_status st = SBM_SUCCESS;
-    cudaStream_t s = sbm__cuda_stream(ctx);
-    const int64_t *levels = sbm__chol_levels(num, sym);
-    double *work = NULL;
-    int lwork = 0;
-    size_t smem_max = 0;
-    int64_t bounds[3];
-    SBM__CK(sbm__chol_potrf_work(ctx, sym, num, dense, &lwork));
-    if (lwork > 0)
-        SBM__CK(sbm__cuda_workspace(ctx, SBM__WS_OP_B, (size_t)lwork * sizeof(double),
-                                    (void **)&work));
-    sbm__chol_classes(dense, bounds);
-    for (int64_t l = 0; l < sym->nlevels; l++)
-        for (int c = 0; c < 2; c++) {
-            int any = 0;
-            const size_t smem = sbm__chol_class_smem(sym, num, l, bounds[c], bounds[c + 1], &any);
-            if (smem > smem_max) smem_max = smem;
-        }
-    if (smem_max > 48 * 1024)
-        SBM__CU(ctx, sbm__chol_factor_small_smem(smem_max),
-                "cudaFuncSetAttribute (shared memory of the batched front factorisation)");
-    for (int64_t l = 0; l < sym->nlevels; l++) {
+    const sbm__chol_factor_args *a = (const sbm__chol_factor_args *)data;
+    const sbm__chol_symbolic *sym = a->sym;
+    sbm__chol_numeric *num = a->num;
+    const int64_t dense = a->dense;
+    int64_t k = 0; /* potrf calls passed */
+#define SBM__MINE (a->piece < 0 || a->piece == k)
+    SBM__CK(sbm__cuda_lib_set_stream(ctx, s));
+    for (int64_t l = 0; l < sym->nlevels && (a->piece < 0 || k <= a->piece); l++) {
         const int64_t lo = sym->level_ptr[l], count = sym->level_ptr[l + 1] - lo;
         int any_dense = 0;
-        SBM__CK(sbm__chol_factor_batched(ctx, sym, num, l, dense));
+        if (SBM__MINE) SBM__CK(sbm__chol_factor_batched(ctx, sym, num, l, dense, s));
         for (int64_t i = lo; i < lo + count; i++)
             if (sbm__chol_front_rows(sym, sym->level_sup[i]) >= dense) any_dense = 1;
         if (!any_dense) continue;
-        sbm__chol_launch_extend_add(num->dev, levels + lo, count, dense, s);
-        SBM__LAUNCHED(ctx, "extend-add of the dense fronts");
-        for (int64_t i = lo; i < lo + count; i++)
-            if (sbm__chol_front_rows(sym, sym->level_sup[i]) >= dense)
-                SBM__CK(sbm__chol_factor_dense(ctx, sym, num, sym->level_sup[i], work, lwork));
-        sbm__chol_launch_check(num->dev, levels + lo, count, dense, s);
-        SBM__LAUNCHED(ctx, "pivot check of the dense fronts");
+        if (SBM__MINE) {
+            sbm__chol_launch_extend_add(num->dev, num->d_levels + lo, count, dense, s);
+            SBM__LAUNCHED(ctx, "extend-add of the dense fronts");
+        }
+        for (int64_t i = lo; i < lo + count; i++) {
+            const int64_t f = sym->level_sup[i];
+            if (sbm__chol_front_rows(sym, f) < dense) continue;
+            if (a->piece < 0) SBM__CK(sbm__chol_potrf(ctx, sym, num, f, a->work));
+            k++;
+            if (SBM__MINE) SBM__CK(sbm__chol_dense_update(ctx, sym, num, f));
+        }
+        if (SBM__MINE) {
+            sbm__chol_launch_check(num->dev, num->d_levels + lo, count, dense, s);
+            SBM__LAUNCHED(ctx, "pivot check of the dense fronts");
+        }
+    }
+#undef SBM__MINE
+done:
+    return st;
+}
+
+/* The loop in pieces cut at every potrf (each piece a graph, each potrf plain on stream s):
+ * the same calls in the same order as the whole loop. */
+static sbm_status sbm__chol_factor_pieces(sbm_ctx *ctx, sbm__chol_factor_args *a, cudaStream_t s)
+{
+    sbm_status st = SBM_SUCCESS;
+    sbm__chol_numeric *num = a->num;
+    if (!num->fac_segs) {
+        num->fac_segs = (sbm__cuda_graph *)calloc((size_t)num->fac_ndense + 1,
+                                                  sizeof(sbm__cuda_graph));
+        if (!num->fac_segs) {
+            st = sbm__error(ctx, SBM_ERR_OUT_OF_MEMORY, "cannot allocate %zu bytes of host "
+                            "memory for the sparse Cholesky's factor graphs",
+                            (size_t)(num->fac_ndense + 1) * sizeof(sbm__cuda_graph));
+            goto done;
+        }
+    }
+    for (int64_t j = 0; j <= num->fac_ndense; j++) {
+        a->piece = j;
+        SBM__CK(sbm__cuda_graph_run(ctx, &num->fac_segs[j], sbm__chol_factor_levels, a));
+        if (j == num->fac_ndense) break;
+        /* a capture may have left the handles elsewhere */
+        SBM__CK(sbm__cuda_lib_set_stream(ctx, s));
+        SBM__CK(sbm__chol_potrf(ctx, a->sym, num, num->fac_dense_sup[j], a->work));
     }
 done:
     return st;
 }
 
+/* Zero the fronts, assemble A + damping (plain launches: A's values and lambda change from one
+ * factorisation to the next), the level loop (the factor graph, or plain), then the failed
+ * column word, read after the loop as on the plain path. */
 sbm_status sbm__cuda_chol_factor(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
                                  sbm__chol_numeric *num, const sbm_cbc *A, int damping,
                                  double lambda, int64_t *failed)
@@ -443,116 +552,35 @@ sbm_status sbm__cuda_chol_factor(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
     sbm_status st = SBM_SUCCESS;
     cudaStream_t s = sbm__cuda_stream(ctx);
     unsigned long long h_failed = SBM__CHOL_NO_FAILURE;
+    sbm__chol_factor_args args = {sym, num, sbm__chol_dense_front(ctx), NULL, -1};
     *failed = -1;
     SBM__CK(sbm__cuda_enter(ctx));
     if (sym->nsuper == 0) goto done;
-    SBM__BLAS(ctx, cublasSetStream(sbm__cuda_blas(ctx), s), "cublasSetStream");
-    SBM__SOLVER(ctx, cusolverDnSetStream(sbm__cuda_solver(ctx), s), "cusolverDnSetStream");
+    SBM__CK(sbm__chol_factor_setup(ctx, sym, num, args.dense));
     SBM__CK(sbm__cuda_zero(ctx, num->d_F, (size_t)num->f_total * sizeof(double)));
     SBM__CK(sbm__cuda_zero(ctx, num->dev.info, (size_t)sym->nsuper * sizeof(int)));
     SBM__CU(ctx, cudaMemsetAsync(num->dev.failed, 0xff, sizeof(unsigned long long), s),
             "cudaMemsetAsync (failed column)");
     sbm__chol_launch_assemble(num->dev, A->nnzb, A->values, damping, lambda, s);
     SBM__LAUNCHED(ctx, "assembly of A into the fronts");
-    SBM__CK(sbm__chol_factor_levels(ctx, sym, num, sbm__chol_dense_front(ctx)));
+    if (sbm__cuda_graphs_on(ctx)) {
+        args.work = num->d_work;
+        if (sbm__cuda_graphs_on(ctx) == 2) num->fac_graph.failed = 1;
+        if (!num->fac_graph.failed)
+            SBM__CK(sbm__cuda_graph_run(ctx, &num->fac_graph, sbm__chol_factor_levels, &args));
+        else /* the whole loop could not be captured: perhaps only cuSOLVER cannot */
+            SBM__CK(sbm__chol_factor_pieces(ctx, &args, s));
+    } else {
+        if (num->fac_lwork > 0)
+            SBM__CK(sbm__cuda_workspace(ctx, SBM__WS_OP_B, (size_t)num->fac_lwork * sizeof(double),
+                                        (void **)&args.work));
+        SBM__CK(sbm__chol_factor_levels(ctx, s, &args));
+    }
     SBM__CK(sbm__cuda_d2h(ctx, &h_failed, num->dev.failed, sizeof h_failed));
     if (h_failed != SBM__CHOL_NO_FAILURE) {
         *failed = (int64_t)h_failed;
         st = SBM_ERR_NOT_POSITIVE_DEFINITE; /* the front end writes the message */
     }
-done:
-    return st;
-}
-
-/* ---------------------------------------------------------------------------------------- */
-/* Solve                                                                                    */
-/* ---------------------------------------------------------------------------------------- */
-
-/* One dense front of the forward (backward = 0) or backward pass on its gathered vector. */
-static sbm_status sbm__chol_solve_dense(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
-                                        const sbm__chol_numeric *num, int64_t s, int backward,
-                                        int nrhs, double *W)
-{
-    sbm_status st = SBM_SUCCESS;
-    const int M = (int)sbm__chol_front_rows(sym, s);
-    const int K = (int)((sym->sup_col[s + 1] - sym->sup_col[s]) * sym->b), U = M - K;
-    const double one = 1.0, minus_one = -1.0;
-    const double *F = num->d_F + num->h_f_ptr[s];
-    double *w = W + num->h_w_rows[s] * nrhs;
-    cublasHandle_t blas = sbm__cuda_blas(ctx);
-    if (!backward) {
-        SBM__BLAS(ctx, cublasDtrsm(blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER,
-                                   CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, K, nrhs, &one, F, M, w, M),
-                  "cublasDtrsm of the forward solve");
-        if (U > 0)
-            SBM__BLAS(ctx, cublasDgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, U, nrhs, K,
-                                       &minus_one, F + K, M, w, M, &one, w + K, M),
-                      "cublasDgemm of the forward solve");
-    } else {
-        if (U > 0)
-            SBM__BLAS(ctx, cublasDgemm(blas, CUBLAS_OP_T, CUBLAS_OP_N, K, nrhs, U,
-                                       &minus_one, F + K, M, w + K, M, &one, w, M),
-                      "cublasDgemm of the backward solve");
-        SBM__BLAS(ctx, cublasDtrsm(blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER,
-                                   CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, K, nrhs, &one, F, M, w, M),
-                  "cublasDtrsm of the backward solve");
-    }
-done:
-    return st;
-}
-
-/* One level of one pass: the batched kernel, then the dense fronts (gather, cuBLAS). */
-static sbm_status sbm__chol_solve_level(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
-                                        const sbm__chol_numeric *num, int64_t l, int backward,
-                                        int64_t dense, int64_t nrhs, const double *B,
-                                        int64_t ldb, double *W)
-{
-    sbm_status st = SBM_SUCCESS;
-    cudaStream_t s = sbm__cuda_stream(ctx);
-    const int64_t lo = sym->level_ptr[l], count = sym->level_ptr[l + 1] - lo;
-    const int64_t *list = sbm__chol_levels(num, sym) + lo;
-    int any_dense = 0;
-    for (int64_t i = lo; i < lo + count; i++)
-        if (sbm__chol_front_rows(sym, sym->level_sup[i]) >= dense) any_dense = 1;
-    for (int gather = 0; gather <= any_dense; gather++) {
-        if (backward) sbm__chol_launch_backward(num->dev, list, count, dense, gather, nrhs, W, s);
-        else sbm__chol_launch_forward(num->dev, list, count, dense, gather, nrhs, B, ldb, W, s);
-        SBM__LAUNCHED(ctx, gather ? "gather of the dense fronts' solve"
-                                  : "batched solve of the small fronts");
-    }
-    for (int64_t i = lo; any_dense && i < lo + count; i++)
-        if (sbm__chol_front_rows(sym, sym->level_sup[i]) >= dense)
-            SBM__CK(sbm__chol_solve_dense(ctx, sym, num, sym->level_sup[i], backward, (int)nrhs,
-                                          W));
-done:
-    return st;
-}
-
-sbm_status sbm__cuda_chol_solve(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
-                                const sbm__chol_numeric *num, int64_t nrhs, const double *B,
-                                int64_t ldb, double *X, int64_t ldx)
-{
-    sbm_status st = SBM_SUCCESS;
-    cudaStream_t s = sbm__cuda_stream(ctx);
-    const int64_t dense = sbm__chol_dense_front(ctx);
-    double *W = NULL;
-    SBM__CK(sbm__cuda_enter(ctx));
-    if (sym->n == 0 || nrhs == 0) goto done;
-    if (nrhs > INT_MAX || num->w_total > (INT64_MAX / 8) / nrhs) {
-        st = sbm__error(ctx, SBM_ERR_OVERFLOW, "argument nrhs: %lld right-hand sides overflow the "
-                        "solve's workspace (%lld rows of front vectors each)", (long long)nrhs,
-                        (long long)num->w_total);
-        goto done;
-    }
-    SBM__CK(sbm__cuda_workspace(ctx, SBM__WS_OP_A,
-                                (size_t)(num->w_total * nrhs) * sizeof(double), (void **)&W));
-    SBM__BLAS(ctx, cublasSetStream(sbm__cuda_blas(ctx), s), "cublasSetStream");
-    for (int64_t l = 0; l < sym->nlevels; l++)
-        SBM__CK(sbm__chol_solve_level(ctx, sym, num, l, 0, dense, nrhs, B, ldb, W));
-    for (int64_t l = sym->nlevels - 1; l >= 0; l--)
-        SBM__CK(sbm__chol_solve_level(ctx, sym, num, l, 1, dense, nrhs, B, ldb, W));
-    sbm__chol_launch_scatter(num->dev, nrhs, W, X, ldx, s);
-    SBM__LAUNCHED(ctx, "scatter of the solution");
 done:
     return st;
 }

@@ -10,7 +10,9 @@
 #ifndef SBM_CUDA_CHOL_CUH
 #define SBM_CUDA_CHOL_CUH
 
+#include "chol_internal.h"
 #include "cuda_internal.cuh"
+#include "cuda_libs.cuh" /* cuBLAS, cuSOLVER: the context's handles, SBM__BLAS, SBM__SOLVER */
 
 /* Threads of the per-front kernels (one thread block per front). */
 #define SBM__CHOL_THREADS 256
@@ -74,5 +76,63 @@ void sbm__chol_launch_scatter(const sbm__chol_dev &d, int64_t nrhs, const double
                               int64_t ldx, cudaStream_t s);
 /* Opt the batched factor kernel into `smem` bytes of dynamic shared memory. */
 cudaError_t sbm__chol_factor_small_smem(size_t smem);
+
+/* ---------------------------------------------------------------------------------------- */
+/* The numeric state (cuda_chol.cu: create, destroy, factor; cuda_chol_solve.cu: solve)      */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Solve graphs cached per numeric object, keyed by (nrhs, dense threshold). */
+#define SBM__CHOL_SOLVE_GRAPHS 4
+
+typedef struct sbm__chol_solve_graph {
+    int64_t nrhs;          /* key: right-hand sides (0: empty slot) */
+    int64_t dense;         /* key: the dense-front threshold */
+    uint64_t last_use;     /* for least-recently-used replacement */
+    sbm__cuda_graph graph; /* both passes over the tree levels */
+} sbm__chol_solve_graph;
+
+struct sbm__chol_numeric {
+    sbm_allocator allocator;   /* made d_index, d_F and the graphs' buffers */
+    int device;                /* CUDA device ordinal */
+    void *d_index;             /* the index arrays, info and failed word (carved) */
+    double *d_F;               /* fronts */
+    const int64_t *d_levels;   /* the level lists (part of d_index) */
+    int64_t f_total;           /* doubles in d_F */
+    int64_t w_total;           /* sum of M_s: rows of all front vectors */
+    int64_t *h_f_ptr;          /* [nsuper+1] host copy of the front offsets */
+    int64_t *h_w_rows;         /* [nsuper+1] host copy of the front vector offsets */
+    size_t smem_optin;         /* dynamic shared memory a block may opt into */
+    sbm__chol_dev dev;         /* device views */
+    /* what the factor needs at its dense threshold (computed when the threshold changes) */
+    int64_t fac_dense;         /* that threshold (0: not yet) */
+    int fac_lwork;             /* cuSOLVER workspace of the largest dense front (doubles) */
+    size_t fac_smem;           /* largest dynamic shared memory of the batched kernel */
+    /* chol-graph: the level loops as CUDA graphs, with buffers of their own (a graph keeps its
+     * pointers; the context's workspace pool may move) */
+    sbm__cuda_graph fac_graph; /* the factor's levels at fac_dense */
+    /* when fac_graph cannot be captured (or SBM_CUDA_GRAPHS=2): the loop cut at every
+     * cusolverDnDpotrf, each piece a graph, the potrf calls plain between them */
+    int64_t fac_ndense;        /* dense fronts at fac_dense */
+    int64_t *fac_dense_sup;    /* [fac_ndense] those fronts in the loop's order (host) */
+    sbm__cuda_graph *fac_segs; /* [fac_ndense + 1] the pieces' graphs, or NULL */
+    double *d_work;            /* cuSOLVER workspace of the factor graph */
+    int work_doubles;          /* its size */
+    sbm__chol_solve_graph solve[SBM__CHOL_SOLVE_GRAPHS];
+    double *d_solve;           /* the solve graphs' B (n x cap, packed), then W (w_total x cap) */
+    int64_t solve_cap;         /* right-hand sides d_solve holds */
+    uint64_t solve_clock;      /* use counter of the solve graphs */
+};
+
+/* The dense-front threshold of the context's tuning. */
+static inline int64_t sbm__chol_dense_front(sbm_ctx *ctx)
+{
+    const int t = ctx->tuning.chol_dense_front;
+    return t > 0 ? (int64_t)t : (int64_t)SBM__CHOL_DENSE_FRONT;
+}
+
+static inline int64_t sbm__chol_front_rows(const sbm__chol_symbolic *sym, int64_t s)
+{
+    return (sym->sup_rowptr[s + 1] - sym->sup_rowptr[s]) * sym->b;
+}
 
 #endif /* SBM_CUDA_CHOL_CUH */

@@ -88,9 +88,19 @@ typedef struct sbm__cuda_state {
     int hcache_next;                          /* round-robin replacement */
     sbm__cuda_scache scache[SBM__SCACHE_SIZE]; /* CSR row statistics for SpMV */
     uint64_t scache_clock;                    /* use counter for that cache */
-    void *blas;                               /* cublasHandle_t of the sparse Cholesky (made at
-                                                 its first plan, cuda_chol.cu), or NULL */
+    void *blas;                               /* cublasHandle_t of the sparse and dense
+                                                 Cholesky (made at the first use,
+                                                 cuda_libs.cuh), or NULL */
     void *solver;                             /* cusolverDnHandle_t, likewise */
+    sbm__cuda_buffer blas_ws;                 /* that cuBLAS handle's workspace (cuda_libs.cuh):
+                                                 ours, so that captured graphs can use it */
+    /* chol-graph: CUDA graphs (cuda_graph.cu) */
+    int graphs;                               /* 1 or 2: replay captured launch sequences
+                                                 (SBM_CUDA_GRAPHS at creation, 0: off) */
+    uint64_t serial;                          /* unique per context in the process: the owner
+                                                 tag of the graphs it captures */
+    void *capture_stream;                     /* cudaStream_t the captures record on (made at
+                                                 the first), or NULL */
 } sbm__cuda_state;
 
 static inline sbm__cuda_state *sbm__cuda_st(sbm_ctx *ctx)
@@ -178,6 +188,49 @@ static inline int sbm__bits_for(int64_t n)
     while (b < 63 && ((int64_t)1 << b) < n) b++;
     return b;
 }
+
+/* ---------------------------------------------------------------------------------------- */
+/* CUDA graphs (cuda_graph.cu)                                                              */
+/* ---------------------------------------------------------------------------------------- */
+
+/* A launch sequence that depends only on fixed structure (the sparse Cholesky's level loops),
+ * captured once into a CUDA graph and replayed: one launch instead of thousands. The first run
+ * is plain, which loads what cuBLAS, cuSOLVER and the lazily loaded modules load at a first
+ * call (a capture must not); the second captures on the context's capture stream
+ * (cudaStreamCaptureModeThreadLocal: a call that cannot be captured, such as an allocation or a
+ * synchronisation, fails the capture instead of running) and launches; later ones launch. A
+ * capture that fails ends cleanly, leaves the context's last error as it was, runs the sequence
+ * plain and marks the graph so that it is not tried again. */
+typedef struct sbm__cuda_graph {
+    cudaGraphExec_t exec; /* the instantiated graph, or NULL */
+    uint64_t owner;       /* serial of the context that captured it (its handles' workspaces) */
+    int warm;             /* the sequence ran plain once */
+    int failed;           /* a capture failed: plain launches from now on */
+} sbm__cuda_graph;
+
+/* Queues the sequence on stream s: launches and stream-ordered calls only (no allocation, no
+ * synchronisation, no copy to the host), every pointer and scalar argument valid and unchanged
+ * for as long as the graph lives (what changes between calls goes in buffers the graph reads).
+ * During a capture s is the capture stream and so is sbm__cuda_stream(ctx), so that helpers
+ * which queue on the context's stream are captured too; anything they do that a capture does
+ * not allow fails the capture (the sequence then runs plain). */
+typedef sbm_status (*sbm__cuda_record_fn)(sbm_ctx *ctx, cudaStream_t s, void *data);
+
+/* Context set-up: SBM_CUDA_GRAPHS ("0": off; unset, empty or "1": on; "2": on, the sparse
+ * Cholesky's factor graph cut at every cuSOLVER call, its fallback, forced for tests; else
+ * SBM_ERR_INVALID_ARGUMENT) and the serial. */
+sbm_status sbm__cuda_graphs_init(sbm_ctx *ctx, sbm__cuda_state *S);
+/* Context tear-down: the capture stream. */
+void sbm__cuda_graphs_release(sbm__cuda_state *S);
+/* Runs record on the context's stream: plain (graphs off, first run, failed capture) or as g's
+ * graph (captured at the second run, or again when another context captured it). */
+sbm_status sbm__cuda_graph_run(sbm_ctx *ctx, sbm__cuda_graph *g, sbm__cuda_record_fn record,
+                               void *data);
+/* Destroys g's graph (the caller makes its device current) and clears g. */
+void sbm__cuda_graph_reset(sbm__cuda_graph *g);
+
+/* 0: graphs off; 1: on; 2: on, cut at cuSOLVER calls. */
+static inline int sbm__cuda_graphs_on(sbm_ctx *ctx) { return sbm__cuda_st(ctx)->graphs; }
 
 /* ---------------------------------------------------------------------------------------- */
 /* Primitives (cuda_primitives.cu)                                                          */
@@ -299,7 +352,7 @@ sbm_status sbm__cuda_chol_solve(sbm_ctx *ctx, const struct sbm__chol_symbolic *s
                                 const struct sbm__chol_numeric *num, int64_t nrhs, const double *B,
                                 int64_t ldb, double *X, int64_t ldx);
 void sbm__cuda_chol_numeric_destroy(struct sbm__chol_numeric *num);
-/* Destroys the context's cuBLAS and cuSOLVER handles (ctx_destroy). */
+/* Destroys the context's cuBLAS and cuSOLVER handles and cuBLAS's workspace (ctx_destroy). */
 void sbm__cuda_chol_release(sbm_ctx *ctx);
 
 /* ba-lin: cuda_ba.cu: the BA linearisation (sbm__ba_model) */

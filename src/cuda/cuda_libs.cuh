@@ -1,5 +1,6 @@
-/* cuBLAS and cuSOLVER in the CUDA backend (the sparse Cholesky of cuda_chol.cu, the dense
- * Cholesky of cuda_ba_solve.cu): the context's handles and their failures as statuses. */
+/* cuBLAS and cuSOLVER in the CUDA backend (the sparse Cholesky of cuda_chol.cu and
+ * cuda_chol_solve.cu, the dense Cholesky of cuda_ba_solve.cu): the context's handles, cuBLAS's
+ * workspace and their failures as statuses (implemented in cuda_chol.cu). */
 #ifndef SBM_CUDA_LIBS_CUH
 #define SBM_CUDA_LIBS_CUH
 
@@ -36,9 +37,13 @@ sbm_status sbm__cuda_lib_fail(sbm_ctx *ctx, int alloc_failed, const char *lib, i
     } while (0)
 
 /* Makes the context's cuBLAS and cuSOLVER handles if it has none yet (deterministic modes:
- * no atomics in cuBLAS, CUSOLVER_DETERMINISTIC_RESULTS); they live until the context dies
- * (sbm__cuda_chol_release). */
+ * no atomics in cuBLAS, CUSOLVER_DETERMINISTIC_RESULTS) and cuBLAS's workspace, which the
+ * context owns so that the CUDA graphs capturing cuBLAS calls can rely on it; they live until
+ * the context dies (sbm__cuda_chol_release). */
 sbm_status sbm__cuda_lib_handles(sbm_ctx *ctx);
+/* Both handles on stream s, cuBLAS on the context's workspace (cublasSetStream puts it back on
+ * cuBLAS's own, so every code path that calls cuBLAS sets its stream through this). */
+sbm_status sbm__cuda_lib_set_stream(sbm_ctx *ctx, cudaStream_t s);
 static inline cublasHandle_t sbm__cuda_blas(sbm_ctx *ctx)
 {
     return (cublasHandle_t)sbm__cuda_st(ctx)->blas;
