@@ -2,10 +2,12 @@
 # One whole device session on the GPU machine: build, tests, compute-sanitizer, benchmark.
 # Logs and CSV go under $OUT (at most 8 files come back). Run from the repository root:
 #   .ci/device-run.sh [build] [tests] [sanitize] [bench] [bench-quick] [bench-block] [bench-csr]
-#                     [bench-cpu] [bench-chol]
+#                     [bench-cpu] [bench-chol] [bench-ba] [bench-ba-quick]
 #   (default: build tests sanitize bench; bench-quick: the small sizes; bench-block / bench-csr:
 #   one section of the GPU benchmark; bench-cpu: sbm-bench on the host, CPU against CSparse;
-#   bench-chol: sbm-bench-chol, the sparse block Cholesky on the CPU and GPU against CHOLMOD)
+#   bench-chol: sbm-bench-chol, the sparse block Cholesky on the CPU and GPU against CHOLMOD;
+#   bench-ba: sbm-bench-ba, issue 14's BA and SLAM iterations on the GPU against the CPU backend,
+#   ~6-7 minutes, in its own call or after `build`; bench-ba-quick: its small sizes)
 # Expects the cmocka packages in .deps/ and the data files in .data/ (both carried, ignored by git).
 # All steps together exceed one 10-minute device call (build ~1.5 min, tests ~2, bench ~6,
 # sanitize ~7): run `build tests` in one call, `bench` in the next and `sanitize` in a third while
@@ -164,6 +166,54 @@ if has bench-chol; then
     fi
   else
     say "== sbm-bench-chol not built"
+  fi
+fi
+if has bench-ba || has bench-ba-quick; then
+  # issue 14 (bench/NOTES-ba-gpu.md): sbm-bench-ba, BA and SLAM Levenberg-Marquardt iterations on
+  # the CUDA and CPU contexts with the solvers' per-iteration phase times, the device copy
+  # bandwidth and each BA phase's DRAM floor, the shared BAL files, the synthetic problems to
+  # convergence (end to end; Ceres' side: bench/results_ba_ceres.csv, run on the dev machine),
+  # pose graphs (synthetic 100k poses 3D; ais2klinik, the largest shared graph, and
+  # sphere_bignoise_vertex3, the densest), the scaling 1e5 -> 1e7 observations and the
+  # out-of-memory runs. Then `sbm ba-solve --backend cuda` on the two synthetic problems as the
+  # issue words it (a cross-check of the e2e rows) and bench/make_ba_results.py (results_ba.md
+  # and, where matplotlib is installed, results_ba.png). Files back: bench_ba.csv, bench_ba.txt,
+  # results_ba.md, results_ba.png.
+  # Time: sbm-bench-ba starts no run after BENCH_BA_LIMIT (300 s; the rest is skipped, visibly)
+  # and is stopped at BENCH_BA_TIMEOUT (370 s); the CLI runs have 30 s each: at most ~7 min.
+  ba=$BUILD/bin/sbm-bench-ba
+  if [ -x $ba ]; then
+    quick=""
+    has bench-ba-quick && ! has bench-ba && quick="--quick"
+    g2o=""
+    for g in ais2klinik sphere_bignoise_vertex3; do
+      [ -f "$SBM_DATA_DIR/g2o/$g.g2o" ] && g2o="$g2o --g2o $SBM_DATA_DIR/g2o/$g.g2o"
+    done
+    timeout ${BENCH_BA_TIMEOUT:-370} $ba $quick --time-limit ${BENCH_BA_LIMIT:-300} $g2o \
+        --csv "$OUT/bench_ba.csv" >"$OUT/bench_ba.txt" 2>&1
+    say "== sbm-bench-ba rc=$? ($(elapsed))"
+    cat "$OUT/bench_ba.txt" >>"$summary"
+    gens="1000,100000,6,1 5000,400000,8,1"
+    [ -n "$quick" ] && gens="50,2000,6,1 100,4000,8,1"
+    for g in $gens; do
+      s=$(date +%s%N)
+      timeout 30 $BUILD/bin/sbm ba-solve --backend cuda --generate $g >"$OUT/ba_cli.txt" 2>&1
+      rc=$?
+      say "== sbm ba-solve --backend cuda --generate $g rc=$rc," \
+          "wall $(( ($(date +%s%N) - s) / 1000000 )) ms (generation included): " \
+          "$(grep -E '^(cost|time) ' "$OUT/ba_cli.txt" | tr '\n' ' ')$(tail -1 "$OUT/ba_cli.txt")"
+      { echo "######## sbm ba-solve --backend cuda --generate $g (rc=$rc)"; cat "$OUT/ba_cli.txt"; } \
+          >>"$OUT/bench_ba.txt"
+      rm -f "$OUT/ba_cli.txt"
+    done
+    if [ -s "$OUT/bench_ba.csv" ]; then
+      python3 bench/make_ba_results.py --device "$OUT/bench_ba.csv" \
+          --ceres bench/results_ba_ceres.csv --md "$OUT/results_ba.md" \
+          --plot "$OUT/results_ba.png" >>"$summary" 2>&1
+      say "== make_ba_results.py rc=$? (results_ba.md, results_ba.png)"
+    fi
+  else
+    say "== sbm-bench-ba not built"
   fi
 fi
 if has sanitize; then

@@ -48,7 +48,8 @@ typedef struct bench {
     sbm_bal_problem *ba[2];     /* the two synthetic problems of the targets */
     char ba_name[2][64];
     double oom_peak;            /* peak bytes of the largest scaling size (GPU, else CPU) */
-    int64_t oom_spec[3];        /* its cameras, points, obs per point */
+    sbm_bal_problem *oom_p;     /* that problem, kept for the out-of-memory runs */
+    char oom_name[64];
 } bench;
 
 static int has_section(const bench *b, const char *s)
@@ -306,11 +307,13 @@ static void section_scaling(bench *b)
                 if (peak < 0) peak = r->peak_bytes;
             }
         }
-        if (i == nsizes - 1) {
+        if (i == nsizes - 1) { /* kept for section_oom */
             b->oom_peak = peak;
-            b->oom_spec[0] = cams, b->oom_spec[1] = pts, b->oom_spec[2] = 6;
+            b->oom_p = p;
+            snprintf(b->oom_name, sizeof b->oom_name, "%s", name);
+        } else {
+            sbm_bal_destroy(p);
         }
-        sbm_bal_destroy(p);
     }
     free(r);
 }
@@ -319,19 +322,16 @@ static void section_oom(bench *b)
 {
     header("oom: the largest scaling size with less memory than it needs");
     const sbm_backend be = b->o.cuda ? SBM_BACKEND_CUDA : SBM_BACKEND_CPU;
-    if (b->oom_peak <= 0) {
+    if (b->oom_peak <= 0 || !b->oom_p) {
         ba_report_skip("oom", "synthetic", be, 0,
                        "needs the peak memory of the largest scaling size (section scaling)",
                        &b->cr, b->csv);
         return;
     }
-    char name[64];
-    if (out_of_time(b, "oom", "synthetic", be, 0)) return;
-    sbm_bal_problem *p = generate(b, b->oom_spec[0], b->oom_spec[1], (int)b->oom_spec[2], name,
-                                  sizeof name);
+    const char *name = b->oom_name;
+    sbm_bal_problem *p = b->oom_p;
     ba_run *r = malloc(sizeof *r);
-    if (!p || !r) {
-        sbm_bal_destroy(p);
+    if (!r || out_of_time(b, "oom", name, be, 0)) {
         free(r);
         return;
     }
@@ -355,7 +355,6 @@ static void section_oom(bench *b)
         ba_report(r, -1.0, &b->cr, b->csv);
     }
     free(r);
-    sbm_bal_destroy(p);
 }
 
 /* ---- main ------------------------------------------------------------------------------------ */
@@ -460,6 +459,7 @@ int main(int argc, char **argv)
     if (has_section(&b, "scaling")) section_scaling(&b);
     if (has_section(&b, "oom")) section_oom(&b);
     for (int i = 0; i < 2; i++) sbm_bal_destroy(b.ba[i]);
+    sbm_bal_destroy(b.oom_p);
     printf("\nsbm-bench-ba: done in %.1f s\n", chol_now_s() - b.t0);
     sbm_ctx_destroy(b.host);
     bench_csv_row_free(&b.cr);
