@@ -53,7 +53,8 @@ if has build; then
     lapacke=$(grep -E "^SBM_LAPACKE_LIBRARY:" $BUILD/CMakeCache.txt | cut -d= -f2)
     openblas=$(grep -E "^SBM_OPENBLAS_LIBRARY:" $BUILD/CMakeCache.txt | cut -d= -f2)
     gcc -std=c11 -O2 -Wall -Wno-deprecated-declarations -DSBM_BENCH_DATA_DIR="\"$PWD/.data\"" \
-        bench/bench_gpu_*.c bench/peer_cusparse*.c bench/generators.c bench/bench_util.c -Iinclude -Ibench \
+        -DSBM_BENCH_HAVE_CUDART=1 bench/bench_gpu_*.c bench/peer_cusparse*.c bench/generators.c \
+        bench/bench_util.c bench/bench_copy.c -Iinclude -Ibench \
         -I/usr/local/cuda/include $BUILD/libsbm.a -L/usr/local/cuda/lib64 -lcusparse -lcusolver -lcublas -lcudart \
         "$lapacke" "$openblas" -lstdc++ -lm -o $BUILD/bin/sbm-bench-gpu >>"$OUT/build.log" 2>&1
     say "== sbm-bench-gpu built by hand rc=$?"

@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bench_ba.h"
 
@@ -440,9 +441,12 @@ int main(int argc, char **argv)
     printf("sbm-bench-ba: %s sizes, backends:%s%s%s\n", b.o.quick ? "quick" : "full",
            b.o.cuda ? " cuda" : "", b.o.cpu ? " cpu" : "",
            b.o.cuda ? "" : " (no CUDA device: the GPU runs are left out)");
-    char dev[128], what[96];
+    char dev[128], what[160], date[40];
     bench_device_name(b.o.cuda, dev, sizeof dev);
-    b.copy_gbs = bench_copy_gbs(what, sizeof what);
+    b.copy_gbs = bench_copy_gbs(what, sizeof what - sizeof date);
+    const time_t now = time(NULL);
+    strftime(date, sizeof date, "; %Y-%m-%d %H:%M UTC", gmtime(&now));
+    strcat(what, date);
     if (has_section(&b, "yardstick"))
         ba_report_yardstick(dev, b.copy_gbs, what, bench_device_memory(), &b.cr, b.csv);
     if (has_section(&b, "ba") || has_section(&b, "e2e")) {
