@@ -90,12 +90,29 @@ static sbm_solver_options options_of(ba_run *r)
     return o;
 }
 
-int ba_run_bal(ba_run *r, sbm_bal_problem *p)
+typedef sbm_status (*solve_fn)(sbm_ctx *ctx, void *problem, const sbm_solver_options *options,
+                               sbm_solver_summary *summary);
+
+static sbm_status solve_ba(sbm_ctx *ctx, void *problem, const sbm_solver_options *options,
+                           sbm_solver_summary *summary)
 {
-    const sbm_bal_info in = sbm_bal_get_info(p);
-    r->cameras = in.cameras, r->points = in.points, r->observations = in.observations;
-    const size_t nc = 9 * (size_t)in.cameras, np = 3 * (size_t)in.points;
-    double *saved = malloc(sizeof(double) * (nc + np + 1));
+    return sbm_ba_solve(ctx, problem, options, summary);
+}
+
+static sbm_status solve_slam(sbm_ctx *ctx, void *problem, const sbm_solver_options *options,
+                             sbm_solver_summary *summary)
+{
+    return sbm_slam_solve(ctx, problem, options, summary);
+}
+
+/* fn on a fresh context of r's backend, timed; the estimate (nparts arrays parts[k] of sizes[k]
+ * doubles) restored afterwards, so that the next run starts from the same point */
+static int run_solve(ba_run *r, solve_fn fn, void *problem, double *const *parts,
+                     const size_t *sizes, int nparts)
+{
+    size_t total = 1, off = 0;
+    for (int k = 0; k < nparts; k++) total += sizes[k];
+    double *saved = malloc(sizeof(double) * total);
     counter *cnt = NULL;
     sbm_ctx *ctx = saved ? open_ctx(r, &cnt) : NULL;
     if (!ctx) {
@@ -103,41 +120,36 @@ int ba_run_bal(ba_run *r, sbm_bal_problem *p)
         free(saved);
         return -1;
     }
-    memcpy(saved, in.camera_params, sizeof(double) * nc);
-    memcpy(saved + nc, in.point_params, sizeof(double) * np);
+    for (int k = 0; k < nparts; off += sizes[k++])
+        memcpy(saved + off, parts[k], sizeof(double) * sizes[k]);
     const sbm_solver_options o = options_of(r);
     const double t0 = chol_now_s();
-    r->status = sbm_ba_solve(ctx, p, &o, &r->sum);
+    r->status = fn(ctx, problem, &o, &r->sum);
     r->wall_s = chol_now_s() - t0;
     close_ctx(r, ctx, cnt);
-    memcpy(in.camera_params, saved, sizeof(double) * nc);
-    memcpy(in.point_params, saved + nc, sizeof(double) * np);
+    off = 0;
+    for (int k = 0; k < nparts; off += sizes[k++])
+        memcpy(parts[k], saved + off, sizeof(double) * sizes[k]);
     free(saved);
     return 0;
+}
+
+int ba_run_bal(ba_run *r, sbm_bal_problem *p)
+{
+    const sbm_bal_info in = sbm_bal_get_info(p);
+    r->cameras = in.cameras, r->points = in.points, r->observations = in.observations;
+    double *const parts[2] = {in.camera_params, in.point_params};
+    const size_t sizes[2] = {9 * (size_t)in.cameras, 3 * (size_t)in.points};
+    return run_solve(r, solve_ba, p, parts, sizes, 2);
 }
 
 int ba_run_slam(ba_run *r, sbm_g2o_graph *g)
 {
     const sbm_g2o_info in = sbm_g2o_get_info(g);
     r->vertices = in.vertices, r->edges = in.edges;
-    const size_t n = (size_t)in.pose_size * (size_t)in.vertices;
-    double *saved = malloc(sizeof(double) * (n + 1));
-    counter *cnt = NULL;
-    sbm_ctx *ctx = saved ? open_ctx(r, &cnt) : NULL;
-    if (!ctx) {
-        if (!saved) snprintf(r->message, sizeof r->message, "out of host memory");
-        free(saved);
-        return -1;
-    }
-    memcpy(saved, in.poses, sizeof(double) * n);
-    const sbm_solver_options o = options_of(r);
-    const double t0 = chol_now_s();
-    r->status = sbm_slam_solve(ctx, g, &o, &r->sum);
-    r->wall_s = chol_now_s() - t0;
-    close_ctx(r, ctx, cnt);
-    memcpy(in.poses, saved, sizeof(double) * n);
-    free(saved);
-    return 0;
+    double *const parts[1] = {in.poses};
+    const size_t sizes[1] = {(size_t)in.pose_size * (size_t)in.vertices};
+    return run_solve(r, solve_slam, g, parts, sizes, 1);
 }
 
 /* ---- medians -------------------------------------------------------------------------------- */

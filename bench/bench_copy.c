@@ -68,7 +68,8 @@ static double host_copy_gbs(void)
             clock_gettime(CLOCK_MONOTONIC, &t1);
             a[rep] = b[bytes - 1 - (size_t)rep]; /* keeps the copy observable */
             if (rep > 0)
-                t[rep - 1] = 1e3 * (double)(t1.tv_sec - t0.tv_sec) + 1e-6 * (double)(t1.tv_nsec - t0.tv_nsec);
+                t[rep - 1] = 1e3 * (double)(t1.tv_sec - t0.tv_sec) +
+                             1e-6 * (double)(t1.tv_nsec - t0.tv_nsec);
         }
         const double ms = bench_stat_of(t, COPY_REPS).med;
         gbs = ms > 0 ? 2.0 * (double)bytes / (ms * 1e6) : -1.0;

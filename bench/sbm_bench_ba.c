@@ -365,9 +365,9 @@ static int usage(const char *why)
     if (why) fprintf(stderr, "sbm-bench-ba: %s\n", why);
     fprintf(stderr,
             "usage: sbm-bench-ba [--quick] [--backends auto|cpu|cuda|cpu,cuda] [--sections LIST]\n"
-            "                    [--csv FILE] [--data DIR] [--tmp DIR] [--g2o FILE]... [--poses N]\n"
-            "                    [--iterations N] [--cpu-iterations N] [--cpu-iterations-large N]\n"
-            "                    [--cpu-max-s S] [--time-limit S]\n"
+            "                    [--csv FILE] [--data DIR] [--tmp DIR] [--g2o FILE]...\n"
+            "                    [--poses N] [--iterations N] [--cpu-iterations N]\n"
+            "                    [--cpu-iterations-large N] [--cpu-max-s S] [--time-limit S]\n"
             "sections: yardstick,ba,bal,e2e,slam,scaling,oom (default all)\n");
     return 2;
 }
@@ -383,14 +383,18 @@ static int parse(int argc, char **argv, opts *o)
     o->its = 5, o->cpu_its = 3, o->cpu_its_large = 2;
     o->cpu_max_s = 20, o->time_limit = 390;
     o->poses = -1;
-    for (int i = 1; i < argc; i++) {
+    int i = 1;
+    for (; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--quick")) {
             o->quick = 1;
             continue;
         }
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) return usage(NULL), 0;
-        if (!v) return usage("an option needs a value");
+        if (!v) {
+            fprintf(stderr, "sbm-bench-ba: %s needs a value\n", a);
+            return usage(NULL);
+        }
         i++;
         char *e = NULL;
         const double x = strtod(v, &e);
@@ -401,14 +405,19 @@ static int parse(int argc, char **argv, opts *o)
         else if (!strcmp(a, "--data")) o->data = v;
         else if (!strcmp(a, "--tmp")) o->tmp = v;
         else if (!strcmp(a, "--g2o") && o->ng2o < 8) o->g2o[o->ng2o++] = v;
-        else if (!num) return usage("unknown option or invalid value");
+        else if (!num) break;
         else if (!strcmp(a, "--poses") && x >= 10) o->poses = (int64_t)x;
         else if (!strcmp(a, "--iterations") && x >= 1) o->its = (int)x;
         else if (!strcmp(a, "--cpu-iterations") && x >= 1) o->cpu_its = (int)x;
         else if (!strcmp(a, "--cpu-iterations-large") && x >= 1) o->cpu_its_large = (int)x;
         else if (!strcmp(a, "--cpu-max-s")) o->cpu_max_s = x;
         else if (!strcmp(a, "--time-limit")) o->time_limit = x;
-        else return usage("unknown option or invalid value");
+        else break;
+    }
+    if (i < argc) { /* the loop stopped at the value argv[i] of argv[i - 1] */
+        fprintf(stderr, "sbm-bench-ba: unknown option or invalid value: %s %s\n", argv[i - 1],
+                argv[i]);
+        return usage(NULL);
     }
     if (o->poses < 0) o->poses = o->quick ? 2000 : 100000;
     const int gpus = sbm_cuda_device_count();
@@ -417,7 +426,8 @@ static int parse(int argc, char **argv, opts *o)
     else if (!strcmp(backends, "cuda")) o->cuda = 1;
     else if (!strcmp(backends, "cpu,cuda") || !strcmp(backends, "cuda,cpu")) o->cpu = o->cuda = 1;
     else return usage("--backends: auto, cpu, cuda or cpu,cuda");
-    if (o->cuda && gpus == 0) return usage("--backends cuda: no CUDA device (sbm_cuda_device_count)");
+    if (o->cuda && gpus == 0)
+        return usage("--backends cuda: no CUDA device (sbm_cuda_device_count() is 0)");
     return -1;
 }
 
