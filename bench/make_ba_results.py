@@ -108,14 +108,15 @@ def problems(runs, section):
 # ---- tables -------------------------------------------------------------------------------------
 
 def phase_table(runs):
-    out = ["### Per-phase breakdown (BA; ms per iteration, medians over the iterations)", "",
+    out = ["### Per-phase breakdown (ms per iteration, medians over the iterations)", "",
            "Linearize: the median over the iterations that relinearised (else the setup's); "
-           "Schur, solve, update: over all iterations; total: over the full cycles "
-           "(bench/NOTES-ba-gpu.md).", "",
-           "| problem | backend | device | observations | linear solver | its | linearize | Schur "
+           "Schur, solve, update: over the iterations that ran them; total: over the full cycles "
+           "(bench/NOTES-ba-gpu.md). SLAM: linearize = errors and Jacobians, Schur = Lambda and "
+           "b; observations = edges.", "",
+           "| problem | backend | device | observations / edges | linear solver | its | linearize | Schur "
            "| solve | update | total | linearize % | PCG its | peak MB | note |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    rows = [r for r in runs if r["section"] in ("ba", "bal")]
+    rows = [r for r in runs if r["section"] in ("ba", "bal", "slam")]
     if not rows:
         return out + [f"| {NM} |" + " |" * 14, ""]
     for r in rows:
@@ -123,7 +124,8 @@ def phase_table(runs):
         share = f"{100 * lin / t:.0f} %" if ok(r) and t and lin is not None else "-"
         note = r.get("note", "") if ok(r) else f"{r.get('status')}: {r.get('message')}"
         out.append("| " + " | ".join([
-            r["problem"], r["backend"], r["device"], r["observations"], r["linear_solver"],
+            r["problem"], r["backend"], r["device"], r["observations"] or r["edges"],
+            r["linear_solver"],
             r["iterations"], ms(num(r, "lin_ms")), ms(num(r, "schur_ms")), ms(num(r, "solve_ms")),
             ms(num(r, "update_ms")), ms(t), share, f(num(r, "pcg_its"), ".0f"),
             f(num(r, "peak_mb"), ".0f"), note]) + " |")
