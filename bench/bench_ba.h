@@ -1,6 +1,7 @@
 /* sbm-bench-ba's shared declarations (bench/NOTES-ba-gpu.md): one solve of a BA or SLAM problem
- * with its per-iteration reports (bench_ba_run.c), the minimum DRAM traffic of each BA phase and
- * the copy-bandwidth yardstick (bench_ba_floor.c), and the CSV / table output. */
+ * with its per-iteration reports and its CSV / table output (bench_ba_run.c), and the minimum
+ * DRAM traffic of each BA phase (bench_ba_floor.c); the copy-bandwidth yardstick is in
+ * bench_util.h (bench_copy.c). */
 #ifndef SBM_BENCH_BA_H
 #define SBM_BENCH_BA_H
 
@@ -27,7 +28,11 @@ typedef struct ba_bytes {
 
 /* The dimensions the floors need. s_blocks: stored blocks of S's upper triangle (-1: unknown). */
 typedef struct ba_dims {
-    int64_t cameras, points, observations, w_blocks, s_blocks;
+    int64_t cameras;       /* nc */
+    int64_t points;        /* np */
+    int64_t observations;  /* no */
+    int64_t w_blocks;      /* nw: distinct camera-point pairs (-1: unknown) */
+    int64_t s_blocks;      /* ns: stored blocks of S, upper triangle with the diagonal (-1) */
 } ba_dims;
 
 /* Dimensions of a problem: W's blocks (distinct camera-point pairs) and S's (distinct camera
