@@ -48,25 +48,28 @@ double ba_floor_ms(double bytes, double gbs);
 /* ---- one solve (bench_ba_run.c) ---- */
 
 typedef struct ba_run {
-    char section[16];      /* "ba", "bal", "e2e", "slam", "scaling", "oom" */
-    char problem[96];
-    sbm_backend backend;
-    char device[128];
-    int64_t cameras, points, observations; /* BA */
-    int64_t vertices, edges;               /* SLAM */
-    ba_dims dims;
-    int max_iterations;
+    char section[16];      /* "ba", "bal", "e2e", "slam", "scaling", "oom", "warm-up" */
+    char problem[96];      /* "synthetic C,P,K,SEED", a file's base name, "poses3d-N" */
+    sbm_backend backend;   /* the context's backend */
+    char device[128];      /* the CUDA device's name, or the host CPU's */
+    int64_t cameras;       /* BA problems (0 for SLAM) */
+    int64_t points;
+    int64_t observations;
+    int64_t vertices;      /* pose graphs (0 for BA) */
+    int64_t edges;
+    ba_dims dims;          /* BA: for the floors */
+    int max_iterations;    /* the solver's cap */
     size_t cap_bytes;      /* allocator cap (0: none) */
     size_t budget_bytes;   /* sbm_ctx_set_memory_budget (0: default) */
     /* results */
-    sbm_status status;
-    char message[480];
+    sbm_status status;     /* of the solve (or of the context's creation) */
+    char message[480];     /* the context's last error when status is not SBM_SUCCESS */
     sbm_solver_summary sum;
-    int nrep;
+    int nrep;              /* reports received (at most BA_MAX_REPORTS kept) */
     sbm_iteration_report rep[BA_MAX_REPORTS];
     double wall_s;         /* the sbm_ba_solve / sbm_slam_solve call, host clock */
     double peak_bytes;     /* the context's allocations, most live at once (-1: unknown) */
-    char note[200];
+    char note[200];        /* what the table and the CSV should say about the run */
 } ba_run;
 
 /* A run of the section/problem on backend, with nothing measured yet. */
@@ -83,8 +86,13 @@ int ba_run_slam(ba_run *r, sbm_g2o_graph *g);
  * setup's linearisation), the other phases over all, total over the full cycles (iterations
  * that relinearised; else the sum of the phase medians). pcg: median PCG iterations. */
 typedef struct ba_medians {
-    double lin, schur, solve, update, total, pcg;
-    int linearizations;
+    double lin;       /* ms */
+    double schur;
+    double solve;
+    double update;
+    double total;     /* ms per iteration (a full cycle) */
+    double pcg;       /* PCG iterations per solve */
+    int linearizations; /* iterations that relinearised */
     double setup_s;   /* wall_s minus the iterations' totals: contexts, patterns, plans, upload */
 } ba_medians;
 ba_medians ba_medians_of(const ba_run *r);
