@@ -118,6 +118,13 @@ def main():
                 w.writerow(row)
                 f.flush()
                 continue
+            except subprocess.CalledProcessError as e:
+                row.update(termination=f"failed (exit {e.returncode})",
+                           note=(e.stderr or "").strip()[-300:])
+                w.writerow(row)
+                f.flush()
+                log(f"ceres_e2e: {spec} {solver}: ceres-ba failed: {row['note']}")
+                continue
             kv = dict(re.findall(r"^(\w+): (.*)$", out, re.M))
             row.update(tool="Ceres " + kv["ceres"].split(",")[0].strip(),
                        initial_cost=kv["initial_cost"], final_cost=kv["final_cost"],
