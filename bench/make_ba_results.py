@@ -205,11 +205,12 @@ def ratio_table(runs, skips, iters):
 def ceres_table(runs, ceres):
     out = ["### End to end against native Ceres", "",
            "sbm: `sbm_ba_solve` (what `sbm ba-solve` runs) on the device, default options, to "
-           "convergence; wall time from the problem in host memory to the result. Ceres: "
+           "convergence; wall time from the problem in host memory to the result (setup: the part "
+           "outside the iterations: patterns, plans, the first linearisation, uploads). Ceres: "
            "bench/ceres_e2e.py (bench/ceres_ba.cc, every core of its machine), the same problem "
            "written by `sbm bal-generate`; its wall time is `ceres::Solve`. The start costs "
            "must agree (the same problem).", "",
-           "| problem | sbm on | sbm its | sbm final cost | sbm wall s | Ceres (solver) | Ceres on "
+           "| problem | sbm on | sbm its | sbm final cost | sbm wall s (setup) | Ceres (solver) | Ceres on "
            "| Ceres its | Ceres final cost | Ceres wall s | same start | (sbm - Ceres) / Ceres "
            "| target (<= 1e-8) |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -235,7 +236,8 @@ def ceres_table(runs, ceres):
             verdicts.setdefault(p, []).append(v)
             dev = f"{s['backend']}, {s['device']}" if s else NM
             out.append("| " + " | ".join([
-                p, dev, s["iterations"] if s else "-", f(sf, ".12e"), f(num(s, "wall_s"), ".3f"),
+                p, dev, s["iterations"] if s else "-", f(sf, ".12e"),
+                f"{f(num(s, 'wall_s'), '.3f')} ({f(num(s, 'setup_s'), '.3f')})",
                 (c["tool"] + " " + c["linear_solver"]) if c else NM, c["machine"] if c else "-",
                 c["iterations"] if c else "-", f(cf, ".12e"), f(num(c, "time_wall_s"), ".3f"),
                 same, f(rel, ".1e"), v]) + " |")
@@ -335,7 +337,7 @@ def scaling_table(runs, skips, yard, attempts):
     if gp and dev_mb:
         o, p = max(gp)
         limit = dev_mb / (p / o)
-        out.append(f"Device memory {dev_mb / 1e3:.1f} GB; the peak grows about linearly "
+        out.append(f"Device memory {dev_mb / 1e3:.1f} GB (1e9 bytes); the peak grows about linearly "
                    f"({p / o * 1e3:.2f} kB per observation at {o:.3g}): it would run out near "
                    f"{limit:.2g} observations (extrapolated, not run).")
     lines, clean = oom_lines(runs, attempts)
@@ -360,6 +362,12 @@ def plot(runs, skips, attempts, limit, path):
         if pts:
             dev = next(r["device"] for r in runs if r["section"] == "scaling" and r["backend"] == be)
             ax.plot([p[0] for p in pts], [p[1] for p in pts], style, color=col, label=f"{label} ({dev})")
+            if be == "cuda":  # AUTO's linear solver at each size (it changes the slope)
+                for r in runs:
+                    if r["section"] == "scaling" and r["backend"] == be and per_it(r):
+                        ax.annotate(r["linear_solver"], (int(r["observations"]), per_it(r)),
+                                    textcoords="offset points", xytext=(4, -12), fontsize=7,
+                                    color=col)
         tg = [(int(r["observations"]), per_it(r)) for r in runs
               if r["section"] == "ba" and r["backend"] == be and per_it(r)]
         if tg:
@@ -375,24 +383,23 @@ def plot(runs, skips, attempts, limit, path):
         if r["section"] == "oom" and r.get("status") == "SBM_ERR_OUT_OF_MEMORY":
             ax.axvline(int(r["observations"]), color="red", linestyle=":", alpha=0.6)
             ax.annotate(f"clean out of memory\n(cap {f(num(r, 'cap_mb'), '.0f')} MB)",
-                        (int(r["observations"]), ax.get_ylim()[1] if ax.lines else 1),
-                        textcoords="offset points", xytext=(-110, -30), fontsize=8, color="red")
+                        (int(r["observations"]), 0.03), xycoords=("data", "axes fraction"),
+                        textcoords="offset points", xytext=(4, 0), fontsize=8, color="red")
             break
     if any(a for a in attempts) and not any(r["section"] == "oom" for r in runs):
         ax.set_title("out-of-memory run: no result (crash)", color="red")
     if limit:
         ax.axvline(limit, color="gray", linestyle="--")
-        ax.annotate("device memory full\n(extrapolated)", (limit, 1), textcoords="offset points",
-                    xytext=(-100, 10), xycoords=("data", "axes fraction"), fontsize=8)
+        ax.annotate("device memory full\n(extrapolated)", (limit, 0.9), textcoords="offset points",
+                    xytext=(-95, 0), xycoords=("data", "axes fraction"), fontsize=8)
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_xlabel("observations")
     ax.set_ylabel("ms per LM iteration (median, full cycle)")
     ax.grid(True, which="both", alpha=0.3)
     if ax.lines:
-        ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     return True
 
 
