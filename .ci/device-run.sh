@@ -2,10 +2,12 @@
 # One whole device session on the GPU machine: build, tests, compute-sanitizer, benchmark.
 # Logs and CSV go under $OUT (at most 8 files come back). Run from the repository root:
 #   .ci/device-run.sh [build] [tests] [sanitize] [bench] [bench-quick] [bench-block] [bench-csr]
-#                     [bench-cpu] [bench-chol]
+#                     [bench-cpu] [bench-chol] [bench-ba] [bench-ba-quick]
 #   (default: build tests sanitize bench; bench-quick: the small sizes; bench-block / bench-csr:
 #   one section of the GPU benchmark; bench-cpu: sbm-bench on the host, CPU against CSparse;
-#   bench-chol: sbm-bench-chol, the sparse block Cholesky on the CPU and GPU against CHOLMOD)
+#   bench-chol: sbm-bench-chol, the sparse block Cholesky on the CPU and GPU against CHOLMOD;
+#   bench-ba: sbm-bench-ba, issue 14's BA and SLAM iterations on the GPU against the CPU backend,
+#   ~6-7 minutes, in its own call or after `build`; bench-ba-quick: its small sizes)
 # Expects the cmocka packages in .deps/ and the data files in .data/ (both carried, ignored by git).
 # All steps together exceed one 10-minute device call (build ~1.5 min, tests ~2, bench ~6,
 # sanitize ~7): run `build tests` in one call, `bench` in the next and `sanitize` in a third while
@@ -51,7 +53,8 @@ if has build; then
     lapacke=$(grep -E "^SBM_LAPACKE_LIBRARY:" $BUILD/CMakeCache.txt | cut -d= -f2)
     openblas=$(grep -E "^SBM_OPENBLAS_LIBRARY:" $BUILD/CMakeCache.txt | cut -d= -f2)
     gcc -std=c11 -O2 -Wall -Wno-deprecated-declarations -DSBM_BENCH_DATA_DIR="\"$PWD/.data\"" \
-        bench/bench_gpu_*.c bench/peer_cusparse*.c bench/generators.c bench/bench_util.c -Iinclude -Ibench \
+        -DSBM_BENCH_HAVE_CUDART=1 bench/bench_gpu_*.c bench/peer_cusparse*.c bench/generators.c \
+        bench/bench_util.c bench/bench_copy.c -Iinclude -Ibench \
         -I/usr/local/cuda/include $BUILD/libsbm.a -L/usr/local/cuda/lib64 -lcusparse -lcusolver -lcublas -lcudart \
         "$lapacke" "$openblas" -lstdc++ -lm -o $BUILD/bin/sbm-bench-gpu >>"$OUT/build.log" 2>&1
     say "== sbm-bench-gpu built by hand rc=$?"
@@ -164,6 +167,71 @@ if has bench-chol; then
     fi
   else
     say "== sbm-bench-chol not built"
+  fi
+fi
+if has bench-ba || has bench-ba-quick; then
+  # issue 14 (bench/NOTES-ba-gpu.md): sbm-bench-ba, BA and SLAM Levenberg-Marquardt iterations on
+  # the CUDA and CPU contexts with the solvers' per-iteration phase times, the device copy
+  # bandwidth and each BA phase's DRAM floor, the shared BAL files, the synthetic problems to
+  # convergence (end to end; Ceres' side: bench/results_ba_ceres.csv, run on the dev machine),
+  # pose graphs (synthetic 100k poses 3D; ais2klinik, the largest shared graph, and
+  # sphere_bignoise_vertex3, the densest), the scaling 1e5 -> 1e7 observations and the
+  # out-of-memory runs. Then `sbm ba-solve --backend cuda` on the two synthetic problems as the
+  # issue words it (a cross-check of the e2e rows) and bench/make_ba_results.py (results_ba.md
+  # and, where matplotlib is installed, results_ba.png). Files back: bench_ba.csv, bench_ba.txt,
+  # results_ba.md, results_ba.png.
+  # One process per group of sections (a crash in one loses only its group; the CSV rows of a
+  # group are appended as its process ends), each told the time left.
+  # Time: no run starts after BENCH_BA_LIMIT (300 s from the stage's start; the rest is skipped,
+  # visibly) and a group is stopped 70 s after it; the CLI runs have 30 s each: at most ~7 min.
+  ba=$BUILD/bin/sbm-bench-ba
+  if [ -x $ba ]; then
+    quick=""
+    has bench-ba-quick && ! has bench-ba && quick="--quick"
+    g2o=""
+    for g in ais2klinik sphere_bignoise_vertex3; do
+      [ -f "$SBM_DATA_DIR/g2o/$g.g2o" ] && g2o="$g2o --g2o $SBM_DATA_DIR/g2o/$g.g2o"
+    done
+    : >"$OUT/bench_ba.csv"
+    : >"$OUT/bench_ba.txt"
+    ba_start=$(date +%s)
+    for sec in yardstick,ba bal e2e slam scaling,oom; do
+      left=$(( ${BENCH_BA_LIMIT:-300} - ($(date +%s) - ba_start) ))
+      if [ $left -le 0 ]; then
+        say "== sbm-bench-ba --sections $sec: skipped (BENCH_BA_LIMIT ${BENCH_BA_LIMIT:-300} s spent)"
+        continue
+      fi
+      timeout $(( left + 70 )) $ba $quick --sections $sec --time-limit $left $g2o \
+          --csv "$OUT/bench_ba_part.csv" >>"$OUT/bench_ba.txt" 2>&1
+      say "== sbm-bench-ba --sections $sec rc=$? ($(elapsed))"
+      if [ -s "$OUT/bench_ba_part.csv" ]; then
+        if [ -s "$OUT/bench_ba.csv" ]; then tail -n +2 "$OUT/bench_ba_part.csv" >>"$OUT/bench_ba.csv"
+        else cat "$OUT/bench_ba_part.csv" >"$OUT/bench_ba.csv"; fi
+      fi
+      rm -f "$OUT/bench_ba_part.csv"
+    done
+    cat "$OUT/bench_ba.txt" >>"$summary"
+    gens="1000,100000,6,1 5000,400000,8,1"
+    [ -n "$quick" ] && gens="50,2000,6,1 100,4000,8,1"
+    for g in $gens; do
+      s=$(date +%s%N)
+      timeout 30 $BUILD/bin/sbm ba-solve --backend cuda --generate $g >"$OUT/ba_cli.txt" 2>&1
+      rc=$?
+      say "== sbm ba-solve --backend cuda --generate $g rc=$rc," \
+          "wall $(( ($(date +%s%N) - s) / 1000000 )) ms (generation included): " \
+          "$(grep -E '^(cost|time) ' "$OUT/ba_cli.txt" | tr '\n' ' ')$(tail -1 "$OUT/ba_cli.txt")"
+      { echo "######## sbm ba-solve --backend cuda --generate $g (rc=$rc)"; cat "$OUT/ba_cli.txt"; } \
+          >>"$OUT/bench_ba.txt"
+      rm -f "$OUT/ba_cli.txt"
+    done
+    if [ -s "$OUT/bench_ba.csv" ]; then
+      python3 bench/make_ba_results.py --device "$OUT/bench_ba.csv" \
+          --ceres bench/results_ba_ceres.csv --md "$OUT/results_ba.md" \
+          --plot "$OUT/results_ba.png" >>"$summary" 2>&1
+      say "== make_ba_results.py rc=$? (results_ba.md, results_ba.png)"
+    fi
+  else
+    say "== sbm-bench-ba not built"
   fi
 fi
 if has sanitize; then

@@ -90,6 +90,7 @@ int cholmod_available(void);
 
 typedef struct counter {
     int device;        /* 1: cudaMalloc; 0: malloc */
+    size_t cap;        /* refuse an allocation that would take live above cap (0: no cap) */
     size_t live, peak;
     int lost;          /* the table overflowed: peak unknown */
     void *ptr[TRACK_SLOTS];
@@ -115,5 +116,10 @@ int chol_input_ba_generated(sbm_ctx *host, int64_t cameras, int64_t points, int 
 int chol_input_pose_graph(sbm_ctx *host, int dim, int64_t poses, const char *dir,
                           chol_matrix *m, char *err, size_t errsize);
 void chol_matrix_free(chol_matrix *m);
+/* The seed of chol_input_pose_graph's graph of poses poses (sbm-bench-ba solves the same). */
+#define CHOL_POSE_GRAPH_SEED(poses) (20261127u + (uint64_t)(poses))
+/* Write that synthetic pose graph (dim 2 or 3, seeded) as a g2o file. @return 0 or -1 (errno
+ * set). */
+int chol_write_pose_graph(const char *path, int dim, int64_t poses, uint64_t seed);
 
 #endif /* SBM_BENCH_CHOL_H */

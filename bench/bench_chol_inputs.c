@@ -345,8 +345,7 @@ static void write_edge(FILE *f, int dim, int64_t i, int64_t j, const double *T, 
     fputc('\n', f);
 }
 
-/* Write the graph to path. @return 0 or -1 (errno set). */
-static int write_pose_graph(const char *path, int dim, int64_t poses, uint64_t seed)
+int chol_write_pose_graph(const char *path, int dim, int64_t poses, uint64_t seed)
 {
     const int64_t w = (int64_t)ceil(sqrt((double)poses)), rows = (poses + w - 1) / w;
     double *T = malloc(sizeof(double) * 3 * (size_t)poses);
@@ -386,7 +385,7 @@ int chol_input_pose_graph(sbm_ctx *host, int dim, int64_t poses, const char *dir
     snprintf(path, sizeof path, "%s/sbm-bench-chol-poses%dd-%lld.g2o", dir, dim,
              (long long)poses);
     const double t0 = chol_now_s();
-    if (write_pose_graph(path, dim, poses, 20261127u + (uint64_t)poses) != 0) {
+    if (chol_write_pose_graph(path, dim, poses, CHOL_POSE_GRAPH_SEED(poses)) != 0) {
         snprintf(err, errsize, "cannot write %s: %s", path, strerror(errno));
         remove(path);
         return -1;

@@ -1,6 +1,8 @@
-/* The counting allocator of sbm-bench-chol's contexts (bench_chol.h): it keeps the bytes live and
- * the most live at once (host: malloc; device: cudaMalloc, built with SBM_BENCH_HAVE_CUDART),
- * each allocation's size in an open-addressing table keyed by its address. */
+/* The counting allocator of sbm-bench-chol's and sbm-bench-ba's contexts (bench_chol.h): it keeps
+ * the bytes live and the most live at once (host: malloc; device: cudaMalloc, built with
+ * SBM_BENCH_HAVE_CUDART), each allocation's size in an open-addressing table keyed by its address;
+ * with a cap it refuses what would exceed it (a smaller GPU, for sbm-bench-ba's out-of-memory
+ * run). */
 #define _POSIX_C_SOURCE 200809L
 
 #include <stdint.h>
@@ -22,6 +24,7 @@ void *counting_alloc(void *user, size_t bytes)
 {
     counter *c = user;
     void *p = NULL;
+    if (c->cap > 0 && (bytes > c->cap || c->live > c->cap - bytes)) return NULL;
 #ifdef SBM_BENCH_HAVE_CUDART
     if (c->device) {
         if (cudaMalloc(&p, bytes) != cudaSuccess) {

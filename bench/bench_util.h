@@ -1,4 +1,5 @@
-/* Shared by sbm-bench and sbm-bench-gpu: timing statistics and the elementwise result check.
+/* Shared by the benchmarks: timing statistics, the elementwise result check, CSV rows and the
+ * copy-bandwidth yardstick (bench_copy.c).
  *
  * Timing: every figure is the median of its timed repetitions, reported with their min and max
  * (the spread of the run), after at least one untimed warm-up call.
@@ -68,5 +69,18 @@ void bench_csv_stat(bench_csv_row *r, const char *name, bench_stat s);
 void bench_csv_text(bench_csv_row *r, const char *name, const char *text);
 /* Write the row and clear it for the next one. */
 void bench_csv_write(FILE *f, bench_csv_row *r);
+
+/* ---- bench_copy.c: the memory-bandwidth yardstick ---- */
+
+/* A device-to-device cudaMemcpy of 1 GiB timed with CUDA events (built with
+ * SBM_BENCH_HAVE_CUDART and a device present), else a host memcpy of 256 MiB (one thread): the
+ * median of 10 copies after an untimed one, read + write bytes per second (GB/s; -1 if it could
+ * not be measured). what (size bytes) says which copy was timed. */
+double bench_copy_gbs(char *what, size_t size);
+/* cuda: the CUDA device 0's name; else (or without a device) the host CPU's, "model (host), N
+ * cores". */
+void bench_device_name(int cuda, char *name, size_t size);
+/* Device 0's memory in bytes (0 without the CUDA runtime or a device). */
+double bench_device_memory(void);
 
 #endif /* SBM_BENCH_UTIL_H */

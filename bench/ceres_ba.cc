@@ -2,11 +2,15 @@
 //
 //   ceres-ba --bal FILE [--threads T] [--iterations N] [--function-tolerance X]
 //            [--gradient-tolerance X] [--parameter-tolerance X] [--initial-lambda X]
-//            [--loss none|huber:A|cauchy:A] [--verbose]
+//            [--loss none|huber:A|cauchy:A] [--linear-solver sparse-schur|iterative-schur]
+//            [--verbose]
 //
 // Reads a BAL problem (plain or .bz2: the file sbm reads, e.g. one written by `sbm bal-generate`)
 // and solves it with Levenberg-Marquardt, SPARSE_SCHUR on SuiteSparse (points eliminated first:
-// an explicit two-group ordering), from the file's parameters. The camera model is sbm's
+// an explicit two-group ordering), from the file's parameters. --linear-solver iterative-schur
+// takes ITERATIVE_SCHUR with the SCHUR_JACOBI preconditioner instead (Ceres' choice for large
+// problems, S never formed: what sbm's AUTO does on a nearly dense S; bench/NOTES-ba-gpu.md),
+// for problems whose S is too large to factor (5000 cameras: a dense 45 000-unknown factor). The camera model is sbm's
 // (src/geometry/geometry.c sbm__bal_project, the BAL convention): P = R(w) X + t with R(w) the
 // angle-axis rotation, p = -P.xy / P.z, pred = f (1 + k1 |p|^2 + k2 |p|^4) p, residual
 // pred - observed; the cost is 0.5 |r|^2 in both tools. Jacobians by automatic differentiation
@@ -146,7 +150,8 @@ int usage(const char *why)
     std::fprintf(stderr,
                  "usage: ceres-ba --bal FILE [--threads T] [--iterations N] [--function-tolerance X]\n"
                  "                [--gradient-tolerance X] [--parameter-tolerance X]\n"
-                 "                [--initial-lambda X] [--loss none|huber:A|cauchy:A] [--verbose]\n");
+                 "                [--initial-lambda X] [--loss none|huber:A|cauchy:A]\n"
+                 "                [--linear-solver sparse-schur|iterative-schur] [--verbose]\n");
     return 2;
 }
 
@@ -176,6 +181,7 @@ int main(int argc, char **argv)
     const char *bal = nullptr;
     ceres::LossFunction *loss = nullptr; // shared by every residual block, owned by the problem
     std::string loss_text = "none";
+    bool iterative = false;
     int threads = 1, iterations = 200, verbose = 0;
     double ftol = 1e-10, gtol = 1e-10, ptol = 1e-10, lambda0 = 1e-4;
     for (int i = 1; i < argc; i++) {
@@ -192,6 +198,8 @@ int main(int argc, char **argv)
         const bool num = e != v && *e == '\0';
         if (a == "--bal") bal = v;
         else if (a == "--loss") delete loss, loss = parse_loss(v, &loss_text);
+        else if (a == "--linear-solver" && std::strcmp(v, "sparse-schur") == 0) iterative = false;
+        else if (a == "--linear-solver" && std::strcmp(v, "iterative-schur") == 0) iterative = true;
         else if (!num) return usage(("invalid value '" + std::string(v) + "' of " + a).c_str());
         else if (a == "--threads" && x >= 1 && x <= 1024) threads = (int)x;
         else if (a == "--iterations" && x >= 0 && x <= 100000) iterations = (int)x;
@@ -218,7 +226,8 @@ int main(int argc, char **argv)
     ceres::Solver::Options o;
     o.minimizer_type = ceres::TRUST_REGION;
     o.trust_region_strategy_type = ceres::LEVENBERG_MARQUARDT;
-    o.linear_solver_type = ceres::SPARSE_SCHUR;
+    o.linear_solver_type = iterative ? ceres::ITERATIVE_SCHUR : ceres::SPARSE_SCHUR;
+    if (iterative) o.preconditioner_type = ceres::SCHUR_JACOBI;
     o.sparse_linear_algebra_library_type = ceres::SUITE_SPARSE;
     o.linear_solver_ordering.reset(ordering);
     o.num_threads = threads;
@@ -242,9 +251,13 @@ int main(int argc, char **argv)
     if (verbose) std::printf("%s\n", s.FullReport().c_str());
     std::printf("problem: %s: %ld cameras, %ld points, %ld observations\n", bal, b.ncam, b.npts,
                 b.nobs);
-    std::printf("ceres: %s, SPARSE_SCHUR (%s), LM, autodiff, threads %d\n", CERES_VERSION_STRING,
-                ceres::SparseLinearAlgebraLibraryTypeToString(s.sparse_linear_algebra_library_type),
-                s.num_threads_used);
+    if (iterative)
+        std::printf("ceres: %s, ITERATIVE_SCHUR (%s), LM, autodiff, threads %d\n", CERES_VERSION_STRING,
+                    ceres::PreconditionerTypeToString(s.preconditioner_type_used), s.num_threads_used);
+    else
+        std::printf("ceres: %s, SPARSE_SCHUR (%s), LM, autodiff, threads %d\n", CERES_VERSION_STRING,
+                    ceres::SparseLinearAlgebraLibraryTypeToString(s.sparse_linear_algebra_library_type),
+                    s.num_threads_used);
     std::printf("loss: %s\n", loss_text.c_str());
     std::printf("initial_cost: %.12e\n", s.initial_cost);
     std::printf("final_cost: %.12e\n", s.final_cost);
