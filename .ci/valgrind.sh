@@ -9,6 +9,7 @@
 #        VALGRIND_ONLY  space-separated subset of suites (e.g. "test_mtx cli"), default all
 #        VALGRIND_BUILD 0 = use the build directory as it is (default 1: configure and build)
 #        VALGRIND_TRACK_ORIGINS yes = report the origin of uninitialised values (default no)
+#        SBM_TEST_QUICK  the suites' quick mode (default 1 here; 0 = the full cases)
 #        VALGRIND_DATA_DIR  the optional extra data for this run (default: none; tests/data is
 #                       always read). The shared data's larger graphs are solved to convergence
 #                       by test_slam and the CLI tests; under valgrind (50-100x slower) they
@@ -39,6 +40,10 @@ if [ "${VALGRIND_BUILD:-1}" != 0 ]; then
 fi
 build=$(cd "$build" && pwd)
 export SBM_DATA_DIR=${VALGRIND_DATA_DIR:-$build/no-optional-data}
+# The suites' quick mode (every kernel and code path, small inputs and few iterations), as for
+# compute-sanitizer: the GPU-iteration suites (test_ba_device, test_slam_device, ...) solve whole
+# problems on both backends and would take most of CI's time under valgrind otherwise.
+export SBM_TEST_QUICK=${SBM_TEST_QUICK:-1}
 logs=$build/valgrind
 rm -rf "$logs"
 mkdir -p "$logs/cli"
