@@ -277,7 +277,7 @@ if has sanitize; then
     [ "$tool $t" = "racecheck test_concurrency" ] && env="SBM_TEST_NO_THREADS=1"
     [ "$tool $t" = "racecheck test_cuda_faults" ] && env="SBM_TEST_FAULTS_EVERY=1000"
     # every kernel and format still runs, with two alpha/beta pairs instead of sixteen
-    case $t in test_csr_spmv|test_ba_lin|test_ba_lin_errors|test_ba_device|test_ba_solve_ops|test_slam_device|test_loss) env="SBM_TEST_QUICK=1" ;; esac
+    case $t in test_csr_spmv|test_cuda_chol|test_ba_lin|test_ba_lin_errors|test_ba_device|test_ba_solve_ops|test_slam_device|test_loss) env="SBM_TEST_QUICK=1" ;; esac
     s=$(date +%s)
     env $env timeout "$to" compute-sanitizer --tool "$tool" $opts --error-exitcode 99 \
         "$BUILD/bin/$t" >"$sdir/$tool.$t.log" 2>&1
