@@ -28,8 +28,9 @@
  * in this measure, its residuals by up to 7.5e-9 entrywise, and the H200 with nvcc's default
  * contraction differed from the CPU by 6.3e-12 (problem-49-7776) and 5.4e-12
  * (problem-21-11315, Huber). cuda_ba.cu is now compiled with -fmad=false, so that only the
- * libms' sin/cos/log differ (test_lin_cuda_vs_cpu prints what remains); the device bound stays
- * the issue's 1e-10 (GPU against CPU), far below what a wrong term gives. */
+ * libms' sin/cos/log differ: the H200 then printed 2.8e-14 (gp, no loss) to 8.8e-13 (gc,
+ * Cauchy) on problem-21-11315. The device bound stays the issue's 1e-10 (GPU against CPU),
+ * far below what a wrong term gives. */
 #define TOL_CPU 1e-12
 #define TOL_DEVICE 1e-10
 static double tol_of(const sbm_test_env *e)
@@ -511,8 +512,9 @@ static void test_lin_damping(void **state)
 }
 
 /* The issue's large problem (5000 cameras, 400k points, 8 observations each) on the GPU: the
- * times of a linearisation, a cost and a damping, printed (median of 5; the target of issue 14
- * is a linearisation <= 9 ms on an H100), and the result checked against the CPU backend. */
+ * times of a linearisation, a cost and a damping, printed (the fastest of 5; the target of
+ * issue 14 is a linearisation <= 9 ms on an H100; sbm-bench-ba measures it on its own), and the
+ * result checked against the CPU backend. */
 static void test_lin_timing(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
@@ -544,15 +546,12 @@ static void test_lin_timing(void **state)
         double t3 = sbm__now(ctx, 1);
         t[0][r] = t1 - t0, t[1][r] = t2 - t1, t[2][r] = t3 - t2;
     }
-    for (int k = 0; k < 3; k++) /* sort each row for the median */
-        for (int a = 1; a < 5; a++)
-            for (int b = a; b > 0 && t[k][b - 1] > t[k][b]; b--) {
-                const double x = t[k][b];
-                t[k][b] = t[k][b - 1], t[k][b - 1] = x;
-            }
+    for (int k = 0; k < 3; k++) /* the fastest of 5: a parallel ctest shares the GPU */
+        for (int r = 1; r < 5; r++) t[k][0] = fmin(t[k][0], t[k][r]);
     print_message("[  INFO    ] %lld observations: linearisation %.2f ms, cost %.2f ms, damping "
-                  "%.2f ms (medians of 5)\n", (long long)sbm_bal_get_info(p).observations,
-                  1e3 * t[0][2], 1e3 * t[1][2], 1e3 * t[2][2]);
+                  "%.2f ms (fastest of 5; other suites may share the GPU)\n",
+                  (long long)sbm_bal_get_info(p).observations, 1e3 * t[0][0], 1e3 * t[1][0],
+                  1e3 * t[2][0]);
     /* the cost and max |g| against the CPU backend */
     sbm_ba_system *sh = NULL;
     SBM_ASSERT_OK(e->host, sbm_ba_system_create(e->host, p, &sh));
