@@ -225,7 +225,7 @@ const char *cli_ba_solver_name(sbm_linear_solver s)
     switch (s) {
     case SBM_LINEAR_DENSE_CHOLESKY: return "dense Cholesky";
     case SBM_LINEAR_PCG: return "PCG (block-Jacobi)";
-    case SBM_LINEAR_PCG_MATRIX_FREE: return "matrix-free PCG (block-Jacobi)";
+    case SBM_LINEAR_PCG_MATRIX_FREE: return "matrix-free PCG (Schur-Jacobi)";
     case SBM_LINEAR_SPARSE_CHOLESKY: return "sparse Cholesky";
     default: return "auto";
     }
