@@ -329,7 +329,7 @@ double sbm__ba_gradient_max(const sbm_ba_system *s) { return s->gmax; }
 sbm_status sbm__ba_predicted_decrease(sbm_ctx *ctx, const sbm_ba_system *s,
                                       const double *d_step, double lambda, double *predicted)
 {
-    return ctx->ops->ba_predicted(ctx, sbm__ba_nparams(s), lambda, s->D, s->g, d_step,
+    return ctx->ops->lm_predicted(ctx, sbm__ba_nparams(s), lambda, s->D, 1.0, s->g, d_step,
                                   predicted);
 }
 

@@ -439,16 +439,19 @@ typedef struct sbm__backend_ops {
      * params (nc*9 + np*3), residuals and Jacobians with Ceres' loss correction, U, V, W, g, D
      * and the result's scalars (one copy to the host). ba_cost: *h_cost = 0.5 sum rho(|r_k|^2)
      * (+inf when a prediction is not finite). ba_damp: out = und with every diagonal entry d
-     * of its nblocks b x b blocks replaced by d + lambda*clamp(d). ba_predicted: *h_pred =
-     * 0.5 sum step_i (lambda D_i step_i + g_i) over n entries (fixed order). */
+     * of its nblocks b x b blocks replaced by d + lambda*clamp(d). lm_predicted (BA and SLAM's
+     * Levenberg-Marquardt): *h_pred = 0.5 sum step_i (lambda D_i step_i + gsign g_i) over n
+     * entries (fixed order), the decrease the damped model predicts (gsign +1 when g is -J^T r as
+     * in BA, -1 when it is the gradient J^T Omega e as SLAM's b). */
     sbm_status (*ba_linearize)(sbm_ctx *ctx, const sbm__ba_model *m, const double *params,
                                const sbm__ba_lin_out *out, sbm__ba_lin_result *res);
     sbm_status (*ba_cost)(sbm_ctx *ctx, const sbm__ba_model *m, const double *params,
                           double *h_cost);
     sbm_status (*ba_damp)(sbm_ctx *ctx, int64_t nblocks, int b, double lambda, const double *und,
                           double *out);
-    sbm_status (*ba_predicted)(sbm_ctx *ctx, int64_t n, double lambda, const double *D,
-                               const double *g, const double *step, double *h_pred);
+    sbm_status (*lm_predicted)(sbm_ctx *ctx, int64_t n, double lambda, const double *D,
+                               double gsign, const double *g, const double *step,
+                               double *h_pred);
 
     /* ba-solve: the device-resident BA iteration (src/cpu/cpu_ba_solve.c,
      * src/cuda/cuda_ba_solve.cu). */
@@ -491,10 +494,6 @@ typedef struct sbm__backend_ops {
     sbm_status (*slam_diag_add)(sbm_ctx *ctx, int64_t nb, int d, const int64_t *pos, double lambda,
                                 const double *D, const double *L, double *V, double *blocks,
                                 int64_t *h_bad);
-    /* q = lambda D dx - b (n entries): with dx^T q, the decrease 0.5 dx^T (lambda D dx - b) that
-     * the damped model predicts. */
-    sbm_status (*slam_model)(sbm_ctx *ctx, int64_t n, double lambda, const double *D,
-                             const double *dx, const double *b, double *q);
 } sbm__backend_ops;
 
 /* Plans start with this header so the front end can check and dispatch them. */

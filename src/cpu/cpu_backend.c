@@ -79,7 +79,7 @@ const sbm__backend_ops sbm__cpu_ops = {
     .ba_linearize = sbm__cpu_ba_linearize,
     .ba_cost = sbm__cpu_ba_cost,
     .ba_damp = sbm__cpu_ba_damp,
-    .ba_predicted = sbm__cpu_ba_predicted,
+    .lm_predicted = sbm__cpu_lm_predicted,
     /* ba-solve */
     .ba_schur_diagonal = sbm__cpu_ba_schur_diagonal,
     .dense_spd_solve = sbm__cpu_dense_spd_solve,
@@ -88,5 +88,4 @@ const sbm__backend_ops sbm__cpu_ops = {
     .slam_oplus = sbm__cpu_slam_oplus,
     .slam_diag_get = sbm__cpu_slam_diag_get,
     .slam_diag_add = sbm__cpu_slam_diag_add,
-    .slam_model = sbm__cpu_slam_model,
 };

@@ -90,8 +90,9 @@ sbm_status sbm__cpu_ba_cost(sbm_ctx *ctx, const sbm__ba_model *m, const double *
                             double *h_cost);
 sbm_status sbm__cpu_ba_damp(sbm_ctx *ctx, int64_t nblocks, int b, double lambda,
                             const double *und, double *out);
-sbm_status sbm__cpu_ba_predicted(sbm_ctx *ctx, int64_t n, double lambda, const double *D,
-                                 const double *g, const double *step, double *h_pred);
+sbm_status sbm__cpu_lm_predicted(sbm_ctx *ctx, int64_t n, double lambda, const double *D,
+                                 double gsign, const double *g, const double *step,
+                                 double *h_pred);
 
 /* src/cpu/cpu_ba_solve.c: the BA iteration's Schur-Jacobi blocks and dense Cholesky (ba-solve) */
 sbm_status sbm__cpu_ba_schur_diagonal(sbm_ctx *ctx, const sbm_cbc *U, const int64_t *udiag,
@@ -111,7 +112,5 @@ sbm_status sbm__cpu_slam_diag_get(sbm_ctx *ctx, int64_t nb, int d, const int64_t
 sbm_status sbm__cpu_slam_diag_add(sbm_ctx *ctx, int64_t nb, int d, const int64_t *pos,
                                   double lambda, const double *D, const double *L, double *V,
                                   double *blocks, int64_t *h_bad);
-sbm_status sbm__cpu_slam_model(sbm_ctx *ctx, int64_t n, double lambda, const double *D,
-                               const double *dx, const double *b, double *q);
 
 #endif /* SBM_CPU_BACKEND_H */

@@ -106,11 +106,3 @@ sbm_status sbm__cpu_slam_diag_add(sbm_ctx *ctx, int64_t nb, int d, const int64_t
     }
     return SBM_SUCCESS;
 }
-
-sbm_status sbm__cpu_slam_model(sbm_ctx *ctx, int64_t n, double lambda, const double *D,
-                               const double *dx, const double *b, double *q)
-{
-    (void)ctx;
-    for (int64_t k = 0; k < n; k++) q[k] = lambda * D[k] * dx[k] - b[k];
-    return SBM_SUCCESS;
-}

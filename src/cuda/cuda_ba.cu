@@ -240,7 +240,7 @@ __global__ void __launch_bounds__(BA_THREADS)
 /* MODE 0: max |x|; MODE 1: sum step (lambda D step + g). Fixed grid BA_AMAX_BLOCKS. */
 template <int MODE>
 __global__ void __launch_bounds__(BA_THREADS)
-    k_vec_partial(int64_t n, double lambda, const double *__restrict__ x,
+    k_vec_partial(int64_t n, double lambda, double gsign, const double *__restrict__ x,
                   const double *__restrict__ D, const double *__restrict__ g,
                   double *__restrict__ part)
 {
@@ -248,7 +248,7 @@ __global__ void __launch_bounds__(BA_THREADS)
     double s = 0.0;
     for (int64_t i = (int64_t)blockIdx.x * BA_THREADS + threadIdx.x; i < n;
          i += (int64_t)BA_AMAX_BLOCKS * BA_THREADS)
-        s = MODE == 0 ? ba_join<2>(s, fabs(x[i])) : s + x[i] * (lambda * D[i] * x[i] + g[i]);
+        s = MODE == 0 ? ba_join<2>(s, fabs(x[i])) : s + x[i] * (lambda * D[i] * x[i] + gsign * g[i]);
     sh[threadIdx.x] = s;
     ba_tree<MODE == 0 ? 2 : 0>(sh);
     if (threadIdx.x == 0) part[blockIdx.x] = sh[0];
@@ -348,8 +348,8 @@ sbm_status sbm__cuda_ba_linearize(sbm_ctx *ctx, const sbm__ba_model *m,
         k_wblock<<<sbm__grid(27 * m->nnzb, BA_THREADS), BA_THREADS, 0, s>>>(*m, *out, w.res);
         SBM__LAUNCHED(ctx, "the BA W kernel");
     }
-    k_vec_partial<0><<<BA_AMAX_BLOCKS, BA_THREADS, 0, s>>>(9 * m->nc + 3 * m->np, 0.0, out->g,
-                                                           NULL, NULL, w.pvec);
+    k_vec_partial<0><<<BA_AMAX_BLOCKS, BA_THREADS, 0, s>>>(9 * m->nc + 3 * m->np, 0.0, 0.0,
+                                                           out->g, NULL, NULL, w.pvec);
     SBM__LAUNCHED(ctx, "the BA gradient maximum");
     k_vec_final<0><<<1, BA_THREADS, 0, s>>>(w.pvec, NULL, w.res);
     SBM__LAUNCHED(ctx, "the BA gradient maximum");
@@ -397,16 +397,16 @@ done:
     return st;
 }
 
-sbm_status sbm__cuda_ba_predicted(sbm_ctx *ctx, int64_t n, double lambda,
-                                             const double *D, const double *g,
-                                             const double *step, double *h_pred)
+sbm_status sbm__cuda_lm_predicted(sbm_ctx *ctx, int64_t n, double lambda, const double *D,
+                                  double gsign, const double *g, const double *step,
+                                  double *h_pred)
 {
     sbm_status st = SBM_SUCCESS;
     cudaStream_t s = sbm__cuda_stream(ctx);
     ba_ws w;
     SBM__CK(sbm__cuda_enter(ctx));
     SBM__CK(ba_workspace(ctx, &w));
-    k_vec_partial<1><<<BA_AMAX_BLOCKS, BA_THREADS, 0, s>>>(n, lambda, step, D, g, w.pvec);
+    k_vec_partial<1><<<BA_AMAX_BLOCKS, BA_THREADS, 0, s>>>(n, lambda, gsign, step, D, g, w.pvec);
     SBM__LAUNCHED(ctx, "the predicted decrease");
     k_vec_final<1><<<1, BA_THREADS, 0, s>>>(w.pvec, &w.res->cost, NULL);
     SBM__LAUNCHED(ctx, "the predicted decrease");

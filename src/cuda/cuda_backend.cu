@@ -307,7 +307,7 @@ static sbm__backend_ops sbm__make_cuda_ops(void)
     o.ba_linearize = sbm__cuda_ba_linearize;
     o.ba_cost = sbm__cuda_ba_cost;
     o.ba_damp = sbm__cuda_ba_damp;
-    o.ba_predicted = sbm__cuda_ba_predicted;
+    o.lm_predicted = sbm__cuda_lm_predicted;
     /* ba-solve */
     o.ba_schur_diagonal = sbm__cuda_ba_schur_diagonal;
     o.dense_spd_solve = sbm__cuda_dense_spd_solve;
@@ -316,7 +316,6 @@ static sbm__backend_ops sbm__make_cuda_ops(void)
     o.slam_oplus = sbm__cuda_slam_oplus;
     o.slam_diag_get = sbm__cuda_slam_diag_get;
     o.slam_diag_add = sbm__cuda_slam_diag_add;
-    o.slam_model = sbm__cuda_slam_model;
     return o;
 }
 

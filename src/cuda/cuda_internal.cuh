@@ -362,8 +362,9 @@ sbm_status sbm__cuda_ba_cost(sbm_ctx *ctx, const sbm__ba_model *m, const double 
                              double *h_cost);
 sbm_status sbm__cuda_ba_damp(sbm_ctx *ctx, int64_t nblocks, int b, double lambda,
                              const double *und, double *out);
-sbm_status sbm__cuda_ba_predicted(sbm_ctx *ctx, int64_t n, double lambda, const double *D,
-                                  const double *g, const double *step, double *h_pred);
+sbm_status sbm__cuda_lm_predicted(sbm_ctx *ctx, int64_t n, double lambda, const double *D,
+                                  double gsign, const double *g, const double *step,
+                                  double *h_pred);
 
 /* cuda_ba_solve.cu: the BA iteration's Schur-Jacobi blocks and dense Cholesky (ba-solve) */
 sbm_status sbm__cuda_ba_schur_diagonal(sbm_ctx *ctx, const sbm_cbc *U, const int64_t *udiag,

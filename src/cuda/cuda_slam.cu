@@ -143,22 +143,3 @@ sbm_status sbm__cuda_slam_diag_add(sbm_ctx *ctx, int64_t nb, int d, const int64_
 done:
     return st;
 }
-
-__global__ void sbm__k_slam_model(int64_t n, double lambda, const double *__restrict__ D,
-                                  const double *__restrict__ dx, const double *__restrict__ b,
-                                  double *__restrict__ q)
-{
-    SBM__GRID_STRIDE(k, n) q[k] = lambda * D[k] * dx[k] - b[k];
-}
-
-sbm_status sbm__cuda_slam_model(sbm_ctx *ctx, int64_t n, double lambda, const double *D,
-                                const double *dx, const double *b, double *q)
-{
-    sbm_status st = SBM_SUCCESS;
-    SBM__CK(sbm__cuda_enter(ctx));
-    if (n == 0) goto done;
-    sbm__k_slam_model<<<sbm__grid(n, 256), 256, 0, sbm__cuda_stream(ctx)>>>(n, lambda, D, dx, b, q);
-    SBM__LAUNCHED(ctx, "damped model");
-done:
-    return st;
-}

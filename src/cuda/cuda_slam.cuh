@@ -14,7 +14,5 @@ sbm_status sbm__cuda_slam_diag_get(sbm_ctx *ctx, int64_t nb, int d, const int64_
 sbm_status sbm__cuda_slam_diag_add(sbm_ctx *ctx, int64_t nb, int d, const int64_t *pos,
                                    double lambda, const double *D, const double *L, double *V,
                                    double *blocks, int64_t *h_bad);
-sbm_status sbm__cuda_slam_model(sbm_ctx *ctx, int64_t n, double lambda, const double *D,
-                                const double *dx, const double *b, double *q);
 
 #endif /* SBM_CUDA_SLAM_CUH */

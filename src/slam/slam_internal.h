@@ -64,7 +64,7 @@ typedef struct sbm__slam_run {
     sbm__symup lsym;              /* PCG on the damped copy, block Jacobi */
     sbm_cbc *Dinv;
     double *d_rhs, *d_x;          /* context memory, n: -b and the step */
-    double *d_diag, *d_q;         /* context memory, n: the damping scale D, lambda D dx - b */
+    double *d_diag;               /* context memory, n: the damping scale D */
     double cost;                  /* 0.5 sum rho(e^T Omega e) at the current poses */
     double gradient_norm;         /* max |b| at the last linearisation */
     double x_norm;                /* |x| of the free poses at the last linearisation */

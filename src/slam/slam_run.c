@@ -36,7 +36,7 @@ void sbm__slam_run_free(sbm__slam_run *r)
     if (!r->ctx) return;
     sbm_ctx *ctx = r->ctx;
     if (r->free_vertex) sbm__host_free(ctx, r->free_vertex);
-    double *dev[] = {r->d_rhs, r->d_x, r->d_diag, r->d_q};
+    double *dev[] = {r->d_rhs, r->d_x, r->d_diag};
     for (size_t k = 0; k < sizeof dev / sizeof dev[0]; k++) sbm__free_with(&ctx->allocator, dev[k]);
     sbm__free_with(&ctx->allocator, r->diag_pos);
     sbm__symup_free(&r->lsym);
@@ -84,8 +84,7 @@ static sbm_status setup_linear(sbm__slam_run *r)
     r->d_rhs = r->diag_pos ? sbm__vec_alloc(ctx, n + 1, "rhs") : NULL;
     r->d_x = r->d_rhs ? sbm__vec_alloc(ctx, n + 1, "step") : NULL;
     r->d_diag = r->d_x ? sbm__vec_alloc(ctx, n + 1, "damping scale") : NULL;
-    r->d_q = r->d_diag ? sbm__vec_alloc(ctx, n + 1, "damped model") : NULL;
-    if (!r->d_q) return ctx->last_status;
+    if (!r->d_diag) return ctx->last_status;
     for (int64_t v = 0, j = 0; v < r->gi.vertices; v++)
         if (!r->gi.is_fixed[v]) r->free_vertex[j++] = v;
     SBM__TRY(find_diagonal(r));
@@ -295,10 +294,8 @@ sbm_status sbm__slam_run_try(sbm__slam_run *r, double alpha, double *cost)
 sbm_status sbm__slam_run_predicted(sbm__slam_run *r, double lambda, double *predicted)
 {
     sbm_ctx *ctx = r->ctx;
-    SBM__TRY(ctx->ops->slam_model(ctx, r->n, lambda, r->d_diag, r->d_x, r->si.b, r->d_q));
-    SBM__TRY(sbm__vec_dot(ctx, r->n, r->d_x, r->d_q, predicted));
-    *predicted *= 0.5;
-    return SBM_SUCCESS;
+    /* 0.5 dx^T (lambda D dx - b): b is the gradient J^T Omega e */
+    return ctx->ops->lm_predicted(ctx, r->n, lambda, r->d_diag, -1.0, r->si.b, r->d_x, predicted);
 }
 
 int sbm__slam_run_small_step(const sbm__slam_run *r, double alpha, double *step_norm)
