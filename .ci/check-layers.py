@@ -1,9 +1,14 @@
 #!/usr/bin/env python3
 """Fails when a layer of the library includes a header of a layer above it (docs/LAYERS.md).
 
-Every folder of src/ is a layer; each may include its own headers, those of the layers listed
-below for it, the public headers of those layers (include/), and system headers (<...>).
-Run from anywhere: python3 .ci/check-layers.py
+The layers are folders: blocks/, every folder of src/, and the kernel folders kernels/<backend>/
+and kernels/<backend>/<component>/. A kernel folder belongs to its component's layer (the
+library that holds it is that component's), but it is a layer of its own for includes: it may
+include its component's front-end headers and the backend's shared headers, while the front end
+never includes a kernel header (it dispatches through its kernel table). Each layer may include
+its own headers, those of the layers listed below for it, the public headers of those layers
+(include/), and system headers (<...>).
+Run from anywhere: python3 .ci/check-layers.py [--root DIR]
 """
 import os
 import re
@@ -14,61 +19,94 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # layer -> the layers it may use (directly); the order of the picture in docs/LAYERS.md
 BELOW = {
     "blocks": [],
-    "geometry": [],
-    "core": [],
-    "cpu": ["core", "blocks", "geometry"],
-    "cuda": ["core", "blocks", "geometry"],
-    "io": ["core", "geometry"],
-    "solve": ["core"],
-    "ba": ["solve", "io", "core", "geometry"],
-    "slam": ["solve", "io", "core", "geometry"],
+    "src/core": [],
+    "src/solve": ["src/core"],
+    "src/io": ["src/core", "blocks"],
+    "src/ba": ["src/solve", "src/io", "src/core", "blocks"],
+    "src/slam": ["src/solve", "src/io", "src/core", "blocks"],
+    # the backends' shared parts (table, threads, streams, pools, library handles)
+    "kernels/cpu": ["src/core", "blocks"],
+    "kernels/cuda": ["src/core", "blocks"],
 }
+# kernel components -> the front-end layer they belong to
+COMPONENTS = {
+    "gemm": "src/core", "csr_gemm": "src/core", "csr_spmv": "src/core", "csr_spmm": "src/core",
+    "spmv": "src/core", "bdiag": "src/core", "matrix": "src/core", "vector": "src/core",
+    "primitives": "src/core",
+    "chol": "src/solve",
+    "ba": "src/ba",
+    "slam": "src/slam",
+}
+# the components of the core layer share the backend's primitives (sorts, scans, ESC)
+SHARED_IN_BACKEND = ["primitives"]
+for backend in ("cpu", "cuda"):
+    for comp, front in COMPONENTS.items():
+        below = [front, *BELOW[front], f"kernels/{backend}", *BELOW[f"kernels/{backend}"]]
+        below += [f"kernels/{backend}/{s}" for s in SHARED_IN_BACKEND if s != comp]
+        BELOW[f"kernels/{backend}/{comp}"] = below
 # public headers and the layer that owns each
 PUBLIC = {
-    "sbm.h": "core",
-    "sbm_io.h": "io",
-    "sbm_solve.h": "solve",
-    "sbm_ba.h": "ba",
-    "sbm_slam.h": "slam",
+    "sbm.h": "src/core",
+    "sbm_io.h": "src/io",
+    "sbm_solve.h": "src/solve",
+    "sbm_chol.h": "src/solve",
+    "sbm_ba.h": "src/ba",
+    "sbm_slam.h": "src/slam",
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+SOURCE = (".h", ".c", ".cuh", ".cu")
 
 
 def allowed(layer):
     return {layer, *BELOW[layer]}
 
 
-def owner_of(header, headers_by_layer):
-    if header in PUBLIC:
-        return PUBLIC[header]
-    for layer, names in headers_by_layer.items():
-        if header in names:
-            return layer
-    return None
+def layer_folders(root):
+    """Every folder that is a layer, and every folder under blocks/, src/ or kernels/ that is not."""
+    found, unknown = [], []
+    for top in ("blocks", "src", "kernels"):
+        base = os.path.join(root, top)
+        if not os.path.isdir(base):
+            continue
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames.sort()
+            rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
+            if rel in ("src", "kernels"):
+                continue
+            has_source = any(f.endswith(SOURCE) for f in filenames)
+            if rel in BELOW:
+                found.append(rel)
+            elif has_source or dirnames == []:
+                unknown.append(rel)
+    return found, unknown
 
 
 def main():
-    src = os.path.join(ROOT, "src")
-    folders = sorted(d for d in os.listdir(src) if os.path.isdir(os.path.join(src, d)))
-    unknown = [d for d in folders if d not in BELOW]
-    errors = []
-    if unknown:
-        errors.append(f"src/{unknown[0]}: a folder that is not a layer in .ci/check-layers.py")
-    headers = {d: set(f for f in os.listdir(os.path.join(src, d)) if f.endswith((".h", ".cuh")))
-               for d in folders}
-    files = [(d, os.path.join(src, d, f)) for d in folders for f in sorted(os.listdir(os.path.join(src, d)))]
-    files += [(PUBLIC[f], os.path.join(ROOT, "include", f)) for f in sorted(PUBLIC)]
+    root = ROOT
+    if len(sys.argv) == 3 and sys.argv[1] == "--root":
+        root = os.path.abspath(sys.argv[2])
+    folders, unknown = layer_folders(root)
+    errors = [f"{d}: a folder that is not a layer in .ci/check-layers.py" for d in unknown]
+    headers = {}
+    for d in folders:
+        for f in os.listdir(os.path.join(root, d)):
+            if f.endswith((".h", ".cuh")):
+                if f in headers or f in PUBLIC:
+                    errors.append(f"{d}/{f}: a header name used twice (also in {headers.get(f, 'include')})")
+                headers[f] = d
+    files = [(d, os.path.join(root, d, f)) for d in folders
+             for f in sorted(os.listdir(os.path.join(root, d))) if f.endswith(SOURCE)]
+    files += [(PUBLIC[f], os.path.join(root, "include", f)) for f in sorted(PUBLIC)
+              if os.path.exists(os.path.join(root, "include", f))]
     checked = 0
     for layer, path in files:
-        if layer not in BELOW:
-            continue
         with open(path, encoding="utf-8") as fh:
             text = fh.read()
         for m in INCLUDE.finditer(text):
             header = m.group(1)
             line = text.count("\n", 0, m.start()) + 1
-            owner = owner_of(header, headers)
-            rel = os.path.relpath(path, ROOT)
+            owner = PUBLIC.get(header, headers.get(header))
+            rel = os.path.relpath(path, root)
             if owner is None:
                 errors.append(f"{rel}:{line}: \"{header}\" belongs to no layer")
             elif owner not in allowed(layer):
@@ -77,7 +115,8 @@ def main():
             checked += 1
     for e in errors:
         print(e)
-    print(f"check-layers: {len(files)} files, {checked} includes, {len(errors)} violations")
+    print(f"check-layers: {len(files)} files in {len(folders)} layers, {checked} includes, "
+          f"{len(errors)} violations")
     return 1 if errors else 0
 
 

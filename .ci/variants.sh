@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # CI: build and run the CPU ctest once for every compile-time variant of the CPU kernels, each in a
-# build folder of its own. The variants are the compile-time switches of src/cpu and src/blocks:
+# build folder of its own. The variants are the compile-time switches of kernels/cpu and blocks/:
 #   avx2      the default: on x86 with GCC or Clang the fixed-size SpGEMM kernels are compiled a
-#             second time for AVX2 (cpu_gemm_numeric.c) and chosen at run time when the CPU has it;
+#             second time for AVX2 (cpu_gemm_execute.c) and chosen at run time when the CPU has it;
 #   portable  -DSBM_NO_AVX2: only the baseline kernels, as on a CPU without AVX2.
 # Both must give the same bits (tests/README.md).
 # Usage: .ci/variants.sh [build-root [extra cmake arguments]] (build-root default: .)

@@ -241,7 +241,7 @@ out:
 }
 
 /* Execute times (CUDA events; one untimed warm-up) of a plan made with the numeric kernel
- * `numeric` forced (sbm_tune_gemm_numeric; src/cuda/cuda_gemm_numeric.cuh; SBM_TUNE_GEMM_AUTO:
+ * `numeric` forced (sbm_tune_gemm_numeric; kernels/cuda/gemm/cuda_gemm_kernels.cuh; SBM_TUNE_GEMM_AUTO:
  * the default) and product flags. keep: a host copy of C after the last execute (may be NULL). */
 static bench_stat time_exec_variant(sbm_ctx *ctx, sbm_ctx *host, const bench_case *bc,
                                     const sbm_cbc *A, const sbm_cbc *B, sbm_tune_gemm_numeric numeric,

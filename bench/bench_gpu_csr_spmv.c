@@ -32,7 +32,7 @@ static int is_big(const csr_mat *c, int large)
 
 /* The bytes y = A*x (beta = 0) reads and writes in format f: the format's stored arrays (padding
  * included), x read once and y written once. Computed on the host from A with the library's
- * rules (src/cuda/cuda_csr_spmv.cu): ELL and DIA pad the rows to a multiple of 32 (their leading
+ * rules (kernels/cuda/csr_spmv/cuda_csr_spmv.cu): ELL and DIA pad the rows to a multiple of 32 (their leading
  * dimension); ELL has max-row slots per row, each a 4-byte column and an 8-byte value; HYB's ELL
  * width K is the largest with at least a third of the rows of >= K entries, the rest COO (4-byte
  * row and column, 8-byte value); DIA stores every occupied diagonal (8-byte values) and its 8-byte

@@ -191,7 +191,7 @@ void run_spmv(sbm_ctx *host, int large, int reps, FILE *csv, bench_csv_row *cr, 
         /* bytes a SpMV must move: values, block indices and pointers, x and y once */
         const double mbytes = (double)a.nnzb * b * b * 8 + (double)a.nnzb * 4 + (double)(a.nbc + 1) * 8 +
                               (double)n * 8 + (double)m * 8;
-        /* ms[op][0]: the default kernel; ms[op][v]: version v forced (src/cuda/cuda_spmv.cu) */
+        /* ms[op][0]: the default kernel; ms[op][v]: version v forced (kernels/cuda/spmv/cuda_spmv.cu) */
         bench_stat ms[2][4];
         static const sbm_tune_spmv vers[4] = {SBM_TUNE_SPMV_AUTO, SBM_TUNE_SPMV_ONE_BY_ONE,
                                               SBM_TUNE_SPMV_BATCHED, SBM_TUNE_SPMV_BATCHED_SMALL};

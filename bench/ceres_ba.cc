@@ -11,14 +11,14 @@
 // takes ITERATIVE_SCHUR with the SCHUR_JACOBI preconditioner instead (Ceres' choice for large
 // problems, S never formed: what sbm's AUTO does on a nearly dense S; bench/NOTES-ba-gpu.md),
 // for problems whose S is too large to factor (5000 cameras: a dense 45 000-unknown factor). The camera model is sbm's
-// (src/geometry/geometry.c sbm__bal_project, the BAL convention): P = R(w) X + t with R(w) the
+// (blocks/geometry.c sbm__bal_project, the BAL convention): P = R(w) X + t with R(w) the
 // angle-axis rotation, p = -P.xy / P.z, pred = f (1 + k1 |p|^2 + k2 |p|^4) p, residual
 // pred - observed; the cost is 0.5 |r|^2 in both tools. Jacobians by automatic differentiation
 // (ceres::AutoDiffCostFunction, the SnavelyReprojectionError of Ceres' examples).
 //
 // --loss huber:A / cauchy:A puts ceres::HuberLoss(A) / ceres::CauchyLoss(A) on every residual
 // block (one observation), as `sbm ba-solve --loss` does: the cost is then 0.5 sum rho(|r_k|^2)
-// in both tools, with the definitions of Ceres that sbm's src/geometry/sbm_geometry.h copies
+// in both tools, with the definitions of Ceres that sbm's blocks/sbm_geometry.h copies
 // (and Ceres' Corrector for the Jacobian on both sides).
 //
 // Defaults follow sbm_solver_default_options() as of this commit: function, gradient and

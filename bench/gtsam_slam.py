@@ -198,7 +198,7 @@ def loss_text(loss):
 
 
 def rho(loss, s):
-    """Ceres' rho(s) of the loss (kind, a) (sbm's src/geometry/sbm_geometry.h): the edge costs
+    """Ceres' rho(s) of the loss (kind, a) (sbm's blocks/sbm_geometry.h): the edge costs
     0.5 rho(chi2)."""
     kind, a = loss
     if kind == "huber" and s > a * a:

@@ -1,4 +1,4 @@
-/* The BA linearisation on the backends (src/cpu/cpu_ba.c, src/cuda/cuda_ba.cu) through the
+/* The BA linearisation on the backends (kernels/cpu/ba/cpu_ba.c, kernels/cuda/ba/cuda_ba.cu) through the
  * device-resident contract of src/ba/ba_internal.h and the public sbm_ba_linearize /
  * sbm_ba_set_damping / sbm_ba_system_set_loss:
  *   - U, V, W, gc, gp, the damping scale and the cost against a reference computed here, one

@@ -264,7 +264,7 @@ static void test_cuda_chol_transfers(void **state)
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* CUDA graphs (src/cuda/cuda_graph.cu): the level loops captured once and replayed          */
+/* CUDA graphs (kernels/cuda/cuda_graph.cu): the level loops captured once and replayed          */
 /* ---------------------------------------------------------------------------------------- */
 
 /* sbm_ctx_create on e's device with SBM_CUDA_GRAPHS = value (read when a context is created);

@@ -1,4 +1,4 @@
-/* Robust losses (src/geometry/sbm_geometry.h: sbm__loss_rho, sbm__loss_corrector; Ceres'
+/* Robust losses (blocks/sbm_geometry.h: sbm__loss_rho, sbm__loss_corrector; Ceres'
  * HuberLoss, CauchyLoss and Corrector) and their options: rho against Ceres' closed forms and
  * hand-computed values, rho' and rho'' against finite differences of rho, Huber's continuity at
  * a^2, no NaN over the accepted scales, the corrector's identities, sbm_loss_name, the defaults

@@ -1,5 +1,5 @@
 /* The symbolic factorisation of the sparse block Cholesky, shared by the front end (src/solve/,
- * which computes it) and the backends (src/cpu/, src/cuda/, which factor and solve from it).
+ * which computes it) and the backends (kernels/cpu/, kernels/cuda/, which factor and solve from it).
  *
  * Multifrontal layout. Block columns are renumbered by perm (new k = old perm[k]). A supernode s
  * owns the consecutive new block columns sup_col[s] .. sup_col[s+1]-1 (k_s of them). Its front

@@ -1,5 +1,5 @@
 /* Scalar CSR operations, front end: argument checks, messages and dispatch for SpMV, SpMM and
- * SpGEMM (plan / execute). The kernels live behind ctx->ops (src/cpu/cpu_csr.c, src/cuda/).
+ * SpGEMM (plan / execute). The kernels live behind ctx->ops (kernels/cpu/csr_{spmv,spmm,gemm}/, kernels/cuda/).
  *
  * Decisions recorded here:
  *   - A dense array of zero length (x or y of a matrix with no columns / rows, B or C with no

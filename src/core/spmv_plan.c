@@ -1,6 +1,6 @@
 /* CSR SpMV plans, front end: argument checks, messages and dispatch for sbm_csr_spmv_plan,
- * sbm_spmv_plan_update, sbm_spmv_plan_execute (kernels behind ctx->ops: src/cpu/cpu_spmv_plan.c,
- * src/cuda/cuda_csr_spmv.cu), and the ELL / DIA padding rule every backend applies.
+ * sbm_spmv_plan_update, sbm_spmv_plan_execute (kernels behind ctx->ops: kernels/cpu/csr_spmv/cpu_csr_spmv_plan.c,
+ * kernels/cuda/csr_spmv/cuda_csr_spmv.cu), and the ELL / DIA padding rule every backend applies.
  *
  * Decisions recorded here:
  *   - A plan is allocated by the backend with an sbm__spmv_plan_base first; the front end fills

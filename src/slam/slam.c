@@ -3,7 +3,7 @@
  * triangle) and b = J^T Omega e, all in the context's memory:
  *     e, J, w    the backend's slam_linearize op (one thread per edge: g2o's errors and
  *                Jacobians, written straight into J's values; w = rho' Omega e and, with a robust
- *                loss, the effective Omega of Ceres' corrector, src/geometry/sbm_pose_edge.h)
+ *                loss, the effective Omega of Ceres' corrector, blocks/sbm_pose_edge.h)
  *     Omega J    sbm_bdiag_scale (left)
  *     Lambda     sbm_cbc_gemm_plan once (op_a = T, SBM_GEMM_UPPER), sbm_cbc_gemm_execute after
  *                every linearisation (the pattern never changes)

@@ -1,0 +1,72 @@
+/* Errors: messages, entry points of public calls, nested calls (src/core/status.c). */
+#ifndef SBM_CORE_ERRORS_H
+#define SBM_CORE_ERRORS_H
+
+#include "core_objects.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------- */
+/* Errors (src/core/status.c)                                                               */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Record a failure: the message becomes "<ctx->fn>: <formatted text>", with the names of the
+ * nested public calls in progress between them ("sbm_ba_solve: sbm_bdiag_inverse: ..."), so a
+ * failure deep inside is reported under the call the user made. @return status. */
+sbm_status sbm__error(sbm_ctx *ctx, sbm_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+sbm_status sbm__verror(sbm_ctx *ctx, sbm_status status, const char *fmt, va_list ap);
+
+/* Every public entry point that takes a context starts with this. Outside a nested call it
+ * names the call for messages; inside one (SBM__NESTED) the outer name stays and this one is
+ * recorded at its depth. */
+#define SBM__ENTER(ctx, name)                                              \
+    do {                                                                   \
+        if ((ctx) == NULL) return sbm__null_ctx_error(name);               \
+        if ((ctx)->depth == 0)                                             \
+            (ctx)->fn = (name);                                            \
+        else if ((ctx)->depth <= SBM__NEST_MAX)                            \
+            (ctx)->nest_fn[(ctx)->depth - 1] = (name);                     \
+    } while (0)
+sbm_status sbm__null_ctx_error(const char *fn);
+
+/* A public function (or an internal one that may call public ones) called from inside the
+ * library: `st = SBM__NESTED(ctx, sbm_cbc_spmv(ctx, ...));`. Messages keep the outer call's
+ * name. Internal *_checked entries below skip checks of operands the caller already checked.
+ * The comma operator sequences the depth change around the call. */
+#define SBM__NESTED(ctx, call) (sbm__nest_enter(ctx), sbm__nest_leave((ctx), (call)))
+static inline void sbm__nest_enter(sbm_ctx *ctx)
+{
+    if (ctx->depth < SBM__NEST_MAX) ctx->nest_fn[ctx->depth] = NULL;
+    ctx->depth++;
+}
+static inline sbm_status sbm__nest_leave(sbm_ctx *ctx, sbm_status st)
+{
+    ctx->depth--;
+    return st;
+}
+/* Entries for nested calls (through SBM__NESTED) whose caller vouches that D is block diagonal
+ * (for the inverse: with every diagonal block stored), having made or checked it itself: they
+ * skip the check that reads D's pattern, a download on a device backend, and run the others.
+ * Messages name them as the public calls (src/core/bdiag.c). */
+sbm_status sbm__bdiag_inverse_checked(sbm_ctx *ctx, const sbm_cbc *D, sbm_cbc *Dinv);
+sbm_status sbm__bdiag_scale_checked(sbm_ctx *ctx, sbm_side side, const sbm_cbc *D,
+                                    const sbm_cbc *A, sbm_cbc *B);
+
+/* Propagate a failure. */
+#define SBM__TRY(expr)                                  \
+    do {                                                \
+        sbm_status sbm__st_ = (expr);                   \
+        if (sbm__st_ != SBM_SUCCESS) return sbm__st_;   \
+    } while (0)
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SBM_CORE_ERRORS_H */
