@@ -32,6 +32,12 @@ struct CUstream_st; /* cudaStream_t without the CUDA headers */
 #define SBM_VERSION_MAJOR 0
 #define SBM_VERSION_MINOR 1
 #define SBM_VERSION_PATCH 0
+/* The version as one number, MAJOR * 10000 + MINOR * 100 + PATCH, for #if tests. */
+#define SBM_VERSION (SBM_VERSION_MAJOR * 10000 + SBM_VERSION_MINOR * 100 + SBM_VERSION_PATCH)
+
+/* The version of the library the program runs with, "MAJOR.MINOR.PATCH" (compare with the
+ * SBM_VERSION_* macros of the header it was compiled with). @return a static string. */
+const char *sbm_version(void);
 
 /* Largest block dimension accepted anywhere (rows or columns of one block). */
 #define SBM_MAX_BLOCK_DIM 32
