@@ -6,7 +6,7 @@
 #   (default: build tests sanitize bench; bench-quick: the small sizes; bench-block / bench-csr:
 #   one section of the GPU benchmark; bench-cpu: sbm-bench on the host, CPU against CSparse;
 #   bench-chol: sbm-bench-chol, the sparse block Cholesky on the CPU and GPU against CHOLMOD;
-#   bench-ba: sbm-bench-ba, issue 14's BA and SLAM iterations on the GPU against the CPU backend,
+#   bench-ba: sbm-bench-ba, the BA and SLAM iterations on the GPU against the CPU backend,
 #   ~6-7 minutes, in its own call or after `build`; bench-ba-quick: its small sizes)
 # Expects the cmocka packages in .deps/ and the data files in .data/ (both carried, ignored by git).
 # All steps together exceed one 10-minute device call (build ~1.5 min, tests ~2, bench ~6,
@@ -78,7 +78,7 @@ fi
 if has bench || has bench-quick || has bench-csr || has bench-block; then
   # Two runs of sbm-bench-gpu, each with its own time limit: the block SpGEMM + block SpMV
   # section (--no-csr; BENCH_TIMEOUT, 420 s) and the scalar CSR section (--case csr;
-  # BENCH_CSR_TIMEOUT, 300 s). Expected on the H100 with the issue-12 method (every cuSPARSE
+  # BENCH_CSR_TIMEOUT, 300 s). Expected on the H100 with the current method (every cuSPARSE
   # algorithm, sbm's full product beside the upper one, the CPU backend 3 reps, elementwise
   # checks): about 4 min and 2 min, so run `bench` in its own device call after `build tests`.
   # bench-block / bench-csr: one of the two; bench-quick: the small sizes.
@@ -170,15 +170,15 @@ if has bench-chol; then
   fi
 fi
 if has bench-ba || has bench-ba-quick; then
-  # issue 14 (bench/results/NOTES-ba-gpu.md): sbm-bench-ba, BA and SLAM Levenberg-Marquardt iterations on
+  # sbm-bench-ba (bench/results/NOTES-ba-gpu.md): BA and SLAM Levenberg-Marquardt iterations on
   # the CUDA and CPU contexts with the solvers' per-iteration phase times, the device copy
   # bandwidth and each BA phase's DRAM floor, the shared BAL files, the synthetic problems to
-  # convergence (end to end; Ceres' side: bench/results/results_ba_ceres.csv, run on the dev machine),
-  # pose graphs (synthetic 100k poses 3D; ais2klinik, the largest shared graph, and
+  # convergence (end to end; Ceres' side: bench/results/results_ba_ceres.csv, run on the dev
+  # machine), pose graphs (synthetic 100k poses 3D; ais2klinik, the largest shared graph, and
   # sphere_bignoise_vertex3, the densest), the scaling 1e5 -> 1e7 observations and the
-  # out-of-memory runs. Then `sbm ba-solve --backend cuda` on the two synthetic problems as the
-  # issue words it (a cross-check of the e2e rows) and bench/scripts/make_ba_results.py (results_ba.md
-  # and, where matplotlib is installed, results_ba.png). Files back: bench_ba.csv, bench_ba.txt,
+  # out-of-memory runs. Then `sbm ba-solve --backend cuda` on the two synthetic problems as a
+  # user runs it (a cross-check of the e2e rows) and bench/scripts/make_ba_results.py
+  # (results_ba.md and, where matplotlib is installed, results_ba.png). Files back: bench_ba.csv, bench_ba.txt,
   # results_ba.md, results_ba.png.
   # One process per group of sections (a crash in one loses only its group; the CSV rows of a
   # group are appended as its process ends), each told the time left.

@@ -1,6 +1,6 @@
-/* sbm-bench-ba: issue 14's benchmark, BA and SLAM iterations on the GPU against the CPU backend
- * (a program, not a test; bench/results/NOTES-ba-gpu.md). Table on stdout, CSV with --csv, rows written
- * as each run ends (a cut run keeps what finished).
+/* sbm-bench-ba: BA and SLAM iterations on the GPU against the CPU backend (a program, not a
+ * test; bench/results/NOTES-ba-gpu.md). Table on stdout, CSV with --csv, rows written as each run
+ * ends (a cut run keeps what finished).
  *
  *   sbm-bench-ba [--quick] [--backends auto|cpu|cuda|cpu,cuda] [--sections LIST] [--csv FILE]
  *                [--data DIR] [--tmp DIR] [--g2o FILE]... [--poses N] [--iterations N]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Native Ceres on the synthetic BA problems of issue 14's end-to-end target (a benchmark, not a test).
+"""Native Ceres on the synthetic BA problems of the GPU iterations' end-to-end target (a benchmark, not a test).
 
 usage: bench/scripts/ceres_e2e.py [--build DIR] [--cases SPEC;...] [--threads T] [--out CSV]
                           [--workdir DIR] [--timeout S] [--iterations N]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Issue 14's section of bench/results/RESULTS.md from sbm-bench-ba's CSV and ceres_e2e.py's CSV.
+"""The GPU iterations' section of bench/results/RESULTS.md from sbm-bench-ba's CSV and ceres_e2e.py's CSV.
 
 usage: bench/scripts/make_ba_results.py [--device CSV]... [--ceres CSV] [--md FILE] [--plot PNG]
 
@@ -9,7 +9,7 @@ bench/results/results_ba_gpu.csv). --ceres: bench/scripts/ceres_e2e.py's rows (d
 bench/results/results_ba_ceres.csv). Writes the markdown section "BA and SLAM iterations on the GPU" to
 --md (default: stdout) with the per-phase breakdown, each BA phase against its DRAM floor, the
 GPU/CPU ratios, the end-to-end comparison with Ceres, the SLAM table, the scaling and
-out-of-memory runs and every target of the issue with its verdict; and the plot of the time
+out-of-memory runs and every target with its verdict; and the plot of the time
 per iteration against the number of observations (--plot, default bench/results/results_ba.png;
 skipped, visibly, without matplotlib). Anything missing from the CSVs reads "not measured".
 """
@@ -179,7 +179,7 @@ def cost_diff(iters, sec, p):
 def ratio_table(runs, skips, iters):
     out = ["### GPU against the CPU backend, per iteration (same run, same machine)", "",
            "The last column: the largest relative difference between the two backends' costs "
-           "after each iteration (the issue asks for 1e-10).", "",
+           "after each iteration (the target: 1e-10).", "",
            "| section | problem | GPU ms/it | CPU ms/it | CPU / GPU | GPU device | CPU "
            "| cost per iteration, GPU vs CPU |",
            "|---|---|---|---|---|---|---|---|"]
@@ -418,7 +418,7 @@ def limiting(r):
     return f"largest phase: {name} {ms(t)} ms"
 
 def targets(runs, ceres_v, slam_v, clean, scaling_ok):
-    out = ["### Targets (issue 14)", "", "| target | figure | verdict |", "|---|---|---|"]
+    out = ["### Targets", "", "| target | figure | verdict |", "|---|---|---|"]
     big = [r for r in runs if r["section"] == "ba" and r["backend"] == "cuda" and ok(r)
            and r["problem"].startswith("synthetic 5000,")]
     if big:
@@ -482,7 +482,7 @@ def main():
     ceres = read_ceres(args.ceres)
     dev = next((r["device"] for r in runs if r["backend"] == "cuda"), None)
     host = next((r["device"] for r in runs if r["backend"] == "cpu"), None)
-    md = ["## BA and SLAM iterations on the GPU (issue 14)", "",
+    md = ["## BA and SLAM iterations on the GPU", "",
           f"sbm-bench-ba ({', '.join(os.path.basename(p) for p in paths)}): GPU "
           f"{dev or NM + ' (no CUDA run in these files)'}; CPU backend on {host or NM}; "
           f"Ceres: {os.path.basename(args.ceres) if ceres else NM}. Method: bench/results/NOTES-ba-gpu.md.",

@@ -10,7 +10,7 @@ usage: make_chol_results.py CSV [CSV...] [--plot FILE] [--title TEXT]
 
 Prints markdown on stdout: every matrix (sbm's plan / factor / solve against CHOLMOD's
 analyze / factorize / solve, each "median [min-max]" of the run's repetitions, the ratios
-CHOLMOD / sbm, nnz(L), GFLOP/s, peak memory, residuals, the CUDA context's factor time where measured), the issue's target
+CHOLMOD / sbm, nnz(L), GFLOP/s, peak memory, residuals, the CUDA context's factor time where measured), the target
 lines as met / not met with the figure, and the scaling tables (synthetic pose graphs poses2d-N /
 poses3d-N against N, synthetic BA problems ba-C-P-K against C) with the growth exponent of each
 step: log(t2 / t1) / log(N2 / N1). Every number comes from the CSV.

@@ -6,7 +6,7 @@ usage: bench/scripts/solvers.py [--build DIR] [--data DIR] [--out PREFIX] [--rep
                         [--skip-slam] [--skip-ba] [--graphs NAME,...]
                         [--loss huber:A|cauchy:A]
 
-SLAM (issue 13, "SLAM speed against GTSAM"): for every g2o graph of DATA/g2o, `sbm slam-solve
+SLAM ("SLAM speed against GTSAM"): for every g2o graph of DATA/g2o, `sbm slam-solve
 --backend cpu` with its default options and bench/peers/gtsam_slam.py (GTSAM's default
 Levenberg-Marquardt, one thread, the same start and gauge). sbm runs with OPENBLAS_NUM_THREADS=1
 (GTSAM's wheel is single-threaded). Each tool's time is its solve alone (sbm's summary "time",
@@ -17,7 +17,7 @@ g2o objective at GTSAM's result is given too. A tool "reaches its optimum" when 
 within --opt-rtol (default 1e-6) of it. Target met on a graph when sbm reaches its optimum and
 its time is at most GTSAM's.
 
-BA (issue 13, "BA at scale against Ceres"): synthetic problems written by `sbm bal-generate`
+BA ("BA at scale against Ceres"): synthetic problems written by `sbm bal-generate`
 (--ba-sizes, default the issue's 1000,100000,6 and 5000,400000,8, seed 1; `ba-solve --generate`
 solves exactly these: checked here by comparing the written start with the generated one) and
 the BAL files of tests/data/bal, solved from the same file by `sbm ba-solve --backend cpu` and by
