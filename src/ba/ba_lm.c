@@ -105,7 +105,7 @@ static void lm_free(lm_state *s)
 /* AUTO above dense_max_dim, first from S's size (counted from W's pattern, before S is
  * formed): matrix-free PCG when S would hold more values than W and Y together. A PCG iteration
  * reads S's values twice in the explicit product, W's and Y's once each in the matrix-free one,
- * and forming S costs about as much again (bench/NOTES-ba-solve.md: matrix-free 1.4 times
+ * and forming S costs about as much again (bench/results/NOTES-ba-solve.md: matrix-free 1.4 times
  * faster per solve on gen1000, where S holds 1.2 times the values of W and Y, 2.8 times on
  * gen5000, 3.5 times). */
 #define AUTO_MATRIX_FREE_RATIO 1.0
@@ -136,7 +136,7 @@ static sbm_status lm_choose_by_size(lm_state *s)
 /* AUTO after the Schur plan: the sparse Cholesky unless its symbolic analysis shows a
  * factorisation dearer than PCG; then PCG on the explicit S on the CPU, matrix-free PCG on a
  * device, where forming S every iteration and its symmetric product cost more than the
- * products with W and Y (bench/NOTES-ba-solve.md: 500 cameras on an H200, explicit S 43.1 ms
+ * products with W and Y (bench/results/NOTES-ba-solve.md: 500 cameras on an H200, explicit S 43.1 ms
  * per iteration, while 1666 cameras take 18.8 ms matrix-free). The plan made is kept for the
  * sparse path. */
 static sbm_status lm_choose_by_factor(lm_state *s)
