@@ -35,7 +35,7 @@ re-evaluates sbm's result), gtsam_slam.py --loss (GTSAM's mEstimator Huber / Cau
 sbm's reference is its own optimum (a long run, as for graphs the issue does not list).
 
 Writes PREFIX.csv (one row per tool and case) and PREFIX.md (the tables and verdicts); default
-PREFIX bench/results_solvers. Without gtsam or ceres-ba the peer's columns are empty and the
+PREFIX bench/results/results_solvers. Without gtsam or ceres-ba the peer's columns are empty and the
 output says why ("GTSAM: skipped ...", "Ceres peer: skipped ...").
 """
 import argparse
