@@ -1,39 +1,9 @@
-/* CBC matrices: lifecycle, validation, copies and the front end of their transformations. */
+/* CBC matrices: the public operations (create, wrap, check, copy, conversions, add); their
+ * allocation and release are in matrix.c. */
 #include "sbm_internal.h"
 
 #include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
-
-/* Struct and arrays in ctx's memory space; colptr has nbc+1 entries. */
-sbm_status sbm__cbc_alloc(sbm_ctx *ctx, int64_t nbr, int64_t nbc, int r, int c, int64_t nnzb,
-                          sbm_cbc **out)
-{
-    static const char *const what[3] = {"column pointers", "block-row indices", "block values"};
-    *out = NULL;
-    int ok;
-    size_t nval = sbm__mul_size(ctx, (size_t)nnzb, (size_t)r * (size_t)c, "block values", &ok);
-    if (!ok) return SBM_ERR_OVERFLOW;
-    size_t vbytes = sbm__mul_size(ctx, nval, sizeof(double), "block values", &ok);
-    if (!ok) return SBM_ERR_OVERFLOW;
-    sbm_cbc *A = sbm__matrix_struct(ctx, sizeof *A);
-    if (!A) return SBM_ERR_OUT_OF_MEMORY;
-    *A = (sbm_cbc){.nbr = nbr, .nbc = nbc, .r = r, .c = c, .nnzb = nnzb};
-    SBM__MATRIX_OWNER(A, ctx, 1);
-    sbm_status st =
-        sbm__matrix_arrays(ctx, nbc + 1, nnzb, vbytes, what, &A->colptr, &A->rowind, &A->values);
-    if (st != SBM_SUCCESS) {
-        sbm_cbc_destroy(A);
-        return st;
-    }
-    *out = A;
-    return SBM_SUCCESS;
-}
-
-void sbm_cbc_destroy(sbm_cbc *A)
-{
-    if (A) sbm__matrix_free(A, A->backend, A->owns, &A->allocator, A->colptr, A->rowind, A->values);
-}
 
 sbm_cbc_info sbm_cbc_get_info(const sbm_cbc *A)
 {
