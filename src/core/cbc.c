@@ -65,12 +65,9 @@ sbm_status sbm_cbc_check(sbm_ctx *ctx, const sbm_cbc *A, int check_finite)
     return ctx->ops->cbc_validate(ctx, "A", A, check_finite);
 }
 
-sbm_status sbm_cbc_copy(sbm_ctx *ctx, const sbm_cbc *src, sbm_cbc **dst)
+sbm_status sbm__cbc_copy(sbm_ctx *ctx, const sbm_cbc *src, sbm_cbc **dst)
 {
-    SBM__ENTER(ctx, "sbm_cbc_copy");
-    if (!dst) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument dst (output handle) is NULL");
     *dst = NULL;
-    if (!src) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument src is NULL");
     sbm_cbc *M;
     SBM__TRY(sbm__cbc_alloc(ctx, src->nbr, src->nbc, src->r, src->c, src->nnzb, &M));
     sbm_status st = sbm__matrix_fill(ctx, src->ops, src->backend, M->colptr, M->rowind, M->values,
@@ -83,6 +80,15 @@ sbm_status sbm_cbc_copy(sbm_ctx *ctx, const sbm_cbc *src, sbm_cbc **dst)
     M->pattern_id = src->pattern_id; /* same pattern: plans made with src accept the copy */
     *dst = M;
     return SBM_SUCCESS;
+}
+
+sbm_status sbm_cbc_copy(sbm_ctx *ctx, const sbm_cbc *src, sbm_cbc **dst)
+{
+    SBM__ENTER(ctx, "sbm_cbc_copy");
+    if (!dst) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument dst (output handle) is NULL");
+    *dst = NULL;
+    if (!src) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument src is NULL");
+    return sbm__cbc_copy(ctx, src, dst);
 }
 
 sbm_status sbm_cbc_transpose(sbm_ctx *ctx, const sbm_cbc *A, sbm_cbc **AT)

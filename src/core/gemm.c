@@ -143,14 +143,10 @@ sbm_status sbm_cbc_gemm_plan(sbm_ctx *ctx, sbm_op op_a, const sbm_cbc *A, sbm_op
     return gemm_plan(ctx, op_a, A, op_b, B, U, flags, 0, plan, C);
 }
 
-static sbm_status gemm_execute(sbm_ctx *ctx, const sbm_gemm_plan *plan, double alpha,
-                               const sbm_cbc *A, const sbm_cbc *B, const sbm_cbc *U, sbm_cbc *C)
+sbm_status sbm__cbc_gemm_execute(sbm_ctx *ctx, const sbm_gemm_plan *plan, double alpha,
+                                 const sbm_cbc *A, const sbm_cbc *B, const sbm_cbc *U, sbm_cbc *C)
 {
     const sbm__plan_header *h = (const sbm__plan_header *)plan;
-    SBM__TRY(sbm__check_cbc_arg(ctx, "A", A));
-    SBM__TRY(sbm__check_cbc_arg(ctx, "B", B));
-    SBM__TRY(sbm__check_cbc_arg(ctx, "C", C));
-    if (U) SBM__TRY(sbm__check_cbc_arg(ctx, "U", U));
     if (h->backend != ctx->backend || (h->backend == SBM_BACKEND_CUDA && h->device != ctx->device))
         return sbm__error(ctx, SBM_ERR_BACKEND_MISMATCH,
                           "argument plan was made on the %s backend (device %d), the context is %s "
@@ -184,7 +180,11 @@ sbm_status sbm_cbc_gemm_execute(sbm_ctx *ctx, const sbm_gemm_plan *plan, double 
 {
     SBM__ENTER(ctx, "sbm_cbc_gemm_execute");
     if (!plan) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument plan is NULL");
-    return gemm_execute(ctx, plan, alpha, A, B, U, C);
+    SBM__TRY(sbm__check_cbc_arg(ctx, "A", A));
+    SBM__TRY(sbm__check_cbc_arg(ctx, "B", B));
+    SBM__TRY(sbm__check_cbc_arg(ctx, "C", C));
+    if (U) SBM__TRY(sbm__check_cbc_arg(ctx, "U", U));
+    return sbm__cbc_gemm_execute(ctx, plan, alpha, A, B, U, C);
 }
 
 sbm_status sbm_cbc_gemm(sbm_ctx *ctx, double alpha, sbm_op op_a, const sbm_cbc *A, sbm_op op_b,
@@ -196,7 +196,8 @@ sbm_status sbm_cbc_gemm(sbm_ctx *ctx, double alpha, sbm_op op_a, const sbm_cbc *
     sbm_gemm_plan *plan = NULL;
     sbm_cbc *M = NULL;
     SBM__TRY(gemm_plan(ctx, op_a, A, op_b, B, U, flags, 1, &plan, &M));
-    sbm_status st = gemm_execute(ctx, plan, alpha, A, B, U, M);
+    /* A, B and U are checked by the plan, M is the plan's */
+    sbm_status st = sbm__cbc_gemm_execute(ctx, plan, alpha, A, B, U, M);
     sbm_gemm_plan_destroy(plan);
     if (st != SBM_SUCCESS) {
         sbm_cbc_destroy(M);
