@@ -1,0 +1,630 @@
+"""Sparse block Cholesky, bundle adjustment (BAL problems) and pose-graph SLAM (g2o graphs)."""
+import dataclasses
+import os
+import tempfile
+from typing import Callable, Optional
+
+import numpy as np
+
+from ._core import ffi, lib, DeviceArray, _ctx, _str, _host_view, _host_array, _host_ptr, \
+    _is_device, _device_pointer
+from ._matrix import CBC
+
+__all__ = ["Cholesky", "SolverOptions", "SolverSummary", "IterationReport", "BALProblem",
+           "PoseGraph", "ba_solve", "slam_solve"]
+
+
+def _path(path):
+    return os.fsencode(os.fspath(path))
+
+
+# ---- sparse block Cholesky -------------------------------------------------------------------------
+
+_DAMPING = {"none": lib.SBM_DAMPING_NONE, "identity": lib.SBM_DAMPING_IDENTITY,
+            "diagonal": lib.SBM_DAMPING_DIAGONAL}
+_ORDERING = {"amd": lib.SBM_CHOL_ORDERING_AMD, "natural": lib.SBM_CHOL_ORDERING_NATURAL}
+
+
+class Cholesky:
+    """Sparse block Cholesky L L^T = A (+ damping) of a symmetric positive definite CBC matrix
+    given by its upper block triangle (square blocks): ``Cholesky(A)`` plans (ordering,
+    elimination tree, supernodes) once per pattern, ``factor()`` factors new values,
+    ``solve(b)`` solves for one (n,) or many (n, k) right-hand sides."""
+
+    def __init__(self, A, ordering="amd", relax_zeros=0.2, relax_max_columns=64, factor=True):
+        if ordering not in _ORDERING:
+            raise ValueError("sbm.Cholesky: ordering must be 'amd' or 'natural', not %r" % (ordering,))
+        self.ctx, self.A = A.ctx, A
+        opts = ffi.new("sbm_chol_options *", lib.sbm_chol_default_options())
+        opts.ordering = _ORDERING[ordering]
+        opts.relax_zeros = float(relax_zeros)
+        opts.relax_max_columns = int(relax_max_columns)
+        p = ffi.new("sbm_chol **")
+        self.ctx.check(lib.sbm_chol_plan(self.ctx._h, A._h, opts, p))
+        self._h = p[0]
+        self.n = A.shape[0]
+        if factor:
+            self.factor()
+
+    def __del__(self):
+        try:
+            if getattr(self, "_h", None) is not None:
+                lib.sbm_chol_destroy(self._h)
+                self._h = None
+        except Exception:
+            pass
+
+    def factor(self, A=None, damping="none", lam=0.0):
+        """Factor A + damping(lam) (A: the planned matrix or one with its pattern; damping
+        'none', 'identity' (A + lam I) or 'diagonal' (Marquardt's scaling)). Raises
+        NotPositiveDefiniteError naming the block column (also in info['failed_column'])."""
+        if damping not in _DAMPING:
+            raise ValueError("sbm.Cholesky.factor: damping must be one of %s, not %r"
+                             % (", ".join(_DAMPING), damping))
+        A = self.A if A is None else A
+        self.ctx.check(lib.sbm_chol_factor(self.ctx._h, self._h, A._h, _DAMPING[damping],
+                                           float(lam)))
+        self.ctx._done()
+        return self
+
+    def solve(self, b, out=None):
+        """x = (A + damping)^-1 b for b of shape (n,) or (n, k): numpy (any layout; the result
+        is Fortran-ordered for 2-D), or on a CUDA context a device array, 1-D or 2-D
+        Fortran-contiguous (column-major), solved without a host copy."""
+        ctx, n = self.ctx, self.n
+        if ctx.is_cuda and _is_device(b) and not isinstance(b, np.ndarray):
+            iface = b.__cuda_array_interface__
+            shape = tuple(iface["shape"])
+            k = 1 if len(shape) == 1 else shape[1]
+            if shape[0] != n:
+                raise ValueError("sbm.Cholesky.solve: b has %d rows, the matrix %d" % (shape[0], n))
+            if len(shape) == 2 and k > 1 and iface.get("strides") not in (None,) and \
+                    tuple(iface["strides"]) != (8, 8 * n):
+                raise ValueError("sbm.Cholesky.solve: a 2-D device b must be column-major "
+                                 "(Fortran-contiguous), e.g. cupy.asfortranarray(b)")
+            if len(shape) == 2 and k > 1 and iface.get("strides") is None:
+                raise ValueError("sbm.Cholesky.solve: a 2-D device b must be column-major "
+                                 "(Fortran-contiguous), e.g. cupy.asfortranarray(b)")
+            bp = ffi.cast("double *", iface["data"][0])
+            from ._core import _sync_foreign_stream
+            _sync_foreign_stream(ctx, iface)
+            x = DeviceArray.empty(ctx, (k * n,)) if out is None else out
+            xp = x._ptr if isinstance(x, DeviceArray) else \
+                _device_pointer(ctx, x, np.float64, "out", count=n * k, writable=True)[0]
+            ctx.check(lib.sbm_chol_solve(ctx._h, self._h, k, bp, max(n, 1), xp, max(n, 1)))
+            ctx._done()
+            if isinstance(x, DeviceArray) and out is None:
+                x.shape = shape
+                x.strides = None if len(shape) == 1 or k == 1 else (8, 8 * n)
+            return x
+        B = np.asarray(b, dtype=np.float64)
+        if B.shape[:1] != (n,) or B.ndim > 2:
+            raise ValueError("sbm.Cholesky.solve: b must have shape (%d,) or (%d, k), got %s"
+                             % (n, n, B.shape))
+        k = 1 if B.ndim == 1 else B.shape[1]
+        B = np.asfortranarray(B)
+        X = np.empty_like(B, order="F")
+        if ctx.is_cuda:
+            bd = DeviceArray.from_host(ctx, B.ravel(order="F"))
+            xd = DeviceArray.empty(ctx, (n * k,))
+            ctx.check(lib.sbm_chol_solve(ctx._h, self._h, k, bd._ptr, max(n, 1), xd._ptr, max(n, 1)))
+            X[...] = xd.get().reshape(B.shape, order="F")
+        else:
+            if B.size:
+                ctx.check(lib.sbm_chol_solve(ctx._h, self._h, k, ffi.cast("double *", B.ctypes.data),
+                                             max(n, 1), ffi.cast("double *", X.ctypes.data),
+                                             max(n, 1)))
+            elif k:
+                ctx.check(lib.sbm_chol_solve(ctx._h, self._h, k, _host_ptr(np.zeros(1)), 1,
+                                             _host_ptr(np.zeros(1)), 1))
+        if out is not None:
+            out[...] = X
+            return out
+        return X
+
+    @property
+    def info(self):
+        i = lib.sbm_chol_get_info(self._h)
+        nb = int(i.block_columns)
+        perm = np.array([i.perm[k] for k in range(nb)], np.int64) if i.perm != ffi.NULL else \
+            np.zeros(0, np.int64)
+        return {"block_columns": nb, "block_size": int(i.block_size),
+                "supernodes": int(i.supernodes), "factor_values": int(i.factor_values),
+                "max_front": int(i.max_front), "flops": float(i.flops), "perm": perm,
+                "failed_column": int(i.failed_column), "factored": bool(i.factored)}
+
+
+# ---- solver options, reports, summaries -------------------------------------------------------------
+
+_LINEAR = {"auto": lib.SBM_LINEAR_AUTO, "dense_cholesky": lib.SBM_LINEAR_DENSE_CHOLESKY,
+           "pcg": lib.SBM_LINEAR_PCG, "pcg_matrix_free": lib.SBM_LINEAR_PCG_MATRIX_FREE,
+           "sparse_cholesky": lib.SBM_LINEAR_SPARSE_CHOLESKY}
+_LINEAR_NAME = {v: k for k, v in _LINEAR.items()}
+_METHOD = {"levenberg_marquardt": lib.SBM_METHOD_LEVENBERG_MARQUARDT,
+           "gauss_newton": lib.SBM_METHOD_GAUSS_NEWTON}
+_LOSS = {"none": lib.SBM_LOSS_NONE, "huber": lib.SBM_LOSS_HUBER, "cauchy": lib.SBM_LOSS_CAUCHY}
+
+
+@dataclasses.dataclass
+class IterationReport:
+    """One iteration of a solve (sbm_iteration_report); times in seconds."""
+    iteration: int
+    cost_before: float
+    cost: float
+    lambda_: float
+    accepted: bool
+    linear_failed: bool
+    linear_capped: bool
+    gradient_norm: float
+    step_norm: float
+    linear_iterations: int
+    linear_residual: float
+    time_linearize: float
+    time_schur: float
+    time_solve: float
+    time_update: float
+    time_total: float
+
+    @classmethod
+    def _from_c(cls, r):
+        return cls(int(r.iteration), r.cost_before, r.cost, getattr(r, "lambda"), bool(r.accepted), bool(r.linear_failed),
+                   bool(r.linear_capped), r.gradient_norm, r.step_norm, int(r.linear_iterations),
+                   r.linear_residual, r.time_linearize, r.time_schur, r.time_solve, r.time_update,
+                   r.time_total)
+
+
+@dataclasses.dataclass
+class SolverOptions:
+    """sbm_solver_options with names for the enums. Defaults are sbm_solver_default_options()'s
+    (read from the library: SolverOptions() is the C defaults). linear_solver: 'auto',
+    'dense_cholesky', 'pcg', 'pcg_matrix_free' (BA), 'sparse_cholesky'; method (SLAM):
+    'levenberg_marquardt' or 'gauss_newton'; loss: 'none', 'huber', 'cauchy' with loss_scale;
+    callback: called with an IterationReport after every iteration (an exception it raises
+    is re-raised when the solve returns)."""
+    max_iterations: Optional[int] = None
+    linear_solver: str = "auto"
+    dense_max_dim: Optional[int] = None
+    pcg_max_iterations: Optional[int] = None
+    pcg_tolerance: Optional[float] = None
+    initial_lambda: Optional[float] = None
+    function_tolerance: Optional[float] = None
+    gradient_tolerance: Optional[float] = None
+    parameter_tolerance: Optional[float] = None
+    method: str = "levenberg_marquardt"
+    loss: str = "none"
+    loss_scale: float = 1.0
+    update_state_every_iteration: bool = False
+    callback: Optional[Callable[[IterationReport], None]] = None
+
+    def _to_c(self):
+        o = ffi.new("sbm_solver_options *", lib.sbm_solver_default_options())
+        for name in ("max_iterations", "dense_max_dim", "pcg_max_iterations"):
+            v = getattr(self, name)
+            if v is not None:
+                setattr(o, name, int(v))
+        for name in ("pcg_tolerance", "initial_lambda", "function_tolerance",
+                     "gradient_tolerance", "parameter_tolerance"):
+            v = getattr(self, name)
+            if v is not None:
+                setattr(o, name, float(v))
+        for field, table, value in (("linear_solver", _LINEAR, self.linear_solver),
+                                    ("method", _METHOD, self.method)):
+            if value not in table:
+                raise ValueError("sbm.SolverOptions: %s must be one of %s, not %r"
+                                 % (field, ", ".join(table), value))
+            setattr(o, field, table[value])
+        if self.loss not in _LOSS:
+            raise ValueError("sbm.SolverOptions: loss must be one of %s, not %r"
+                             % (", ".join(_LOSS), self.loss))
+        o.loss.type = _LOSS[self.loss]
+        o.loss.scale = float(self.loss_scale)
+        o.update_state_every_iteration = int(bool(self.update_state_every_iteration))
+        return o
+
+    @staticmethod
+    def defaults():
+        """The C defaults as a dict (sbm_solver_default_options)."""
+        o = lib.sbm_solver_default_options()
+        return {"max_iterations": o.max_iterations, "linear_solver": _LINEAR_NAME[o.linear_solver],
+                "dense_max_dim": o.dense_max_dim, "pcg_max_iterations": o.pcg_max_iterations,
+                "pcg_tolerance": o.pcg_tolerance, "initial_lambda": o.initial_lambda,
+                "function_tolerance": o.function_tolerance,
+                "gradient_tolerance": o.gradient_tolerance,
+                "parameter_tolerance": o.parameter_tolerance}
+
+
+@dataclasses.dataclass
+class SolverSummary:
+    """sbm_solver_summary: why and where a solve stopped. stop_reason is sbm's name for it
+    ("function tolerance", "max iterations", ...), converged says whether that is convergence;
+    times in seconds; linear_solver the one used (auto resolved)."""
+    initial_cost: float
+    final_cost: float
+    iterations: int
+    accepted: int
+    stop_reason: str
+    converged: bool
+    linear_solver: str
+    linear_failures: int
+    linear_capped: int
+    final_gradient_norm: float
+    time_total: float
+    time_linearize: float
+    time_schur: float
+    time_solve: float
+    time_update: float
+    iteration_reports: list = dataclasses.field(default_factory=list, repr=False)
+
+    @classmethod
+    def _from_c(cls, s, reports):
+        return cls(s.initial_cost, s.final_cost, int(s.iterations), int(s.accepted),
+                   _str(lib.sbm_stop_reason_name(s.stop_reason)),
+                   bool(lib.sbm_stop_reason_converged(s.stop_reason)),
+                   _LINEAR_NAME.get(s.linear_solver, str(s.linear_solver)),
+                   int(s.linear_failures), int(s.linear_capped), s.final_gradient_norm,
+                   s.time_total, s.time_linearize, s.time_schur, s.time_solve, s.time_update,
+                   reports)
+
+
+def _options(options, kwargs):
+    if options is None:
+        options = SolverOptions(**kwargs)
+    elif kwargs:
+        options = dataclasses.replace(options, **kwargs)
+    return options
+
+
+def _run_solver(ctx, fn, obj, options):
+    o = options._to_c()
+    reports, failure = [], []
+
+    def on_iteration(user, report):
+        r = IterationReport._from_c(report)
+        reports.append(r)
+        if options.callback is not None and not failure:
+            try:
+                options.callback(r)
+            except BaseException as e:  # re-raised after the solve
+                failure.append(e)
+
+    cb = ffi.callback("sbm_iteration_callback", on_iteration)
+    o.callback = cb
+    s = ffi.new("sbm_solver_summary *")
+    status = fn(ctx._h, obj, o, s)
+    if failure:
+        raise failure[0]
+    ctx.check(status)
+    return SolverSummary._from_c(s, reports)
+
+
+# ---- BA ---------------------------------------------------------------------------------------------
+
+class BALProblem:
+    """A bundle-adjustment problem in BAL form (sbm_bal_problem, host memory): cameras of 9
+    parameters (angle-axis, translation, f, k1, k2), points of 3, observations (camera, point,
+    x, y). ``camera_params`` (cameras, 9) and ``point_params`` (points, 3) are writable views of
+    the problem's estimate; the observation arrays are read-only views."""
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("sbm.BALProblem: use BALProblem.read, generate or from_arrays")
+
+    @classmethod
+    def _wrap(cls, ctx, h):
+        self = object.__new__(cls)
+        self.ctx, self._h = ctx, h
+        return self
+
+    def __del__(self):
+        try:
+            if getattr(self, "_h", None) is not None:
+                lib.sbm_bal_destroy(self._h)
+                self._h = None
+        except Exception:
+            pass
+
+    @classmethod
+    def read(cls, path, *, ctx=None):
+        """Read a BAL file (plain, gzip or bzip2)."""
+        ctx = _ctx(ctx)
+        p = ffi.new("sbm_bal_problem **")
+        ctx.check(lib.sbm_bal_read(ctx._h, _path(path), p))
+        return cls._wrap(ctx, p[0])
+
+    @classmethod
+    def generate(cls, cameras, points, obs_per_point, seed=0, pixel_noise=None,
+                 perturbation=None, *, ctx=None):
+        """A seeded synthetic problem (sbm_bal_generate): the same seed gives the same problem
+        on every platform."""
+        ctx = _ctx(ctx)
+        o = ffi.new("sbm_bal_generate_options *",
+                    lib.sbm_bal_generate_defaults(int(cameras), int(points), int(obs_per_point),
+                                                  int(seed)))
+        if pixel_noise is not None:
+            o.pixel_noise = float(pixel_noise)
+        if perturbation is not None:
+            o.perturbation = float(perturbation)
+        p = ffi.new("sbm_bal_problem **")
+        ctx.check(lib.sbm_bal_generate(ctx._h, o, p))
+        return cls._wrap(ctx, p[0])
+
+    @classmethod
+    def from_arrays(cls, camera_params, point_params, obs_camera, obs_point, obs_xy, *, ctx=None):
+        """A problem from arrays: camera_params (cameras, 9), point_params (points, 3),
+        obs_camera, obs_point (observations,), obs_xy (observations, 2). The C API has no
+        constructor from arrays yet, so this writes a temporary BAL file ("%.17g": the values
+        read back bitwise) and reads it with sbm_bal_read, whose checks apply."""
+        cam = np.asarray(camera_params, np.float64).reshape(-1, 9)
+        pts = np.asarray(point_params, np.float64).reshape(-1, 3)
+        oc = np.asarray(obs_camera).reshape(-1)
+        op = np.asarray(obs_point).reshape(-1)
+        xy = np.asarray(obs_xy, np.float64).reshape(-1, 2)
+        if not (oc.size == op.size == xy.shape[0]):
+            raise ValueError("sbm.BALProblem.from_arrays: %d cameras, %d points and %d xy rows "
+                             "for the observations" % (oc.size, op.size, xy.shape[0]))
+        fd, tmp = tempfile.mkstemp(suffix=".bal")
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write("%d %d %d\n" % (cam.shape[0], pts.shape[0], oc.size))
+                for k in range(oc.size):
+                    f.write("%d %d %.17g %.17g\n" % (oc[k], op[k], xy[k, 0], xy[k, 1]))
+                np.savetxt(f, cam.reshape(-1), fmt="%.17g")
+                np.savetxt(f, pts.reshape(-1), fmt="%.17g")
+            return cls.read(tmp, ctx=ctx)
+        finally:
+            os.unlink(tmp)
+
+    def write(self, path):
+        """Write in BAL format (a name ending in .bz2 is compressed)."""
+        self.ctx.check(lib.sbm_bal_write(self.ctx._h, _path(path), self._h))
+
+    @property
+    def _info(self):
+        return lib.sbm_bal_get_info(self._h)
+
+    @property
+    def cameras(self):
+        return int(self._info.cameras)
+
+    @property
+    def points(self):
+        return int(self._info.points)
+
+    @property
+    def observations(self):
+        return int(self._info.observations)
+
+    @property
+    def camera_params(self):
+        i = self._info
+        return _host_view(self, i.camera_params, (int(i.cameras), 9), np.float64)
+
+    @property
+    def point_params(self):
+        i = self._info
+        return _host_view(self, i.point_params, (int(i.points), 3), np.float64)
+
+    @property
+    def obs_camera(self):
+        i = self._info
+        return _host_view(self, i.obs_camera, (int(i.observations),), np.int32, True)
+
+    @property
+    def obs_point(self):
+        i = self._info
+        return _host_view(self, i.obs_point, (int(i.observations),), np.int32, True)
+
+    @property
+    def obs_xy(self):
+        i = self._info
+        return _host_view(self, i.obs_xy, (int(i.observations), 2), np.float64, True)
+
+    def evaluate(self):
+        """(cost, residuals): cost 0.5*|r|^2 and the (observations, 2) residuals."""
+        r = np.empty((self.observations, 2))
+        c = ffi.new("double *")
+        self.ctx.check(lib.sbm_bal_evaluate(self.ctx._h, self._h, _host_ptr(r.reshape(-1)), c))
+        return float(c[0]), r
+
+    def __repr__(self):
+        return "sbm.BALProblem(cameras=%d, points=%d, observations=%d)" % (
+            self.cameras, self.points, self.observations)
+
+    def solve(self, options=None, *, ctx=None, **kwargs):
+        return ba_solve(self, options, ctx=ctx, **kwargs)
+
+    def normal_equations(self, lam=0.0, *, ctx=None):
+        """The Gauss-Newton system at the current parameters (sbm_ba_system): a dict with the
+        CBC matrices U, V, W (copies, in ctx), gc, gp (numpy) and the cost."""
+        ctx = _ctx(ctx) if ctx is not None else self.ctx
+        p = ffi.new("sbm_ba_system **")
+        ctx.check(lib.sbm_ba_system_create(ctx._h, self._h, p))
+        sysh = ffi.gc(p[0], lib.sbm_ba_system_destroy)
+        ctx.check(lib.sbm_ba_linearize(ctx._h, sysh, self._h))
+        if lam:
+            ctx.check(lib.sbm_ba_set_damping(ctx._h, sysh, float(lam)))
+        i = lib.sbm_ba_system_get_info(sysh)
+        out = {}
+        for name in ("U", "V", "W"):
+            q = ffi.new("sbm_cbc **")
+            ctx.check(lib.sbm_cbc_copy(ctx._h, getattr(i, name), q))
+            out[name] = CBC._wrap_handle(ctx, q[0])
+        for name, n in (("gc", 9 * int(i.cameras)), ("gp", 3 * int(i.points))):
+            v = np.empty(n)
+            if n:
+                ctx.check(lib.sbm_array_download(ctx._h, _host_ptr(v), getattr(i, name), n))
+            out[name] = v
+        out["cost"] = float(i.cost)
+        ctx._done()
+        return out
+
+
+def ba_solve(problem, options=None, *, ctx=None, **kwargs):
+    """Levenberg-Marquardt bundle adjustment of a BALProblem (sbm_ba_solve) on ctx's backend
+    (default: the problem's context); the problem's parameters are updated. options: a
+    SolverOptions, or its fields as keyword arguments. Returns a SolverSummary."""
+    ctx = problem.ctx if ctx is None else _ctx(ctx)
+    return _run_solver(ctx, lib.sbm_ba_solve, problem._h, _options(options, kwargs))
+
+
+# ---- SLAM -------------------------------------------------------------------------------------------
+
+class PoseGraph:
+    """A g2o pose graph (sbm_g2o_graph, host memory), 2D (SE2: x y theta) or 3D (SE3: x y z qx qy
+    qz qw). ``poses`` (vertices, pose_size) is a writable view of the estimate."""
+
+    def __init__(self, *args, **kwargs):
+        raise TypeError("sbm.PoseGraph: use PoseGraph.read or from_arrays")
+
+    @classmethod
+    def _wrap(cls, ctx, h):
+        self = object.__new__(cls)
+        self.ctx, self._h = ctx, h
+        return self
+
+    def __del__(self):
+        try:
+            if getattr(self, "_h", None) is not None:
+                lib.sbm_g2o_destroy(self._h)
+                self._h = None
+        except Exception:
+            pass
+
+    @classmethod
+    def read(cls, path, repair_information=False, *, ctx=None):
+        """Read a g2o file (plain, gzip or bzip2). repair_information=True replaces an indefinite
+        information matrix by the nearest positive semidefinite one (else the read fails)."""
+        ctx = _ctx(ctx)
+        o = ffi.new("sbm_g2o_read_options *", lib.sbm_g2o_read_default_options())
+        o.information = lib.SBM_G2O_INFORMATION_REPAIR if repair_information else \
+            lib.SBM_G2O_INFORMATION_REFUSE
+        p = ffi.new("sbm_g2o_graph **")
+        ctx.check(lib.sbm_g2o_read_ex(ctx._h, _path(path), o, p))
+        return cls._wrap(ctx, p[0])
+
+    @classmethod
+    def from_arrays(cls, poses, edge_from, edge_to, measurements, information, fixed=(),
+                    vertex_ids=None, *, ctx=None):
+        """A graph from arrays: poses (vertices, 3) for SE2 or (vertices, 7) for SE3 (x y z qx qy
+        qz qw), edges from vertex index edge_from[k] to edge_to[k] with measurements (edges,
+        pose_size) and information matrices (edges, d, d) (d = 3 or 6, symmetric), fixed vertex
+        indices. The C API has no constructor from arrays yet, so this writes a temporary g2o
+        file ("%.17g") and reads it with sbm_g2o_read (its checks apply)."""
+        P = np.asarray(poses, np.float64)
+        if P.ndim != 2 or P.shape[1] not in (3, 7):
+            raise ValueError("sbm.PoseGraph.from_arrays: poses must be (vertices, 3) or "
+                             "(vertices, 7), got shape %s" % (P.shape,))
+        se2 = P.shape[1] == 3
+        d = 3 if se2 else 6
+        ef, et = np.asarray(edge_from).reshape(-1), np.asarray(edge_to).reshape(-1)
+        Z = np.asarray(measurements, np.float64).reshape(-1, P.shape[1])
+        Om = np.asarray(information, np.float64).reshape(-1, d, d)
+        if not (ef.size == et.size == Z.shape[0] == Om.shape[0]):
+            raise ValueError("sbm.PoseGraph.from_arrays: edge_from, edge_to, measurements and "
+                             "information disagree on the number of edges")
+        ids = np.arange(P.shape[0]) if vertex_ids is None else np.asarray(vertex_ids).reshape(-1)
+        vtag, etag = ("VERTEX_SE2", "EDGE_SE2") if se2 else ("VERTEX_SE3:QUAT", "EDGE_SE3:QUAT")
+        iu = np.triu_indices(d)
+        fd, tmp = tempfile.mkstemp(suffix=".g2o")
+        try:
+            with os.fdopen(fd, "w") as f:
+                for v in range(P.shape[0]):
+                    f.write("%s %d %s\n" % (vtag, ids[v], " ".join("%.17g" % x for x in P[v])))
+                for k in range(ef.size):
+                    f.write("%s %d %d %s %s\n" % (etag, ids[ef[k]], ids[et[k]],
+                                                  " ".join("%.17g" % x for x in Z[k]),
+                                                  " ".join("%.17g" % x for x in Om[k][iu])))
+                for v in fixed:
+                    f.write("FIX %d\n" % ids[int(v)])
+            return cls.read(tmp, ctx=ctx)
+        finally:
+            os.unlink(tmp)
+
+    def write(self, path):
+        """Write in g2o format (the poses as they are now)."""
+        self.ctx.check(lib.sbm_g2o_write(self.ctx._h, self._h, _path(path)))
+
+    @property
+    def _info(self):
+        return lib.sbm_g2o_get_info(self._h)
+
+    @property
+    def dim(self):
+        return int(self._info.dim)
+
+    @property
+    def pose_size(self):
+        return int(self._info.pose_size)
+
+    @property
+    def error_dim(self):
+        return int(self._info.error_dim)
+
+    @property
+    def vertices(self):
+        return int(self._info.vertices)
+
+    @property
+    def edges(self):
+        return int(self._info.edges)
+
+    @property
+    def repaired_information(self):
+        return int(self._info.repaired_information)
+
+    @property
+    def poses(self):
+        i = self._info
+        return _host_view(self, i.poses, (int(i.vertices), int(i.pose_size)), np.float64)
+
+    @property
+    def vertex_id(self):
+        i = self._info
+        return _host_view(self, i.vertex_id, (int(i.vertices),), np.int32, True)
+
+    @property
+    def is_fixed(self):
+        i = self._info
+        return _host_view(self, i.is_fixed, (int(i.vertices),), np.uint8, True).astype(bool)
+
+    @property
+    def edge_from(self):
+        i = self._info
+        return _host_view(self, i.edge_from, (int(i.edges),), np.int32, True)
+
+    @property
+    def edge_to(self):
+        i = self._info
+        return _host_view(self, i.edge_to, (int(i.edges),), np.int32, True)
+
+    @property
+    def edge_measurement(self):
+        i = self._info
+        return _host_view(self, i.edge_measurement, (int(i.edges), int(i.pose_size)),
+                          np.float64, True)
+
+    @property
+    def edge_information(self):
+        """(edges, d, d), symmetric (stored column-major: the same)."""
+        i = self._info
+        d = int(i.error_dim)
+        return _host_view(self, i.edge_information, (int(i.edges), d, d), np.float64, True)
+
+    def chi2(self):
+        """sum e^T Omega e at the current poses (g2o's number; the solvers' cost is half)."""
+        c = ffi.new("double *")
+        self.ctx.check(lib.sbm_g2o_chi2(self.ctx._h, self._h, c))
+        return float(c[0])
+
+    def __repr__(self):
+        return "sbm.PoseGraph(SE%d, vertices=%d, edges=%d)" % (self.dim, self.vertices, self.edges)
+
+    def solve(self, options=None, *, ctx=None, **kwargs):
+        return slam_solve(self, options, ctx=ctx, **kwargs)
+
+
+def slam_solve(graph, options=None, *, ctx=None, **kwargs):
+    """Optimise a PoseGraph's poses in place (sbm_slam_solve) on ctx's backend (default: the
+    graph's context). options: a SolverOptions, or its fields as keyword arguments. Returns a
+    SolverSummary."""
+    ctx = graph.ctx if ctx is None else _ctx(ctx)
+    return _run_solver(ctx, lib.sbm_slam_solve, graph._h, _options(options, kwargs))
