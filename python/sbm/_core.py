@@ -14,7 +14,7 @@ import numpy as np
 
 __all__ = [
     "ffi", "lib", "constants", "SbmError", "Context", "default_context", "has_cuda",
-    "cuda_device_count", "DeviceArray", "status_name",
+    "cuda_device_count", "DeviceArray", "status_name", "library_version",
 ]
 
 _LIB_DIR = os.environ.get("SBM_LIBRARY_DIR") or os.path.join(os.path.dirname(__file__), "_lib")
@@ -66,6 +66,11 @@ __version__ = "%d.%d.%d" % (constants["SBM_VERSION_MAJOR"], constants["SBM_VERSI
                             constants["SBM_VERSION_PATCH"])
 
 
+def library_version():
+    """The version of the loaded C library, "MAJOR.MINOR.PATCH" (sbm_version())."""
+    return _str(lib.sbm_version())
+
+
 def _str(p):
     return "" if p == ffi.NULL else ffi.string(p).decode("utf-8", "replace")
 
@@ -112,7 +117,9 @@ for _v in range(-1, -64, -1):
     _name = status_name(_v)
     if _name == "SBM_UNKNOWN_STATUS":
         break
-    _cls_name = _camel(_name[len("SBM_ERR_"):]) + "Error"   # SBM_ERR_IO -> IoError
+    # SBM_ERR_IO -> IoError; SBM_ERR_OVERFLOW would shadow the builtin OverflowError (its base)
+    _cls_name = "SizeOverflowError" if _name == "SBM_ERR_OVERFLOW" else \
+        _camel(_name[len("SBM_ERR_"):]) + "Error"
     _base = _ERROR_BASES.get(_name)
     _cls = type(_cls_name, (SbmError,) + ((_base,) if _base else ()),
                 {"__doc__": "%s: %s" % (_name, _str(lib.sbm_status_description(_v))),

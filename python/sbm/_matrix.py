@@ -1,13 +1,14 @@
 """Matrices (CBC block matrices, CSR scalar matrices), scipy.sparse interop and the products."""
 import numpy as np
 
-from ._core import (ffi, lib, Context, DeviceArray, _ctx, _host_view, _host_array, _host_ptr,
+from ._core import (ffi, lib, constants, Context, DeviceArray, _ctx, _host_view, _host_array, _host_ptr,
                     _is_device, _device_pointer)
 
 __all__ = ["CBC", "CSR", "GemmPlan", "CsrGemmPlan", "SpmvPlan", "gemm", "csr_gemm",
            "bdiag_inverse", "bdiag_scale", "read_mtx"]
 
 _OPS = {"N": lib.SBM_OP_N, "T": lib.SBM_OP_T}
+_GEMM_UPPER = constants["SBM_GEMM_UPPER"]
 _INDEX_DTYPES = (np.dtype(np.int32), np.dtype(np.int64))
 
 
@@ -418,7 +419,7 @@ def gemm(A, B, op_a="N", op_b="N", U=None, alpha=1.0, upper=False):
     p = ffi.new("sbm_cbc **")
     ctx.check(lib.sbm_cbc_gemm(ctx._h, float(alpha), _op(op_a, "op_a"), A._h, _op(op_b, "op_b"),
                                B._h, U._h if U is not None else ffi.NULL,
-                               lib.SBM_GEMM_UPPER if upper else 0, p))
+                               _GEMM_UPPER if upper else 0, p))
     ctx._done()
     return CBC._wrap_handle(ctx, p[0])
 
@@ -436,7 +437,7 @@ class GemmPlan:
         pc = ffi.new("sbm_cbc **")
         self.ctx.check(lib.sbm_cbc_gemm_plan(
             self.ctx._h, _op(op_a, "op_a"), A._h, _op(op_b, "op_b"), B._h,
-            U._h if U is not None else ffi.NULL, lib.SBM_GEMM_UPPER if upper else 0, pp, pc))
+            U._h if U is not None else ffi.NULL, _GEMM_UPPER if upper else 0, pp, pc))
         self._h = pp[0]
         self.C = CBC._wrap_handle(self.ctx, pc[0])
         self.ctx._done()
