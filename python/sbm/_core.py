@@ -299,6 +299,7 @@ class DeviceArray:
         self._owner = owner
         self._owned = owned
         self._readonly = readonly
+        self.strides = None        # bytes per step of each axis; None: C-contiguous
 
     @classmethod
     def empty(cls, ctx, shape):
@@ -335,16 +336,18 @@ class DeviceArray:
     def __cuda_array_interface__(self):
         return {"shape": self.shape, "typestr": _TYPESTR[self.dtype],
                 "data": (self.ptr if self.size else 0, self._readonly), "version": 3,
-                "strides": None, "stream": None}
+                "strides": self.strides, "stream": None}
 
     def get(self):
         """A numpy copy."""
         if self.dtype != np.float64:
             raise TypeError("sbm.DeviceArray.get: only arrays of doubles can be downloaded; "
                             "copy the matrix to a CPU context instead")
-        out = np.empty(self.shape, np.float64)
+        fortran = self.strides is not None and len(self.shape) == 2 and \
+            tuple(self.strides) == (8, 8 * self.shape[0])
+        out = np.empty(self.shape, np.float64, order="F" if fortran else "C")
         if self.size:
-            self.ctx.check(lib.sbm_array_download(self.ctx._h, ffi.from_buffer("double[]", out),
+            self.ctx.check(lib.sbm_array_download(self.ctx._h, ffi.cast("double *", out.ctypes.data),
                                                   ffi.cast("double *", self._ptr), self.size))
         return out
 
@@ -366,9 +369,51 @@ def _sync_foreign_stream(ctx, iface):
         return
     if s == 1 and ctx.stream == 0:
         return
-    err = lib.cudaStreamSynchronize(ffi.cast("void *", 2 if s == 2 else s))
+    err = _cuda_stream_synchronize(2 if s == 2 else s)
     if err != 0:
         raise RuntimeError("sbm: cudaStreamSynchronize on the array's stream failed (error %d)" % err)
+
+
+_cudart = []
+
+
+def _cuda_stream_synchronize(stream):
+    """cudaStreamSynchronize from the CUDA runtime libsbm links, else a libcudart on the path."""
+    if not _cudart:
+        try:
+            _cudart.append(lib.cudaStreamSynchronize)
+        except AttributeError:
+            import ctypes
+            for name in ("libcudart.so", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"):
+                try:
+                    f = ctypes.CDLL(name).cudaStreamSynchronize
+                    f.argtypes = [ctypes.c_void_p]
+                    _cudart.append(f)
+                    break
+                except OSError:
+                    continue
+            else:
+                raise RuntimeError("sbm: the array is on another CUDA stream and no CUDA runtime "
+                                   "was found to wait for it; synchronise it first")
+    f = _cudart[0]
+    return f(ffi.cast("void *", stream)) if f is not None and not hasattr(f, "argtypes") \
+        else f(stream)
+
+
+def _like(x, result):
+    """result (a DeviceArray) as the kind of array x is: a CuPy array for CuPy, a PyTorch tensor
+    for PyTorch (both without a copy: they read its __cuda_array_interface__ and keep it alive),
+    else the DeviceArray itself."""
+    if not isinstance(result, DeviceArray):
+        return result
+    mod = type(x).__module__.split(".")[0]
+    if mod == "cupy":
+        import cupy
+        return cupy.asarray(result)
+    if mod == "torch":
+        import torch
+        return torch.as_tensor(result, device=x.device)
+    return result
 
 
 def _device_pointer(ctx, obj, dtype, name, count=None, writable=False):

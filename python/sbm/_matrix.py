@@ -1,8 +1,8 @@
 """Matrices (CBC block matrices, CSR scalar matrices), scipy.sparse interop and the products."""
 import numpy as np
 
-from ._core import (ffi, lib, constants, Context, DeviceArray, _ctx, _host_view, _host_array, _host_ptr,
-                    _is_device, _device_pointer)
+from ._core import (ffi, lib, constants, Context, DeviceArray, _ctx, _host_view, _host_array,
+                    _host_ptr, _is_device, _device_pointer, _like)
 
 __all__ = ["CBC", "CSR", "GemmPlan", "CsrGemmPlan", "SpmvPlan", "gemm", "csr_gemm",
            "bdiag_inverse", "bdiag_scale", "read_mtx"]
@@ -401,10 +401,9 @@ class CBC:
         self.ctx.check(lib.sbm_cbc_spmv(self.ctx._h, o, float(alpha), self._h, xv.ptr,
                                         float(beta), yv.ptr))
         self.ctx._done()
-        if y is None and xv.result is not None and isinstance(xv.keep, DeviceArray) and \
-                not _is_device(x):
+        if y is None and isinstance(xv.keep, DeviceArray) and not _is_device(x):
             return yv.keep.get()
-        return yv.finish()
+        return _like(x, yv.finish()) if y is None else yv.finish()
 
     def __matmul__(self, other):
         if isinstance(other, CBC):
@@ -703,7 +702,7 @@ class CSR:
         self.ctx._done()
         if y is None and isinstance(xv.keep, DeviceArray) and not _is_device(x):
             return yv.keep.get()
-        return yv.finish()
+        return _like(x, yv.finish()) if y is None else yv.finish()
 
     def spmm(self, B, C=None, alpha=1.0, beta=0.0):
         """C = alpha*A*B + beta*C with dense B (n x k) and C (m x k), row-major (C-contiguous)
@@ -721,9 +720,9 @@ class CSR:
             else:
                 cp, kc = _device_pointer(ctx, C, np.float64, "C", count=self.m * k, writable=True)
             ctx.check(lib.sbm_csr_spmm(ctx._h, float(alpha), self._h, k, lib.SBM_LAYOUT_ROW_MAJOR,
-                                       bp, k, float(beta), cp, k))
+                                       bp, max(k, 1), float(beta), cp, max(k, 1)))
             ctx._done()
-            return C
+            return _like(B, C) if isinstance(C, DeviceArray) else C
         Bh = np.asarray(B, dtype=np.float64)
         if Bh.ndim != 2 or Bh.shape[0] != self.n:
             raise ValueError("sbm.CSR.spmm: B must be %d x k, got shape %s" % (self.n, Bh.shape))
@@ -854,4 +853,4 @@ class SpmvPlan:
         self.ctx._done()
         if y is None and isinstance(xv.keep, DeviceArray) and not _is_device(x):
             return yv.keep.get()
-        return yv.finish()
+        return _like(x, yv.finish()) if y is None else yv.finish()

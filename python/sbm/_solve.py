@@ -7,7 +7,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from ._core import ffi, lib, DeviceArray, _ctx, _str, _host_view, _host_array, _host_ptr, \
-    _is_device, _device_pointer
+    _is_device, _device_pointer, _like
 from ._matrix import CBC
 
 __all__ = ["Cholesky", "SolverOptions", "SolverSummary", "IterationReport", "BALProblem",
@@ -96,6 +96,7 @@ class Cholesky:
             if isinstance(x, DeviceArray) and out is None:
                 x.shape = shape
                 x.strides = None if len(shape) == 1 or k == 1 else (8, 8 * n)
+                return _like(b, x)
             return x
         B = np.asarray(b, dtype=np.float64)
         if B.shape[:1] != (n,) or B.ndim > 2:

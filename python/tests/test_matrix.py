@@ -227,3 +227,23 @@ def test_matrices_of_two_contexts_do_not_mix(rng):
     B = A.copy(sbm.Context())
     C = sbm.gemm(A, B)    # two CPU contexts: the same memory, allowed
     assert C.nnzb >= 0
+
+
+class FakeDeviceArray:
+    """An object with a CUDA array interface, never dereferenced (checks that need no GPU)."""
+
+    def __init__(self, typestr="<f8", shape=(4,)):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "data": (8, False),
+                                         "version": 3, "strides": None}
+
+
+def test_device_arrays_need_a_cuda_context():
+    cpu = sbm.Context("cpu")
+    args = (FakeDeviceArray("<i8", (2,)), FakeDeviceArray("<i4", (1,)), FakeDeviceArray())
+    with pytest.raises(ValueError, match="device array; a CPU context needs host"):
+        sbm.CBC.from_arrays(1, 1, 2, 2, *args, ctx=cpu, copy=False)
+    with pytest.raises(ValueError, match="device array; a CPU context needs host"):
+        sbm.CSR.from_arrays(1, 1, *args[:2], FakeDeviceArray(shape=(1,)), ctx=cpu)
+    A = sbm.CBC.from_arrays(1, 1, 2, 2, [0, 1], [0], np.ones(4))
+    with pytest.raises(ValueError, match="device array"):
+        A.spmv(FakeDeviceArray(shape=(2,)))
