@@ -1,11 +1,15 @@
 """Sparse block Cholesky: plan once, factor with several Levenberg-Marquardt dampings, solve,
 checked against numpy.
 
-    python python/examples/cholesky.py
+    python python/examples/cholesky.py [--gpu]
 """
+import sys
+
 import numpy as np
 
 import sbm
+
+ctx = sbm.Context("cuda") if "--gpu" in sys.argv else sbm.Context("cpu")
 
 rng = np.random.default_rng(1)
 nb, b = 50, 6                               # 50 x 50 blocks of 6x6 (3D poses)
@@ -22,7 +26,7 @@ for i, j in pairs:
     full[j * b:(j + 1) * b, i * b:(i + 1) * b] += blk.T
 full += (np.abs(full).sum(1).max() + 1) * np.eye(nb * b)
 blocks = np.array([full[i * b:(i + 1) * b, j * b:(j + 1) * b] for i, j in pairs])
-A = sbm.CBC.from_triplets(nb, nb, brow, bcol, blocks)
+A = sbm.CBC.from_triplets(nb, nb, brow, bcol, blocks).copy(ctx)   # on the device for --gpu
 
 chol = sbm.Cholesky(A, factor=False)        # ordering (AMD), elimination tree, supernodes
 info = chol.info
