@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The Python package on the CPU (a stage of .ci/run): a fresh virtual environment, `pip install .`
 # from the repository root (a CPU-only build of the C library, in its own build folder), then the
 # pytest suites of python/tests. Fails when pip or a test fails, and when no test is collected

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The Python package on a GPU machine without network access: build it with the CUDA backend and
 # run python/tests (test_cuda.py included: CuPy and PyTorch arrays on a CUDA context, checked
 # against the CPU backend) and the examples with --gpu. Logs go to $OUT (default ./out).

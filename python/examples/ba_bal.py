@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Bundle adjustment of a BAL file (Levenberg-Marquardt through the Schur complement), one line
 per iteration, then the summary.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Sparse block Cholesky: plan once, factor with several Levenberg-Marquardt dampings, solve,
 checked against numpy.
 

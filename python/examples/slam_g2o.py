@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Pose-graph SLAM of a g2o file (Levenberg-Marquardt, sparse block Cholesky), written back as
 g2o.
 

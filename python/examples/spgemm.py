@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Block SpGEMM with a plan: the BA-shaped product S = U - W W^T (9x3 blocks of W, 9x9 of U),
 planned once and re-executed with new values, checked against scipy.
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """sbm: sparse block matrices on CPU and GPU, from Python.
 
 The block SpGEMM with plans, SpMV/SpMM, the sparse block Cholesky, bundle adjustment and

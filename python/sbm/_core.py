@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The binding: cffi in ABI mode over sbm's public C headers, contexts, errors and array helpers.
 
 The package's ``_lib`` folder holds the shared libraries and ``sbm_cdef.h``, the public headers

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Matrices (CBC block matrices, CSR scalar matrices), scipy.sparse interop and the products."""
 import numpy as np
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Sparse block Cholesky, bundle adjustment (BAL problems) and pose-graph SLAM (g2o graphs)."""
 import dataclasses
 import os

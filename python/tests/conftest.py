@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Shared fixtures: seeded generators, the repository's data files, dense references."""
 import os
 import zlib

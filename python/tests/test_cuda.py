@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """GPU paths: a CUDA context wrapping CuPy and PyTorch device arrays without a host copy, the
 products, the Cholesky and the solvers on the device, checked against the CPU backend. Skipped,
 with the reason shown (pytest -rs), where sbm has no CUDA backend or there is no GPU, and per

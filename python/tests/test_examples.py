@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Every example in python/examples runs to completion (on the CPU)."""
 import os
 import subprocess

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """CBC and CSR matrices: construction, views without copies, scipy.sparse interop both ways in
 both index widths, empty matrices, errors."""
 import numpy as np

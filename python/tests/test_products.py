@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Block SpGEMM (plans, ops, upper, accumulate), block SpMV, scalar SpMV/SpMM/SpGEMM and SpMV
 plans against numpy dense references on seeded inputs, every block size 1..8."""
 import itertools

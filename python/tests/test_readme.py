@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """The README's Python example runs as shown (the first ```python block of its "Python" section)."""
 import os
 import re

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Sparse block Cholesky against numpy, BA from BAL files / generated / arrays, SLAM from g2o
 files / arrays, the solver summary, errors."""
 import numpy as np
