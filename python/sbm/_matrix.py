@@ -227,6 +227,28 @@ class CBC:
         return cls._wrap_handle(ctx, p[0])
 
     @classmethod
+    def from_bsr_transposed(cls, M, *, ctx=None):
+        """The CBC matrix of M^T for a scipy BSR M, sharing M's arrays (no copy of the values):
+        block CSR of M is block CSC of M^T, and M's row-major r x c blocks are the column-major
+        c x r blocks of M^T. Only the index array of the wrong width is converted (as in
+        from_bsr); M must be canonical and its data float64 (else ValueError). CPU contexts."""
+        ctx = _ctx(ctx)
+        sp = _scipy()
+        if not (sp.issparse(M) and M.format == "bsr"):
+            raise TypeError("sbm.CBC.from_bsr_transposed: expected a scipy.sparse BSR array, got %s"
+                            % type(M).__name__)
+        if not M.has_canonical_format:
+            raise ValueError("sbm.CBC.from_bsr_transposed: M is not canonical (sorted, no "
+                             "duplicates): call M.sum_duplicates() first")
+        r, c = M.blocksize
+        cp = _host_array(M.indptr, np.int64, "indptr")
+        ri = _host_array(M.indices, np.int32, "indices")
+        va = _host_array(M.data, np.float64, "data", copy_ok=False).reshape(-1)
+        A = cls.from_arrays(M.shape[1] // c, M.shape[0] // r, c, r, cp, ri, va, ctx=ctx, copy=False)
+        A._keep = (cp, ri, va, M)
+        return A
+
+    @classmethod
     def from_scipy(cls, M, blocksize=None, *, ctx=None):
         """From any scipy.sparse matrix: a BSR one as it is (from_bsr), another converted by scipy
         to BSR with blocksize (r, c) (default: its own for BSR, else (1, 1)) first. A CSC matrix
@@ -340,6 +362,25 @@ class CBC:
         return _scipy_compressed("bsr", vals, colind, rowptr, self.shape, (self.r, self.c))
 
     to_scipy = to_bsr
+
+    def to_bsr_transposed(self, index_dtype=np.int32):
+        """A scipy bsr_array of A^T sharing this matrix's values (no copy: its column-major
+        r x c blocks are the row-major c x r blocks of A^T) and, for index_dtype int64 its
+        column pointers, for int32 its block-row indices; the other index array is converted.
+        A CUDA matrix is copied to the host first."""
+        d = _index_dtype(index_dtype)
+        A = self._host()
+        ptr, ind = A.colptr, A.rowind
+        if d == np.int32:
+            if A.nnzb > np.iinfo(np.int32).max:
+                raise OverflowError("sbm.CBC.to_bsr_transposed: %d blocks do not fit int32 "
+                                    "pointers; use index_dtype=numpy.int64" % A.nnzb)
+            ptr = ptr.astype(np.int32)
+        else:
+            ind = ind.astype(np.int64)
+        vals = A.values.reshape(A.nnzb, A.c, A.r)
+        return _scipy_compressed("bsr", vals, ind, ptr, (self.shape[1], self.shape[0]),
+                                 (self.c, self.r))
 
     def to_csr(self):
         """sbm's scalar CSR form (every stored block's r*c entries), in the same context."""

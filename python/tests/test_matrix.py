@@ -248,3 +248,21 @@ def test_device_arrays_need_a_cuda_context():
     A = sbm.CBC.from_arrays(1, 1, 2, 2, [0, 1], [0], np.ones(4))
     with pytest.raises(ValueError, match="device array"):
         A.spmv(FakeDeviceArray(shape=(2,)))
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
+def test_bsr_transposed_views_share_the_values(rng, index_dtype):
+    M = random_bsr(rng, 5, 7, 3, 2, index_dtype=index_dtype)
+    M.indptr = M.indptr.astype(index_dtype)
+    M.indices = M.indices.astype(index_dtype)
+    A = sbm.CBC.from_bsr_transposed(M)          # A = M^T, on M's arrays
+    assert A.block_shape == (2, 3) and A.shape == (14, 15)
+    np.testing.assert_array_equal(A.to_dense(), M.toarray().T)
+    assert np.shares_memory(A.values, M.data)
+    B = A.to_bsr_transposed(index_dtype=index_dtype)   # back to M, sharing A's values
+    assert np.shares_memory(B.data, A.values)
+    assert B.indptr.dtype == index_dtype and B.indices.dtype == index_dtype
+    np.testing.assert_array_equal(B.toarray(), M.toarray())
+    M.data[0, 0, 0] = 99.0                      # seen through A
+    np.testing.assert_array_equal(A.to_dense(), M.toarray().T)
+    assert (A.to_dense() == 99.0).sum() == 1
