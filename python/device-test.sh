@@ -5,9 +5,9 @@
 # against the CPU backend) and the examples with --gpu. Logs go to $OUT (default ./out).
 # Needs what the device image lacks, carried beside the checkout (both ignored by git):
 #   .deps/    the Debian packages of .ci/device-run.sh (SuiteSparse AMD, libbz2-dev, ...)
-#   .wheels/  cffi (cp3XX manylinux x86_64) and pycparser, unless the image has them:
+#   .whl/     cffi (cp3XX manylinux x86_64) and pycparser, unless the image has them:
 #             pip download --only-binary=:all: --python-version 3.12 --implementation cp \
-#                 --platform manylinux2014_x86_64 -d .wheels cffi pycparser
+#                 --platform manylinux2014_x86_64 -d .whl cffi pycparser
 # and, in the image, numpy, scikit-build-core, cmake (>= 3.22) and pytest (CuPy, PyTorch: their
 # tests skip without them). Installs into the image's Python (the machine is discarded after).
 set -u
@@ -26,7 +26,7 @@ done
 export LD_LIBRARY_PATH=/opt/deps/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
 echo "== $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader); $($py --version)"
 if ! $py -c "import cffi, pycparser" 2>/dev/null; then
-  $py -m pip install --no-index --find-links .wheels cffi pycparser || exit 1
+  $py -m pip install --no-index --find-links .whl cffi pycparser || exit 1
 fi
 $py -c "import cupy; print('cupy', cupy.__version__)" || echo "no CuPy: its tests skip"
 $py -c "import torch; print('torch', torch.__version__, torch.cuda.is_available())" || echo "no PyTorch"
