@@ -128,8 +128,8 @@ class Cholesky:
     def info(self):
         i = lib.sbm_chol_get_info(self._h)
         nb = int(i.block_columns)
-        perm = np.array([i.perm[k] for k in range(nb)], np.int64) if i.perm != ffi.NULL else \
-            np.zeros(0, np.int64)
+        perm = np.frombuffer(ffi.buffer(i.perm, 8 * nb), np.int64).copy() \
+            if nb and i.perm != ffi.NULL else np.zeros(0, np.int64)
         return {"block_columns": nb, "block_size": int(i.block_size),
                 "supernodes": int(i.supernodes), "factor_values": int(i.factor_values),
                 "max_front": int(i.max_front), "flops": float(i.flops), "perm": perm,
