@@ -141,10 +141,12 @@ class CBC:
             if v.shape[1:] != (r, c):
                 raise ValueError("sbm.CBC.from_arrays: blocks of shape %s, the matrix has %dx%d"
                                  % (v.shape[1:], r, c))
-            values = v.transpose(0, 2, 1)
-            values = values if not copy and values.flags.c_contiguous else \
-                np.ascontiguousarray(values)
-            values = values.reshape(-1)
+            values = v.transpose(0, 2, 1)      # sbm's layout: each block column-major
+            if not copy and not (values.flags.c_contiguous and values.dtype == np.float64):
+                raise ValueError("sbm.CBC.from_arrays: copy=False with (nnzb, r, c) blocks needs "
+                                 "them column-major in memory (e.g. A.blocks of a matrix, or "
+                                 "np.ascontiguousarray(b.transpose(0, 2, 1)).transpose(0, 2, 1))")
+            values = np.ascontiguousarray(values).reshape(-1)
         p = ffi.new("sbm_cbc **")
         dev = [_is_device(a) and not isinstance(a, np.ndarray) for a in (colptr, rowind, values)]
         if ctx.is_cuda and any(dev):
