@@ -2,7 +2,7 @@
 """Matrices (CBC block matrices, CSR scalar matrices), scipy.sparse interop and the products."""
 import numpy as np
 
-from ._core import (ffi, lib, constants, Context, DeviceArray, _ctx, _host_view, _host_array,
+from ._core import (ffi, lib, constants, DeviceArray, _ctx, _host_view, _host_array,
                     _host_ptr, _is_device, _device_pointer, _like)
 
 __all__ = ["CBC", "CSR", "GemmPlan", "CsrGemmPlan", "SpmvPlan", "gemm", "csr_gemm",

@@ -7,7 +7,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ._core import ffi, lib, DeviceArray, _ctx, _str, _host_view, _host_array, _host_ptr, \
+from ._core import ffi, lib, DeviceArray, _ctx, _str, _host_view, _host_ptr, \
     _is_device, _device_pointer, _like
 from ._matrix import CBC
 
@@ -86,8 +86,15 @@ class Cholesky:
             if len(shape) == 2 and k > 1 and iface.get("strides") is None:
                 raise ValueError("sbm.Cholesky.solve: a 2-D device b must be column-major "
                                  "(Fortran-contiguous), e.g. cupy.asfortranarray(b)")
+            if np.dtype(iface["typestr"]) != np.float64:
+                raise TypeError("sbm.Cholesky.solve: b must be a device array of float64, got %s"
+                                % np.dtype(iface["typestr"]))
+            from ._core import _sync_foreign_stream, _object_device
+            dev = _object_device(b)
+            if dev is not None and dev != ctx.device:
+                raise ValueError("sbm.Cholesky.solve: b is on CUDA device %d, the context on "
+                                 "device %d" % (dev, ctx.device))
             bp = ffi.cast("double *", iface["data"][0])
-            from ._core import _sync_foreign_stream
             _sync_foreign_stream(ctx, iface)
             x = DeviceArray.empty(ctx, (k * n,)) if out is None else out
             xp = x._ptr if isinstance(x, DeviceArray) else \
