@@ -7,12 +7,12 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ._core import ffi, lib, DeviceArray, _ctx, _str, _host_view, _host_ptr, \
+from ._core import ffi, lib, constants, DeviceArray, _ctx, _str, _host_view, _host_ptr, \
     _is_device, _device_pointer, _like
 from ._matrix import CBC
 
-__all__ = ["Cholesky", "SolverOptions", "SolverSummary", "IterationReport", "BALProblem",
-           "PoseGraph", "ba_solve", "slam_solve"]
+__all__ = ["Cholesky", "SchurPlan", "SolverOptions", "SolverSummary", "IterationReport",
+           "BALProblem", "PoseGraph", "ba_solve", "slam_solve"]
 
 
 def _path(path):
@@ -141,6 +141,92 @@ class Cholesky:
                 "supernodes": int(i.supernodes), "factor_values": int(i.factor_values),
                 "max_front": int(i.max_front), "flops": float(i.flops), "perm": perm,
                 "failed_column": int(i.failed_column), "factored": bool(i.factored)}
+
+
+# ---- BA Schur complement ------------------------------------------------------------------------------
+
+class SchurPlan:
+    """The reduced camera system of BA normal equations [U W; W^T V] given as CBC matrices (from
+    a BALProblem's normal_equations() or built from your own arrays): U (nc x nc blocks of p x p,
+    upper block triangle), V (np x np of q x q, block diagonal, SPD blocks), W (nc x np of
+    p x q). ``execute(gc, gp)`` forms S = U - W V^-1 W^T (upper block triangle, ``S``) and
+    returns rhs = gc - W V^-1 gp; ``back_substitute(gp, dc)`` gives dp = V^-1 (gp - W^T dc);
+    ``multiply(x)`` is S x without S (matrix_free=True never forms S). Vectors: numpy arrays,
+    or device arrays on a CUDA context."""
+
+    def __init__(self, U, V, W, matrix_free=False):
+        self.ctx, self.U, self.V, self.W = U.ctx, U, V, W
+        self.nc, self.p = U.nbc, U.c
+        self.np_, self.q = V.nbc, V.c
+        pp = ffi.new("sbm_schur_plan **")
+        ps = ffi.new("sbm_cbc **")
+        flags = constants["SBM_SCHUR_MATRIX_FREE"] if matrix_free else 0
+        self.ctx.check(lib.sbm_ba_schur_plan(self.ctx._h, U._h, V._h, W._h, flags, pp, ps))
+        self._h = pp[0]
+        self.S = CBC._wrap_handle(self.ctx, ps[0]) if ps[0] != ffi.NULL else None
+        self.ctx._done()
+
+    def __del__(self):
+        try:
+            if getattr(self, "_h", None) is not None:
+                lib.sbm_schur_plan_destroy(self._h)
+                self._h = None
+        except Exception:
+            pass
+
+    def execute(self, gc=None, gp=None, U=None, V=None, W=None):
+        """S (unless matrix-free) from the current values of U, V, W (default: the planned
+        matrices); with gc and gp, returns rhs = gc - W V^-1 gp (else None). Raises
+        NotPositiveDefiniteError for a block of V that is not SPD."""
+        from ._matrix import _Vec
+        U = self.U if U is None else U
+        V = self.V if V is None else V
+        W = self.W if W is None else W
+        n = self.nc * self.p
+        if (gc is None) != (gp is None):
+            raise ValueError("sbm.SchurPlan.execute: give both gc and gp, or neither")
+        if gc is not None:
+            gcv = _Vec(self.ctx, gc, n, "gc")
+            gpv = _Vec(self.ctx, gp, self.np_ * self.q, "gp")
+            rv = _Vec(self.ctx, None, n, "rhs", out=True)
+            a, b, r = gcv.ptr, gpv.ptr, rv.ptr
+        else:
+            a = b = r = ffi.NULL
+        self.ctx.check(lib.sbm_ba_schur_execute(self.ctx._h, self._h, U._h, V._h, W._h, a, b,
+                                                self.S._h if self.S is not None else ffi.NULL, r))
+        self.ctx._done()
+        if gc is None:
+            return None
+        return _vec_result(gc, gcv, rv)
+
+    def back_substitute(self, gp, dc):
+        """dp = V^-1 (gp - W^T dc) with the V^-1 of the last execute."""
+        from ._matrix import _Vec
+        gpv = _Vec(self.ctx, gp, self.np_ * self.q, "gp")
+        dcv = _Vec(self.ctx, dc, self.nc * self.p, "dc")
+        dpv = _Vec(self.ctx, None, self.np_ * self.q, "dp", out=True)
+        self.ctx.check(lib.sbm_ba_back_substitute(self.ctx._h, self._h, self.W._h, gpv.ptr,
+                                                  dcv.ptr, dpv.ptr))
+        self.ctx._done()
+        return _vec_result(dc, dcv, dpv)
+
+    def multiply(self, x):
+        """y = S x = U x - Y (W^T x) with the Y of the last execute (S never formed)."""
+        from ._matrix import _Vec
+        n = self.nc * self.p
+        xv = _Vec(self.ctx, x, n, "x")
+        yv = _Vec(self.ctx, None, n, "y", out=True)
+        self.ctx.check(lib.sbm_ba_schur_multiply(self.ctx._h, self._h, self.U._h, self.W._h,
+                                                 xv.ptr, yv.ptr))
+        self.ctx._done()
+        return _vec_result(x, xv, yv)
+
+
+def _vec_result(x, xv, yv):
+    """A new result vector as the kind of array x is (numpy, or CuPy / PyTorch / DeviceArray)."""
+    if isinstance(xv.keep, DeviceArray) and not _is_device(x):
+        return yv.keep.get()
+    return _like(x, yv.finish())
 
 
 # ---- solver options, reports, summaries -------------------------------------------------------------

@@ -138,6 +138,35 @@ def test_ba_normal_equations():
                                rtol=1e-8, atol=1e-6 * np.abs(Ud).max())
 
 
+@pytest.mark.parametrize("matrix_free", [False, True])
+def test_schur_plan_against_dense(matrix_free):
+    P = sbm.BALProblem.generate(6, 40, 3, seed=5)
+    ne = P.normal_equations(lam=1e-3)
+    U, V, W, gc, gp = ne["U"], ne["V"], ne["W"], ne["gc"], ne["gp"]
+    Ud, Vd, Wd = U.to_dense(), V.to_dense(), W.to_dense()
+    S_ref = Ud - Wd @ np.linalg.solve(Vd, Wd.T)
+    plan = sbm.SchurPlan(U, V, W, matrix_free=matrix_free)
+    rhs = plan.execute(gc, gp)
+    scale = np.abs(S_ref).max()
+    np.testing.assert_allclose(rhs, gc - Wd @ np.linalg.solve(Vd, gp), rtol=1e-9,
+                               atol=1e-9 * np.abs(gc).max())
+    if matrix_free:
+        assert plan.S is None
+    else:
+        upper = np.kron(np.triu(np.ones((6, 6))), np.ones((9, 9)))
+        np.testing.assert_allclose(plan.S.to_dense(), S_ref * upper, rtol=0, atol=1e-9 * scale)
+    x = np.random.default_rng(0).standard_normal(54)
+    np.testing.assert_allclose(plan.multiply(x), S_ref @ x, rtol=0,
+                               atol=1e-9 * scale * np.abs(x).sum())
+    dc = np.linalg.lstsq(S_ref, rhs, rcond=None)[0]
+    dp = plan.back_substitute(gp, dc)
+    np.testing.assert_allclose(dp, np.linalg.solve(Vd, gp - Wd.T @ dc), rtol=1e-8, atol=1e-10)
+    V_bad = V.copy()
+    V_bad.values[:] = -V_bad.values
+    with pytest.raises(sbm.NotPositiveDefiniteError, match="SBM_ERR_NOT_POSITIVE_DEFINITE"):
+        plan.execute(gc, gp, V=V_bad)
+
+
 def test_ba_errors(tmp_path):
     with pytest.raises(sbm.IoError) as e:
         sbm.BALProblem.read(tmp_path / "none.txt")
