@@ -357,8 +357,66 @@ class DeviceArray:
                                                                    self.ctx.device)
 
 
+_KDLCUDA = 2
+
+
 def _is_device(obj):
-    return hasattr(obj, "__cuda_array_interface__")
+    """A CUDA array: __cuda_array_interface__ (CuPy, PyTorch, Numba), or DLPack on a CUDA device
+    (JAX...)."""
+    if hasattr(obj, "__cuda_array_interface__"):
+        return True
+    if isinstance(obj, np.ndarray) or not hasattr(obj, "__dlpack_device__"):
+        return False
+    try:
+        return int(obj.__dlpack_device__()[0]) == _KDLCUDA
+    except Exception:
+        return False
+
+
+_dl = cffi.FFI()
+_dl.cdef("""
+typedef struct { int32_t device_type; int32_t device_id; } DLDevice;
+typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
+typedef struct { void *data; DLDevice device; int32_t ndim; DLDataType dtype; int64_t *shape;
+                 int64_t *strides; uint64_t byte_offset; } DLTensor;
+typedef struct { DLTensor dl_tensor; void *manager_ctx; void (*deleter)(void *); } DLManagedTensor;
+""")
+
+
+def _dlpack_interface(ctx, obj):
+    """A __cuda_array_interface__-like dict for a DLPack array on a CUDA device, and the capsule
+    that keeps its memory alive (its producer frees it with the capsule). The producer is asked
+    to order its work before sbm's stream (the DLPack stream argument)."""
+    import ctypes
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    try:
+        cap = obj.__dlpack__(stream=ctx.stream if ctx.stream else 1)
+    except TypeError:
+        cap = obj.__dlpack__()
+    t = _dl.cast("DLManagedTensor *", get(cap, b"dltensor")).dl_tensor
+    if t.device.device_type != _KDLCUDA:
+        raise ValueError("sbm: the DLPack array is not on a CUDA device")
+    kinds = {0: "i", 1: "u", 2: "f"}
+    if t.dtype.lanes != 1 or t.dtype.code not in kinds:
+        raise TypeError("sbm: unsupported DLPack type (code %d, %d bits, %d lanes)"
+                        % (t.dtype.code, t.dtype.bits, t.dtype.lanes))
+    shape = tuple(int(t.shape[i]) for i in range(t.ndim))
+    itemsize = t.dtype.bits // 8
+    strides = None if t.strides == _dl.NULL else \
+        tuple(int(t.strides[i]) * itemsize for i in range(t.ndim))
+    ptr = int(_dl.cast("uintptr_t", t.data)) + int(t.byte_offset)
+    iface = {"shape": shape, "typestr": "<%s%d" % (kinds[t.dtype.code], itemsize),
+             "data": (ptr, False), "strides": strides, "version": 3, "stream": None,
+             "device": int(t.device.device_id)}
+    return iface, cap
+
+
+def _cuda_interface(ctx, obj):
+    """(interface dict, keep-alive) of a device array, from __cuda_array_interface__ or DLPack."""
+    if hasattr(obj, "__cuda_array_interface__"):
+        return obj.__cuda_array_interface__, obj
+    return _dlpack_interface(ctx, obj)
 
 
 def _sync_foreign_stream(ctx, iface):
@@ -418,12 +476,12 @@ def _like(x, result):
 
 
 def _device_pointer(ctx, obj, dtype, name, count=None, writable=False):
-    """(pointer cdata, keep-alive) for an object with __cuda_array_interface__: dtype exact,
+    """(pointer cdata, keep-alive) for a device array (__cuda_array_interface__ or DLPack): dtype exact,
     C-contiguous, in ctx's device, count elements when given."""
     if not ctx.is_cuda:
         raise ValueError("sbm: %s is a device array but the context is %r; use a CUDA context "
                          "or a numpy array" % (name, ctx.backend))
-    iface = obj.__cuda_array_interface__
+    iface, keep = _cuda_interface(ctx, obj)
     dtype = np.dtype(dtype)
     if np.dtype(iface["typestr"]) != dtype:
         raise TypeError("sbm: %s must be a device array of %s, got %s (convert it on the device "
@@ -442,12 +500,12 @@ def _device_pointer(ctx, obj, dtype, name, count=None, writable=False):
     n = int(np.prod(shape))
     if count is not None and n != count:
         raise ValueError("sbm: %s has %d elements, %d expected" % (name, n, count))
-    dev = _object_device(obj)
+    dev = iface.get("device", _object_device(obj))
     if dev is not None and dev != ctx.device:
         raise ValueError("sbm: %s is on CUDA device %d, the context on device %d"
                          % (name, dev, ctx.device))
     _sync_foreign_stream(ctx, iface)
-    return ffi.cast(_CTYPE[dtype], iface["data"][0]), obj
+    return ffi.cast(_CTYPE[dtype], iface["data"][0]), (obj, keep)
 
 
 def _object_device(obj):

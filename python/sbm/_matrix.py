@@ -3,7 +3,7 @@
 import numpy as np
 
 from ._core import (ffi, lib, constants, DeviceArray, _ctx, _host_view, _host_array,
-                    _host_ptr, _is_device, _device_pointer, _like)
+                    _host_ptr, _is_device, _device_pointer, _like, _cuda_interface)
 
 __all__ = ["CBC", "CSR", "GemmPlan", "CsrGemmPlan", "SpmvPlan", "gemm", "csr_gemm",
            "bdiag_inverse", "bdiag_scale", "read_mtx"]
@@ -756,7 +756,11 @@ class CSR:
             raise ValueError("sbm.CSR.spmm: beta != 0 needs C")
         ctx = self.ctx
         if ctx.is_cuda and _is_device(B) and not isinstance(B, np.ndarray):
-            k = int(B.__cuda_array_interface__["shape"][1])
+            shape = _cuda_interface(ctx, B)[0]["shape"]
+            if len(shape) != 2:
+                raise ValueError("sbm.CSR.spmm: a device B must be 2-D (n x k), got shape %s"
+                                 % (tuple(shape),))
+            k = int(shape[1])
             bp, kb = _device_pointer(ctx, B, np.float64, "B", count=self.n * k)
             if C is None:
                 C = DeviceArray.empty(ctx, (self.m, k))

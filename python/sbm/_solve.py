@@ -74,7 +74,8 @@ class Cholesky:
         Fortran-contiguous (column-major), solved without a host copy."""
         ctx, n = self.ctx, self.n
         if ctx.is_cuda and _is_device(b) and not isinstance(b, np.ndarray):
-            iface = b.__cuda_array_interface__
+            from ._core import _cuda_interface
+            iface, keep_b = _cuda_interface(ctx, b)
             shape = tuple(iface["shape"])
             k = 1 if len(shape) == 1 else shape[1]
             if shape[0] != n:
@@ -90,7 +91,7 @@ class Cholesky:
                 raise TypeError("sbm.Cholesky.solve: b must be a device array of float64, got %s"
                                 % np.dtype(iface["typestr"]))
             from ._core import _sync_foreign_stream, _object_device
-            dev = _object_device(b)
+            dev = iface.get("device", _object_device(b))
             if dev is not None and dev != ctx.device:
                 raise ValueError("sbm.Cholesky.solve: b is on CUDA device %d, the context on "
                                  "device %d" % (dev, ctx.device))

@@ -126,6 +126,31 @@ def test_device_array_checks(gctx, xp):
                             xp["dev"](np.array([3], np.int32)), v, ctx=gctx, copy=False)
 
 
+class DLPackOnly:
+    """A device array seen through DLPack alone (as JAX arrays are)."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+    def __dlpack__(self, stream=None):
+        return self.a.__dlpack__(stream=stream)
+
+
+def test_dlpack_device_arrays(rng, gctx):
+    cp = pytest.importorskip("cupy")
+    A = sbm.CBC.from_bsr(random_bsr(rng, 6, 5, 2, 3))
+    arrays = [cp.asarray(A.colptr), cp.asarray(A.rowind), cp.asarray(A.values)]
+    G = sbm.CBC.from_arrays(6, 5, 2, 3, *[DLPackOnly(a) for a in arrays], ctx=gctx, copy=False)
+    assert G.values.ptr == arrays[2].data.ptr
+    x = rng.standard_normal(15)
+    y = cp.zeros(12)
+    G.spmv(DLPackOnly(cp.asarray(x)), DLPackOnly(y))
+    np.testing.assert_allclose(cp.asnumpy(y), A.to_dense() @ x, atol=1e-12)
+
+
 def test_ba_and_slam_on_the_device(gctx):
     P = sbm.BALProblem.read(data_file("bal", "problem-49-7776-pre.txt.bz2"))
     Q = sbm.BALProblem.read(data_file("bal", "problem-49-7776-pre.txt.bz2"))

@@ -266,3 +266,26 @@ def test_bsr_transposed_views_share_the_values(rng, index_dtype):
     M.data[0, 0, 0] = 99.0                      # seen through A
     np.testing.assert_array_equal(A.to_dense(), M.toarray().T)
     assert (A.to_dense() == 99.0).sum() == 1
+
+
+class DLPackOnly:
+    """Exposes only DLPack (as JAX arrays do), claiming a CUDA device, over a host array."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, stream=None):
+        return self.a.__dlpack__()
+
+
+def test_dlpack_arrays_are_device_arrays():
+    f = DLPackOnly(np.zeros(4))
+    assert sbm._core._is_device(f) and not sbm._core._is_device(np.zeros(4))
+    with pytest.raises(ValueError, match="device array; a CPU context needs host"):
+        sbm.CSR.from_arrays(1, 1, f, f, f, ctx=sbm.Context("cpu"))
+    # the capsule is parsed: this one says host memory, which a CUDA context refuses
+    with pytest.raises(ValueError, match="not on a CUDA device"):
+        sbm._core._dlpack_interface(sbm.default_context(), f)
