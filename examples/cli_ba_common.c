@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---------------------------------------------------------------------------------------- */
@@ -174,6 +175,8 @@ int cli_ba_parse(int argc, char **argv, unsigned mask, const char *cmd, const ch
         const char *bad = cli_ba_set_option(o, options[k].name, v, mask, &at);
         if (bad) return cli_command_error(usage, cmd, bad, at);
     }
+    const char *same = cli_outputs(o->out, o->rhs);
+    if (same) return cli_command_error(usage, cmd, same, o->rhs);
     return -1;
 }
 
@@ -288,7 +291,9 @@ int cli_ba_write_system(sbm_ctx *host, const sbm_cbc *A, const char *out, const 
     }
     if (sbm_csr_write_mtx(host, out, C) != SBM_SUCCESS) {
         cli_lib_error(host, NULL);
-        if (vec_path) unlink(vec_path);
+        /* only the regular file just written; a device, FIFO or link stays */
+        struct stat sb;
+        if (vec_path && lstat(vec_path, &sb) == 0 && S_ISREG(sb.st_mode)) unlink(vec_path);
         goto done;
     }
     rc = 0;
@@ -302,19 +307,19 @@ done:
 void cli_ba_print_times(const sbm_solver_summary *s, const char *system)
 {
     const double tot = s->time_total > 0 ? s->time_total : 1e-300;
-    printf("time %.3f s: linearize %.3f s (%.0f%%), %s %.3f s (%.0f%%), solve %.3f s (%.0f%%), "
-           "update %.3f s (%.0f%%)\n",
-           s->time_total, s->time_linearize, 100 * s->time_linearize / tot, system,
-           s->time_schur, 100 * s->time_schur / tot, s->time_solve, 100 * s->time_solve / tot,
-           s->time_update, 100 * s->time_update / tot);
+    cli_printf("time %.3f s: linearize %.3f s (%.0f%%), %s %.3f s (%.0f%%), solve %.3f s (%.0f%%), "
+               "update %.3f s (%.0f%%)\n",
+               s->time_total, s->time_linearize, 100 * s->time_linearize / tot, system,
+               s->time_schur, 100 * s->time_schur / tot, s->time_solve, 100 * s->time_solve / tot,
+               s->time_update, 100 * s->time_update / tot);
 }
 
 void cli_ba_print_stop(const sbm_solver_summary *s, const char *none)
 {
     if (sbm_stop_reason_converged(s->stop_reason))
-        printf("converged (%s)\n", sbm_stop_reason_name(s->stop_reason));
+        cli_printf("converged (%s)\n", sbm_stop_reason_name(s->stop_reason));
     else if (s->stop_reason == SBM_STOP_NONE)
-        printf("nothing to optimise (%s)\n", none);
+        cli_printf("nothing to optimise (%s)\n", none);
     else
-        printf("NOT converged: %s\n", sbm_stop_reason_name(s->stop_reason));
+        cli_printf("NOT converged: %s\n", sbm_stop_reason_name(s->stop_reason));
 }

@@ -18,7 +18,13 @@ extern "C" {
  * name) are decompressed. Errors name the file, the line and the reason. */
 sbm_status sbm_csr_read_mtx(sbm_ctx *ctx, const char *path, sbm_csr **A);
 /* Write as coordinate real general, 1-based, full precision. Written to a temporary file and
- * renamed, so a failed write leaves no file behind. */
+ * renamed, so a failed write leaves no file behind.
+ * Every writer of this header treats path the same way: a regular file, a new name, or a
+ * symbolic link to a regular file (whose target is replaced; the link stays) is written through
+ * a temporary beside it and a rename. Anything else is written in place and never replaced: a
+ * character device or FIFO (or a link to one), and the names of open descriptors, "-" (the
+ * standard output), /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N, which are written
+ * through a duplicate of the descriptor. Every write error, ENOSPC included, is SBM_ERR_IO. */
 sbm_status sbm_csr_write_mtx(sbm_ctx *ctx, const char *path, const sbm_csr *A);
 /* Scalar Matrix Market form of a CBC matrix (every stored block's r*c entries). */
 sbm_status sbm_cbc_write_mtx(sbm_ctx *ctx, const char *path, const sbm_cbc *A);

@@ -78,11 +78,14 @@ sbm_status sbm__text_error(sbm__text_reader *rd, sbm_status status, const char *
 #endif
     ;
 
-/* A writer to path.tmp.XXXXXX, renamed to path by commit (".bz2", ".gz": compressed). */
+/* A writer (text_write.c): to target.tmp.XXXXXX, renamed to target by commit, when path is a
+ * regular file, a link to one or a new name; in place otherwise ("-": the standard output).
+ * ".bz2", ".gz": compressed. */
 typedef struct sbm__text_writer {
     sbm_ctx *ctx;        /* for messages */
-    const char *path;    /* final name */
-    char *tmp;           /* temporary name (host memory) */
+    const char *path;    /* the name given */
+    char *target;        /* the regular file replaced (host memory), or NULL: in place */
+    char *tmp;           /* temporary name (host memory), or NULL */
     void *file;          /* FILE* */
     void *bz;            /* BZFILE* or NULL */
     void *gz;            /* z_stream* (deflate, gzip wrapper) or NULL */
@@ -101,10 +104,14 @@ sbm_status sbm__text_printf(sbm__text_writer *w, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* Flush, close and rename; on failure (or after an earlier failure) the temporary is removed. */
+/* Flush, close and (not in place) rename; on failure (or after an earlier failure) the
+ * temporary is removed. */
 sbm_status sbm__text_commit(sbm__text_writer *w);
 /* Close and remove the temporary without renaming. */
 void sbm__text_abort(sbm__text_writer *w);
+/* The "C" numeric locale for this thread while a reader or writer is open (*c NULL: none). */
+void sbm__text_locale_begin(void **c, void **old);
+void sbm__text_locale_end(void **c, void **old);
 
 
 /* ---------------------------------------------------------------------------------------- */
