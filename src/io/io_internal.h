@@ -47,6 +47,10 @@ const char *sbm__bz_reason(int bzerr);
 /* Text files, plain or compressed (text_io.c)                                              */
 /* ---------------------------------------------------------------------------------------- */
 
+/* The longest line a text reader accepts (bytes, without the newline): 16 MiB, far above any
+ * line of the formats read (a 3 MiB comment line is tested), far below a machine's memory. */
+#define SBM__TEXT_MAX_LINE ((size_t)1 << 24)
+
 /* A line reader on a stream. Numbers are parsed in the "C" numeric locale while it is open. */
 typedef struct sbm__text_reader {
     sbm_ctx *ctx;         /* for messages and host scratch */
@@ -68,7 +72,9 @@ sbm_status sbm__text_open(sbm_ctx *ctx, const char *path, sbm__text_reader *rd);
 /* The same on a FILE* the caller opened; the reader owns it from here on, also on failure. */
 sbm_status sbm__text_open_file(sbm_ctx *ctx, const char *path, void *file,
                                sbm__text_reader *rd);
-/* Next line into rd->text (CR before the newline removed); rd->text is NULL at the end. */
+/* Next line into rd->text (CR before the newline removed, a UTF-8 byte-order mark at the start
+ * of the file skipped); rd->text is NULL at the end. A line longer than SBM__TEXT_MAX_LINE is
+ * SBM_ERR_PARSE "path:line: the line is longer than ...". */
 sbm_status sbm__text_next_line(sbm__text_reader *rd);
 void sbm__text_close(sbm__text_reader *rd);
 /* Records "path:line: reason" (the call name is prefixed by sbm__error). */

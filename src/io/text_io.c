@@ -5,7 +5,11 @@
  * Decisions recorded here:
  *   - Numbers are parsed and printed in the "C" numeric locale (POSIX newlocale/uselocale, per
  *     thread) whatever the caller's locale, as the Matrix Market code does.
- *   - One growable buffer holds the unread part of the file; a line longer than it doubles it. */
+ *   - One growable buffer holds the unread part of the file; a line longer than it doubles it,
+ *     up to SBM__TEXT_MAX_LINE: a longer line is an error naming the file and line, so that a
+ *     file without newlines (/dev/zero, a binary) fails at once instead of growing the buffer
+ *     until memory runs out.
+ *   - A UTF-8 byte-order mark at the start of the first line is skipped. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "io_internal.h"
@@ -107,6 +111,11 @@ sbm_status sbm__text_next_line(sbm__text_reader *rd)
             rd->text = start;
             rd->len = len;
             rd->line++;
+            /* a UTF-8 byte-order mark (some editors on Windows write one) is not text */
+            if (rd->line == 1 && len >= 3 && memcmp(start, "\xEF\xBB\xBF", 3) == 0) {
+                rd->text += 3;
+                rd->len -= 3;
+            }
             return SBM_SUCCESS;
         }
         if (rd->src.eof) {
@@ -121,8 +130,13 @@ sbm_status sbm__text_next_line(sbm__text_reader *rd)
             rd->end = avail;
         }
         if (rd->end == rd->cap) {
-            if (rd->cap > SIZE_MAX / 4)
-                return sbm__text_error(rd, SBM_ERR_OVERFLOW, "line too long");
+            if (rd->cap >= SBM__TEXT_MAX_LINE) {
+                rd->line++; /* the line being read */
+                return sbm__text_error(rd, SBM_ERR_PARSE,
+                                       "the line is longer than %zu bytes, the most a line of "
+                                       "a text file may have (is this a text file?)",
+                                       (size_t)SBM__TEXT_MAX_LINE);
+            }
             char *nb = sbm__host_alloc(rd->ctx, 2 * rd->cap + 1, "the file buffer");
             if (!nb) return SBM_ERR_OUT_OF_MEMORY;
             memcpy(nb, rd->buf, rd->end);
