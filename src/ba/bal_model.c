@@ -178,3 +178,25 @@ sbm_status sbm_bal_evaluate(sbm_ctx *ctx, const sbm_bal_problem *p, double *h_re
     if (cost) *cost = 0.5 * sum;
     return SBM_SUCCESS;
 }
+
+sbm_status sbm__bal_cost_check(sbm_ctx *ctx, const sbm_bal_problem *p, double cost)
+{
+    if (isfinite(cost)) return SBM_SUCCESS;
+    for (int64_t k = 0; k < p->nobs; k++) {
+        double pred[2];
+        const int32_t c = p->obs_cam[k], j = p->obs_pt[k];
+        sbm__bal_project(p->cam + 9 * (int64_t)c, p->pts + 3 * (int64_t)j, pred, NULL, NULL);
+        const double rx = pred[0] - p->obs_xy[2 * k], ry = pred[1] - p->obs_xy[2 * k + 1];
+        const double r2 = rx * rx + ry * ry;
+        if (isfinite(r2)) continue;
+        return sbm__error(ctx, SBM_ERR_NOT_FINITE,
+                          "the initial cost is %g: observation %" PRId64 " (camera %d, point %d) "
+                          "has the squared residual %g (prediction (%g, %g), measurement (%g, "
+                          "%g)); parameters this large cannot be solved in double precision",
+                          cost, k, (int)c, (int)j, r2, pred[0], pred[1], p->obs_xy[2 * k],
+                          p->obs_xy[2 * k + 1]);
+    }
+    return sbm__error(ctx, SBM_ERR_NOT_FINITE,
+                      "the initial cost is %g although every observation's squared residual is "
+                      "finite: their sum overflows", cost);
+}
