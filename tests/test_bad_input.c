@@ -474,6 +474,19 @@ static sbm_status a_bal_generate_obs(fixture *f)
     assert_null(p);
     return st;
 }
+/* pixel_noise or perturbation near DBL_MAX: finite options, non-finite data */
+static sbm_status a_bal_generate_huge(fixture *f, double noise, double perturbation)
+{
+    sbm_bal_generate_options o = sbm_bal_generate_defaults(4, 5, 3, 1);
+    o.pixel_noise = noise;
+    o.perturbation = perturbation;
+    sbm_bal_problem *p = (sbm_bal_problem *)0x1;
+    sbm_status st = sbm_bal_generate(f->ctx, &o, &p);
+    assert_null(p);
+    return st;
+}
+static sbm_status a_bal_generate_noise(fixture *f) { return a_bal_generate_huge(f, 1e308, 1); }
+static sbm_status a_bal_generate_perturb(fixture *f) { return a_bal_generate_huge(f, 1, 1e308); }
 static sbm_status a_ba_linearize_other(fixture *f) { return sbm_ba_linearize(f->ctx, f->ba, f->bal2); }
 static sbm_status a_schur_not_spd(fixture *f)
 {
@@ -546,6 +559,8 @@ static const api_row api_rows[] = {
     {"csr_write_mtx: directory missing", a_write_mtx_no_dir, SBM_ERR_IO, "nonexistent-sbm-dir"},
     {"ctx_set_allocator: NULL functions", a_set_allocator_half, SBM_ERR_NULL_ARGUMENT, "alloc"},
     {"bal_generate: more observations than cameras", a_bal_generate_obs, SBM_ERR_INVALID_ARGUMENT, "obs_per_point"},
+    {"bal_generate: noise making inf observations", a_bal_generate_noise, SBM_ERR_INVALID_ARGUMENT, "pixel_noise = 1e+308 makes coordinate"},
+    {"bal_generate: perturbation making inf parameters", a_bal_generate_perturb, SBM_ERR_INVALID_ARGUMENT, "perturbation = 1e+308 makes parameter"},
     {"ba_linearize: another problem", a_ba_linearize_other, SBM_ERR_DIMENSION_MISMATCH, "problem"},
     {"ba_schur: V not SPD", a_schur_not_spd, SBM_ERR_NOT_POSITIVE_DEFINITE, "V"},
     {"ba_set_damping: negative lambda", a_damping_negative, SBM_ERR_INVALID_ARGUMENT, "lambda"},

@@ -7,8 +7,11 @@
  * tests/cli/test_cli_output.sh. Host files: the CPU backend only. */
 #include "test_util.h"
 
+#include "io_internal.h" /* to plant a non-finite value in a const-viewed array */
+
 #include <dirent.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,12 +215,49 @@ static void test_fifo(void **state)
     tmpdir_remove(&d);
 }
 
+/* No writer writes inf or NaN: each refuses before the file exists, naming the entry. */
+static void test_refuse_non_finite(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    tmpdir d;
+    tmpdir_make(&d);
+    sbm_bal_problem *p = NULL;
+    const sbm_bal_generate_options g = sbm_bal_generate_defaults(3, 7, 3, 5);
+    SBM_ASSERT_OK(e->ctx, sbm_bal_generate(e->ctx, &g, &p));
+    p->obs_xy[5] = INFINITY;
+    const char *out = tmp_path(&d, "p.txt");
+    SBM_ASSERT_FAILS(e->ctx, sbm_bal_write(e->ctx, out, p), SBM_ERR_NOT_FINITE,
+                     "coordinate 2 of observation 2 is inf");
+    sbm_bal_destroy(p);
+
+    const char *in = tmp_path(&d, "g.g2o");
+    FILE *f = fopen(in, "w");
+    assert_non_null(f);
+    fputs("VERTEX_SE2 3 0 0 0\nVERTEX_SE2 4 1 0 0\nEDGE_SE2 3 4 1 0 0 1 0 0 1 0 1\n", f);
+    fclose(f);
+    sbm_g2o_graph *gr = NULL;
+    SBM_ASSERT_OK(e->ctx, sbm_g2o_read(e->ctx, in, &gr));
+    gr->emeas[1] = NAN;
+    SBM_ASSERT_FAILS(e->ctx, sbm_g2o_write(e->ctx, gr, out), SBM_ERR_NOT_FINITE,
+                     "value 2 of the measurement of edge 0 (vertex 3 to vertex 4) is nan");
+    gr->emeas[1] = 0;
+    gr->einfo[4] = -INFINITY;
+    SBM_ASSERT_FAILS(e->ctx, sbm_g2o_write(e->ctx, gr, out), SBM_ERR_NOT_FINITE,
+                     "value 5 of the information matrix of edge 0 (vertex 3 to vertex 4) is -inf");
+    sbm_g2o_destroy(gr);
+    struct stat sb;
+    assert_int_equal(stat(out, &sb), -1);
+    assert_int_equal(count_entries(d.path, ".tmp."), 0);
+    tmpdir_remove(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         SBM_TEST_CPU(test_devices),
         SBM_TEST_CPU(test_symlinks),
         SBM_TEST_CPU(test_fifo),
+        SBM_TEST_CPU(test_refuse_non_finite),
     };
     const char *filter = getenv("SBM_TEST_FILTER");
     if (filter && *filter) cmocka_set_test_filter(filter);
