@@ -63,6 +63,9 @@ static const file_row file_rows[] = {
     {"mtx: skew-symmetric diagonal entry", MTX, "%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 1\n2 2 1\n", -1, SBM_ERR_PARSE, "3:", "diagonal entry (2,2)"},
     {"mtx: symmetric but not square", MTX, MMS "3 4 1\n1 1 1\n", -1, SBM_ERR_PARSE, "2:", "must be square"},
     {"mtx: NUL byte in a line", MTX, MM "3 3 1\n1 \0 1\n", 55, SBM_ERR_PARSE, "3:", "entry has 1 number"},
+    {"mtx: duplicates summing to inf", MTX, MM "3 3 3\n1 1 1e308\n% between\n2 2 1\n1 1 1e308\n", -1, SBM_ERR_PARSE, "6:", "the duplicates of entry (1,1) sum to inf here"},
+    {"mtx: symmetric storing both triangles", MTX, MMS "3 3 3\n2 1 5\n3 3 1\n1 2 5\n", -1, SBM_ERR_PARSE, "5:", "entry (1,2) mirrors the entry (2,1) on line 3"},
+    {"mtx: skew-symmetric storing both triangles", MTX, "%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 2\n1 3 5\n3 1 -5\n", -1, SBM_ERR_PARSE, "4:", "entry (3,1) mirrors the entry (1,3) on line 3"},
     {"mtx: missing file", MTX, NULL, 0, SBM_ERR_IO, "", "cannot open"},
     /* BAL */
     {"bal: empty file", BAL, "", -1, SBM_ERR_PARSE, "1:", "ends before the camera count"},

@@ -7,6 +7,8 @@
 
 #include "test_util.h"
 
+#include "io_internal.h" /* sbm__host_memory_bytes */
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,11 +97,42 @@ static void test_long_lines(void **state)
     assert_true((double)(clock() - t0) / CLOCKS_PER_SEC < 20.0);
 }
 
+/* Sizes whose arrays cannot fit the machine's memory are refused at the size line, before
+ * anything that large is allocated (the context's allocator sees nothing above 1 MiB). */
+static void test_header_sizes(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    sbm_csr *A = NULL;
+    /* a compressed file's entry count is not bounded by its size: 2^62 entries */
+    const char *plain = sbm_test_write_text("many.txt", "%%MatrixMarket matrix coordinate real "
+                                                        "general\n3 3 4611686018427387904\n");
+    const char *gz = sbm_test_tmp_path("many.mtx.gz");
+    sbm_test_recode(plain, gz, "gz");
+    SBM_ASSERT_FAILS(e->ctx, sbm_csr_read_mtx(e->ctx, gz, &A), SBM_ERR_OUT_OF_MEMORY,
+                     "many.mtx.gz:2: size line: a 3 x 3 matrix with 4611686018427387904 entries "
+                     "needs at least");
+    SBM_ASSERT_FAILS(e->ctx, sbm_csr_read_mtx(e->ctx, gz, &A), SBM_ERR_OUT_OF_MEMORY,
+                     "more than this machine's memory");
+    assert_null(A);
+    /* 2^31 - 1 rows in a 67-byte file: 51 GB of row pointers and counts, refused where the
+     * machine has less */
+    const char *tall = sbm_test_write_text("tall.mtx", "%%MatrixMarket matrix coordinate real "
+                                                       "general\n2147483647 3 1\n1 1 1\n");
+    const double have = sbm__host_memory_bytes();
+    if (have > 0 && have < 5e10)
+        SBM_ASSERT_FAILS(e->ctx, sbm_csr_read_mtx(e->ctx, tall, &A), SBM_ERR_OUT_OF_MEMORY,
+                         "tall.mtx:2: size line: a 2147483647 x 3 matrix with 1 entries needs "
+                         "at least 51539607600 bytes");
+    else
+        print_message("  (skipped the 2^31-row file: this machine has %.0f bytes)\n", have);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         SBM_TEST_CPU(test_byte_order_mark),
         SBM_TEST_CPU(test_long_lines),
+        SBM_TEST_CPU(test_header_sizes),
     };
     return cmocka_run_group_tests(tests, sbm_test_make_tmp_dir, sbm_test_remove_tmp_dir);
 }

@@ -121,6 +121,57 @@ void sbm__text_locale_end(void **c, void **old);
 
 
 /* ---------------------------------------------------------------------------------------- */
+/* Matrix Market entry checks (mtx_checks.c)                                                */
+/* ---------------------------------------------------------------------------------------- */
+
+/* The file line of every entry: entries follow the size line one a line, except for the blank
+ * and comment lines between them, of which only the entry count at each is kept. */
+typedef struct sbm__mtx_lines {
+    int64_t size_line; /* line of the size line */
+    int64_t *skip;     /* entries stored when each skipped line after it was read (host) */
+    int64_t nskip;     /* skipped lines */
+    int64_t cap;       /* capacity of skip */
+} sbm__mtx_lines;
+
+/* Record a skipped line read after count entries. */
+sbm_status sbm__mtx_lines_skip(sbm_ctx *ctx, sbm__mtx_lines *L, int64_t count);
+/* The line of entry number `entry` (0-based, file order). */
+int64_t sbm__mtx_line_of(const sbm__mtx_lines *L, int64_t entry);
+void sbm__mtx_lines_free(sbm_ctx *ctx, sbm__mtx_lines *L);
+/* A symmetric or skew-symmetric file's entries (0-based, file order): SBM_ERR_PARSE
+ * "path:line: entry (i,j) mirrors the entry (j,i) on line L..." for the first entry whose
+ * mirror is stored too. */
+sbm_status sbm__mtx_check_mirrors(sbm_ctx *ctx, const char *path, const sbm__mtx_lines *L,
+                                  int64_t count, const int32_t *row, const int32_t *col);
+
+/* The machine's physical memory in bytes (0: unknown). */
+double sbm__host_memory_bytes(void);
+/* SBM_ERR_OUT_OF_MEMORY "path:line: size line: a m x n matrix ... needs at least B bytes, more
+ * than this machine's memory" when the arrays the size line implies cannot fit (mirrored: the
+ * entries are doubled; ranked: the columns are bucketed over the distinct ones). */
+sbm_status sbm__mtx_check_memory(sbm__text_reader *rd, int64_t m, int64_t n, int64_t nnz,
+                                 int mirrored, int ranked);
+
+/* The summed matrix and the entries it was summed from. */
+typedef struct sbm__mtx_summed {
+    int64_t m;             /* rows */
+    const int64_t *rowptr; /* the summed CSR (columns ranked when ucol) */
+    const int32_t *colind;
+    const double *values;
+    int64_t count;         /* expanded entries, file order */
+    const int32_t *row;
+    const int32_t *col;
+    const double *val;
+    int mirrored;          /* 1: each off-diagonal entry is followed by its mirror */
+    const int32_t *ucol;   /* column of each rank, or NULL */
+} sbm__mtx_summed;
+
+/* SBM_ERR_PARSE "path:line: the duplicates of entry (i,j) sum to inf here ..." naming the entry
+ * where the running sum of the first non-finite value stopped being finite. */
+sbm_status sbm__mtx_check_sums(sbm_ctx *ctx, const char *path, const sbm__mtx_lines *L,
+                               const sbm__mtx_summed *s);
+
+/* ---------------------------------------------------------------------------------------- */
 /* Host containers (bal.c, g2o.c); the BA and SLAM layers read and update them              */
 /* ---------------------------------------------------------------------------------------- */
 
