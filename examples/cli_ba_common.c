@@ -211,7 +211,10 @@ int cli_ba_open(const cli_opts *o, const sbm_bal_generate_options *gen, ba_cmd *
             fprintf(stderr, "sbm: %s: repaired %lld information matrices (nearest positive "
                             "semidefinite)\n", o->g2o, (long long)repaired);
     }
-    if (st != SBM_SUCCESS) return cli_lib_error(c->host, o->generate ? "--generate" : NULL);
+    if (st != SBM_SUCCESS)
+        return cli_lib_error(c->host, o->generate ? "--generate"
+                                      : gen      ? "bal-generate"
+                                                 : NULL);
     return cli_make_context(o->backend, &c->ctx);
 }
 

@@ -197,14 +197,16 @@ static int parse_generate(const char *s, sbm_bal_generate_options *g)
     long v[4] = {0, 0, 0, 1};
     int n = 0;
     const char *p = s;
-    while (n < 4) {
+    for (;;) {
         char *e = NULL;
         errno = 0;
+        /* digits only: strtol would also take blanks and a sign */
+        if (n == 4 || *p < '0' || *p > '9') return 0;
         const long x = strtol(p, &e, 10);
         if (e == p || errno != 0 || x < 0) return 0;
         v[n++] = x;
         if (*e == '\0') break;
-        if (*e != ',') return 0;
+        if (*e != ',') return 0; /* a fifth value ("3,20,2,1,garbage") too */
         p = e + 1;
     }
     if (n < 3) return 0;
