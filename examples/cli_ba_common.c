@@ -276,6 +276,35 @@ done:
     return rc;
 }
 
+void cli_ba_warn_unconstrained(const sbm_bal_problem *p, const char *name)
+{
+    const sbm_bal_info pi = sbm_bal_get_info(p);
+    int64_t *seen = calloc((size_t)(pi.cameras + pi.points + 1), sizeof(int64_t));
+    if (!seen) return; /* warnings only */
+    for (int64_t k = 0; k < pi.observations; k++)
+        seen[pi.obs_camera[k]]++, seen[pi.cameras + pi.obs_point[k]]++;
+    int64_t ncam = 0, npt = 0, cam = -1, pt = -1;
+    for (int64_t c = 0; c < pi.cameras; c++)
+        if (seen[c] == 0 && ncam++ == 0) cam = c;
+    for (int64_t j = 0; j < pi.points; j++)
+        if (seen[pi.cameras + j] < 2 && npt++ == 0) pt = j;
+    if (ncam > 0)
+        fprintf(stderr, "sbm: warning: %s: camera %lld (and %lld more) has no observation: no "
+                        "residual constrains its 9 parameters\n",
+                name, (long long)cam, (long long)(ncam - 1));
+    if (npt > 0)
+        fprintf(stderr, "sbm: warning: %s: point %lld (and %lld more) is seen by %lld camera%s: "
+                        "its 3 coordinates are not determined (its depth is free)\n",
+                name, (long long)pt, (long long)(npt - 1), (long long)seen[pi.cameras + pt],
+                seen[pi.cameras + pt] == 1 ? "" : "s");
+    const int64_t nres = 2 * pi.observations, npar = 9 * pi.cameras + 3 * pi.points;
+    if (nres < npar)
+        fprintf(stderr, "sbm: warning: %s: %lld residuals for %lld parameters: the problem is "
+                        "underdetermined; the solve finds one of many minima\n",
+                name, (long long)nres, (long long)npar);
+    free(seen);
+}
+
 /* The symmetric matrix A to out and, with vec_path, the vector x (n values, one per line)
  * beside it, each through the library's atomic writer, so that either both files appear or
  * neither does: everything that can fail but I/O is done first, then the vector is written (a

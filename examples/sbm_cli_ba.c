@@ -239,6 +239,7 @@ int sbm_cli_ba_solve(int argc, char **argv)
     cli_printf(": %lld cameras, %lld points, %lld observations; backend %s\n",
                (long long)pi.cameras, (long long)pi.points, (long long)pi.observations,
                cli_backend_name(c.ctx));
+    cli_ba_warn_unconstrained(c.p, o.bal ? o.bal : "--generate");
     if (ba_solve_run(&o, &c) != 0) goto done;
     if (o.out) {
         if (sbm_bal_write(c.host, o.out, c.p) != SBM_SUCCESS) {

@@ -2,7 +2,7 @@
 # Tests of odd and hostile inputs through the sbm tool (issue 23): a file without newlines fails
 # at once; odd but valid files read (a byte-order mark, negative g2o ids); values that cannot be
 # solved or written are refused with the element named, and leave no output; a --generate with
-# trailing garbage is a usage error. Every file is written in a scratch folder.
+# trailing garbage is a usage error; ba-solve warns about what no residual determines. Every file is written in a scratch folder.
 #
 # usage: bash test_cli_input.sh <path-to-sbm> <tmpdir>
 set -u
@@ -55,7 +55,23 @@ fails 1 "perturbation = 1e+308 makes" "$TMP/noise.txt" bal-generate --cameras 4 
 for g in 3,20,2,1,garbage 3,20,2,1, "3, 20,2" 3,20,+2 3,20; do
     fails 2 "invalid --generate '$g' (C,P,K[,SEED])" "-" ba-solve --generate "$g"
 done
-runs ba-solve --generate 4,20,2,7 --iterations 1 && ok
+# Underdetermined problems are named before the solve: one camera, one point, one observation;
+# two cameras of which one sees nothing.
+printf '1 1 1\n0 0 0.5 0.5\n0\n0\n0\n0\n0\n-1\n500\n0\n0\n0\n0\n5\n' >"$TMP/one.bal"
+if runs ba-solve --bal "$TMP/one.bal" --iterations 2; then
+    grep -qF "point 0 (and 0 more) is seen by 1 camera: its 3 coordinates are not determined" "$TMP/run.err" && ok ||
+        bad "ba-solve one.bal: no warning on the point: $(cat "$TMP/run.err")"
+    grep -qF "2 residuals for 12 parameters: the problem is underdetermined" "$TMP/run.err" && ok ||
+        bad "ba-solve one.bal: no underdetermined warning: $(cat "$TMP/run.err")"
+fi
+printf '2 1 2\n0 0 0.5 0.5\n0 0 0.4 0.5\n' >"$TMP/idle.bal"
+for k in 1 2; do printf '0\n0\n0\n0\n0\n-1\n500\n0\n0\n' >>"$TMP/idle.bal"; done
+printf '0\n0\n5\n' >>"$TMP/idle.bal"
+if runs ba-solve --bal "$TMP/idle.bal" --iterations 1; then
+    grep -qF "camera 1 (and 0 more) has no observation" "$TMP/run.err" && ok ||
+        bad "ba-solve idle.bal: no warning on camera 1: $(cat "$TMP/run.err")"
+fi
+runs ba-solve --generate 4,20,3,7 --iterations 1 && { [ -s "$TMP/run.err" ] && bad "warnings on a determined problem: $(cat "$TMP/run.err")" || ok; }
 
 echo "cli-input: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
