@@ -69,7 +69,7 @@ typedef struct sbm_loss {
  * 0 * inf = NaN at a = 1e200). Below, the loss flattens every residual of ordinary size (the
  * scale is in the residual's units: pixels, or whitened g2o errors): Cauchy's gradient shrinks
  * as a^2 and Huber's as a, under the default gradient tolerance (1e-10) before the first step,
- * so the solve "converged" at once with the input unsolved (issue 23: cauchy:1e-8 and
+ * so the solve "converged" at once with the input unsolved (measured: cauchy:1e-8 and
  * huber:1e-150 did; cauchy:1e-6 still iterates). */
 #define SBM_LOSS_SCALE_MIN 1e-6
 #define SBM_LOSS_SCALE_MAX 1e150

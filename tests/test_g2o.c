@@ -207,7 +207,7 @@ static void test_read_small(void **state)
     assert_int_equal(sbm_g2o_get_info(NULL).vertices, 0);
 }
 
-/* Valid files that were refused or misread (issue 23): negative ids and ids at both int32
+/* Valid files that were refused or misread: negative ids and ids at both int32
  * limits (an edge-only file orders them by id), a UTF-8 byte-order mark, a quaternion whose
  * squares overflow in double. */
 static void test_read_valid_odd(void **state)

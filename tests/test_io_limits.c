@@ -1,4 +1,4 @@
-/* The text readers' limits and odd-but-valid starts (issue 23), for every reader (Matrix
+/* The text readers' limits and odd-but-valid starts, for every reader (Matrix
  * Market, BAL, g2o): a UTF-8 byte-order mark at the start is skipped; a line longer than the
  * readers' limit (16 MiB) is SBM_ERR_PARSE naming the file and line, at once, also for a
  * file without any newline (/dev/zero); header sizes that cannot fit the machine's memory are

@@ -1,5 +1,5 @@
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, symlink, mkfifo */
-/* Where the writers of sbm_io.h write (issue 23): a regular file, a new name, or a symbolic link
+/* Where the writers of sbm_io.h write: a regular file, a new name, or a symbolic link
  * to a regular file through a temporary and a rename (the link stays a link, its target is
  * replaced, its mode kept); a character device, a link to one, and a FIFO in place, never
  * replaced; every write error (ENOSPC on /dev/full, plain and compressed) is SBM_ERR_IO with

@@ -818,7 +818,7 @@ static void test_tiny_variants(void **state)
                "2 1 -1\n",
                2, 2, 2, w9);
     /* Symmetric file that stores both (2,1) and (1,2): mirroring each would add them into
-     * twice the value, silently; refused since issue 23, naming both lines. */
+     * twice the value, silently; refused, naming both lines. */
     sbm_csr *B = (sbm_csr *)&B;
     SBM_ASSERT_FAILS(e->ctx,
                      sbm_csr_read_mtx(e->ctx,

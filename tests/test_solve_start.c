@@ -1,4 +1,4 @@
-/* What the solvers refuse before their first step (issue 23): an initial cost that is not
+/* What the solvers refuse before their first step: an initial cost that is not
  * finite (poses, parameters or measurements so large that a squared error overflows) is
  * SBM_ERR_NOT_FINITE naming the edge and its vertices (sbm_slam_solve, both methods) or the
  * observation, camera and point (sbm_ba_solve); the input is unchanged. Files are read from

@@ -1,4 +1,4 @@
-/* Checks of a Matrix Market file's entries that need the whole file (issue 23), with the file
+/* Checks of a Matrix Market file's entries that need the whole file, with the file
  * line of every entry kept compactly:
  *   - a symmetric or skew-symmetric file stores one triangle, its mirror implied: an entry
  *     whose mirror is stored too would be summed into twice the value, so the first one (in

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tests of odd and hostile inputs through the sbm tool (issue 23): a file without newlines fails
+# Tests of odd and hostile inputs through the sbm tool: a file without newlines fails
 # at once; odd but valid files read (a byte-order mark, negative g2o ids); values that cannot be
 # solved or written are refused with the element named, and leave no output; a --generate with
 # trailing garbage is a usage error; ba-solve warns about what no residual determines. Every file is written in a scratch folder.

@@ -45,7 +45,7 @@ fails 2 "--loss: scale '1e999' must be a finite number > 0" "-" ba-solve --bal "
 fails 2 "--loss: scale '2x' must be a finite number > 0" "-" ba-solve --bal "$SMALL" --loss huber:2x
 fails 2 "--loss: scale '1e-151' is not from 1e-6 to 1e150" "-" slam-solve --g2o "$G" --loss huber:1e-151
 fails 2 "--loss: scale '2e150' is not from 1e-6 to 1e150" "-" ba-solve --bal "$SMALL" --loss cauchy:2e150
-# issue 23: below 1e-6 a loss flattens every residual and the solve stopped at once, "converged"
+# below 1e-6 a loss flattens every residual and the solve stopped at once, "converged"
 fails 2 "--loss: scale '1e-150' is not from 1e-6 to 1e150" "-" ba-solve --bal "$SMALL" --loss cauchy:1e-150
 fails 2 "--loss: scale '9e-7' is not from 1e-6 to 1e150" "-" slam-solve --g2o "$G" --loss huber:9e-7
 runs ba-solve --bal "$SMALL" --iterations 3 --loss cauchy:1e-6 &&

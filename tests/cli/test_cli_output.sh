@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tests of where the sbm tool writes (issue 23): the library's writer replaces only regular files
+# Tests of where the sbm tool writes: the library's writer replaces only regular files
 # (through a temporary and a rename), follows a symbolic link to a regular file (the target is
 # replaced, the link stays a link), and writes anything else in place: a character device, a
 # FIFO, "-" (the standard output, with the report lines moved to stderr). Write errors (ENOSPC
