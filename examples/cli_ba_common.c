@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---------------------------------------------------------------------------------------- */
@@ -174,6 +175,8 @@ int cli_ba_parse(int argc, char **argv, unsigned mask, const char *cmd, const ch
         const char *bad = cli_ba_set_option(o, options[k].name, v, mask, &at);
         if (bad) return cli_command_error(usage, cmd, bad, at);
     }
+    const char *same = cli_outputs(o->out, o->rhs);
+    if (same) return cli_command_error(usage, cmd, same, o->rhs);
     return -1;
 }
 
@@ -208,7 +211,10 @@ int cli_ba_open(const cli_opts *o, const sbm_bal_generate_options *gen, ba_cmd *
             fprintf(stderr, "sbm: %s: repaired %lld information matrices (nearest positive "
                             "semidefinite)\n", o->g2o, (long long)repaired);
     }
-    if (st != SBM_SUCCESS) return cli_lib_error(c->host, o->generate ? "--generate" : NULL);
+    if (st != SBM_SUCCESS)
+        return cli_lib_error(c->host, o->generate ? "--generate"
+                                      : gen      ? "bal-generate"
+                                                 : NULL);
     return cli_make_context(o->backend, &c->ctx);
 }
 
@@ -270,6 +276,35 @@ done:
     return rc;
 }
 
+void cli_ba_warn_unconstrained(const sbm_bal_problem *p, const char *name)
+{
+    const sbm_bal_info pi = sbm_bal_get_info(p);
+    int64_t *seen = calloc((size_t)(pi.cameras + pi.points + 1), sizeof(int64_t));
+    if (!seen) return; /* warnings only */
+    for (int64_t k = 0; k < pi.observations; k++)
+        seen[pi.obs_camera[k]]++, seen[pi.cameras + pi.obs_point[k]]++;
+    int64_t ncam = 0, npt = 0, cam = -1, pt = -1;
+    for (int64_t c = 0; c < pi.cameras; c++)
+        if (seen[c] == 0 && ncam++ == 0) cam = c;
+    for (int64_t j = 0; j < pi.points; j++)
+        if (seen[pi.cameras + j] < 2 && npt++ == 0) pt = j;
+    if (ncam > 0)
+        fprintf(stderr, "sbm: warning: %s: camera %lld (and %lld more) has no observation: no "
+                        "residual constrains its 9 parameters\n",
+                name, (long long)cam, (long long)(ncam - 1));
+    if (npt > 0)
+        fprintf(stderr, "sbm: warning: %s: point %lld (and %lld more) is seen by %lld camera%s: "
+                        "its 3 coordinates are not determined (its depth is free)\n",
+                name, (long long)pt, (long long)(npt - 1), (long long)seen[pi.cameras + pt],
+                seen[pi.cameras + pt] == 1 ? "" : "s");
+    const int64_t nres = 2 * pi.observations, npar = 9 * pi.cameras + 3 * pi.points;
+    if (nres < npar)
+        fprintf(stderr, "sbm: warning: %s: %lld residuals for %lld parameters: the problem is "
+                        "underdetermined; the solve finds one of many minima\n",
+                name, (long long)nres, (long long)npar);
+    free(seen);
+}
+
 /* The symmetric matrix A to out and, with vec_path, the vector x (n values, one per line)
  * beside it, each through the library's atomic writer, so that either both files appear or
  * neither does: everything that can fail but I/O is done first, then the vector is written (a
@@ -288,7 +323,9 @@ int cli_ba_write_system(sbm_ctx *host, const sbm_cbc *A, const char *out, const 
     }
     if (sbm_csr_write_mtx(host, out, C) != SBM_SUCCESS) {
         cli_lib_error(host, NULL);
-        if (vec_path) unlink(vec_path);
+        /* only the regular file just written; a device, FIFO or link stays */
+        struct stat sb;
+        if (vec_path && lstat(vec_path, &sb) == 0 && S_ISREG(sb.st_mode)) unlink(vec_path);
         goto done;
     }
     rc = 0;
@@ -302,19 +339,19 @@ done:
 void cli_ba_print_times(const sbm_solver_summary *s, const char *system)
 {
     const double tot = s->time_total > 0 ? s->time_total : 1e-300;
-    printf("time %.3f s: linearize %.3f s (%.0f%%), %s %.3f s (%.0f%%), solve %.3f s (%.0f%%), "
-           "update %.3f s (%.0f%%)\n",
-           s->time_total, s->time_linearize, 100 * s->time_linearize / tot, system,
-           s->time_schur, 100 * s->time_schur / tot, s->time_solve, 100 * s->time_solve / tot,
-           s->time_update, 100 * s->time_update / tot);
+    cli_printf("time %.3f s: linearize %.3f s (%.0f%%), %s %.3f s (%.0f%%), solve %.3f s (%.0f%%), "
+               "update %.3f s (%.0f%%)\n",
+               s->time_total, s->time_linearize, 100 * s->time_linearize / tot, system,
+               s->time_schur, 100 * s->time_schur / tot, s->time_solve, 100 * s->time_solve / tot,
+               s->time_update, 100 * s->time_update / tot);
 }
 
 void cli_ba_print_stop(const sbm_solver_summary *s, const char *none)
 {
     if (sbm_stop_reason_converged(s->stop_reason))
-        printf("converged (%s)\n", sbm_stop_reason_name(s->stop_reason));
+        cli_printf("converged (%s)\n", sbm_stop_reason_name(s->stop_reason));
     else if (s->stop_reason == SBM_STOP_NONE)
-        printf("nothing to optimise (%s)\n", none);
+        cli_printf("nothing to optimise (%s)\n", none);
     else
-        printf("NOT converged: %s\n", sbm_stop_reason_name(s->stop_reason));
+        cli_printf("NOT converged: %s\n", sbm_stop_reason_name(s->stop_reason));
 }

@@ -59,7 +59,7 @@ int cli_ba_needs(const char *usage, const char *cmd, const char *what);
  * compute context. @return 0 or EXIT_FAILURE (reported); cli_ba_close releases c either way. */
 int cli_ba_open(const cli_opts *o, const sbm_bal_generate_options *gen, ba_cmd *c);
 void cli_ba_close(ba_cmd *c);
-/* The range of --loss's scale as text ("1e-150 to 1e150"), from sbm_solve.h's macros. */
+/* The range of --loss's scale as text ("1e-6 to 1e150"), from sbm_solve.h's macros. */
 #define CLI_STR_(x) #x
 #define CLI_STR(x) CLI_STR_(x)
 #define CLI_LOSS_SCALE_RANGE CLI_STR(SBM_LOSS_SCALE_MIN) " to " CLI_STR(SBM_LOSS_SCALE_MAX)
@@ -70,6 +70,9 @@ const char *cli_ba_parse_loss(const char *v, sbm_loss *loss, const char **bad);
 /* The loss as --loss takes it ("none", "huber:1.5"): the scale to the digits that read back
  * exactly. */
 void cli_ba_loss_text(sbm_loss loss, char *buf, size_t size);
+/* Warnings on stderr, before a solve, naming what no residual determines: cameras without an
+ * observation, points seen by fewer than 2 cameras, fewer residuals than parameters. */
+void cli_ba_warn_unconstrained(const sbm_bal_problem *p, const char *name);
 /* "dense Cholesky", "sparse Cholesky", "PCG (block-Jacobi)", ... */
 const char *cli_ba_solver_name(sbm_linear_solver s);
 /* The symmetric matrix A (upper block triangle) to out as full scalar Matrix Market and, with

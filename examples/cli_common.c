@@ -5,9 +5,11 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 int cli_command_error(const char *usage, const char *cmd, const char *fmt, const char *arg)
@@ -52,6 +54,35 @@ int cli_match_option(int argc, char **argv, int *i, const char *name, int has_va
         return 1;
     }
     return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Outputs and the report                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+static int report_to_stderr;
+
+const char *cli_outputs(const char *a, const char *b)
+{
+    if ((a && strcmp(a, "-") == 0) || (b && strcmp(b, "-") == 0)) report_to_stderr = 1;
+    if (!a || !b) return NULL;
+    if (strcmp(a, b) == 0) return "two outputs name '%s': each output needs its own file";
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0 && S_ISREG(sa.st_mode) && sa.st_dev == sb.st_dev &&
+        sa.st_ino == sb.st_ino)
+        return "two outputs name the file '%s': each output needs its own file";
+    return NULL;
+}
+
+FILE *cli_report(void) { return report_to_stderr ? stderr : stdout; }
+
+int cli_printf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    const int n = vfprintf(cli_report(), fmt, ap);
+    va_end(ap);
+    return n;
 }
 
 int cli_open_matrix(const char *path, sbm_ctx **host, sbm_csr **A)

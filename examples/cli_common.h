@@ -30,6 +30,22 @@ int cli_lib_error(const sbm_ctx *ctx, const char *context);
 int cli_match_option(int argc, char **argv, int *i, const char *name, int has_value,
                      const char **value);
 
+/* ---- outputs and the report ------------------------------------------------------------ */
+
+/* The output files of a command (NULL: none given). Two naming the same file (the same name,
+ * or two names of one existing file) are refused; an output "-" (the standard output, which
+ * the library writes in place) sends the command's report lines to stderr, so that stdout
+ * holds the file alone. @return NULL, or the message with '%s' for the path at fault. */
+const char *cli_outputs(const char *a, const char *b);
+/* Where the report lines go: stdout, or stderr after cli_outputs saw "-". */
+FILE *cli_report(void);
+/* printf to cli_report(). */
+int cli_printf(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
 /* A host (CPU) context and the Matrix Market coordinate file at path read into it.
  * @return 0 or EXIT_FAILURE (reported); the caller destroys *A and *host either way. */
 int cli_open_matrix(const char *path, sbm_ctx **host, sbm_csr **A);

@@ -41,7 +41,13 @@ static const char *const usage_main =
     "\n"
     "options:\n"
     "  --help      show this help (sbm <command> --help: help on a command)\n"
-    "  --version   show the library version and whether the CUDA backend is available\n";
+    "  --version   show the library version and whether the CUDA backend is available\n"
+    "\n"
+    "output files (-o, --rhs): a regular file (or a new name, or a symbolic link to a regular\n"
+    "file, whose target is replaced) is written to a temporary beside it and renamed into place;\n"
+    "a device, a FIFO, /dev/stdout or /dev/fd/N is written in place, and '-' is the standard\n"
+    "output (the report lines then go to stderr). A write error, a full disk included, fails\n"
+    "the command. Two outputs of one command must name different files.\n";
 
 static const char *const usage_gemm =
     "usage: sbm gemm [--backend cpu|cuda|auto] [--block-a RxK] [--block-b KxC] [--block B]\n"
@@ -183,6 +189,7 @@ static int parse_gemm(int argc, char **argv, gemm_args *g, int *help)
     if (npos < 2) return cli_usage_error(usage_gemm, "gemm: %s", "needs two input files A.mtx B.mtx");
     if (g->out_path == NULL || g->out_path[0] == '\0')
         return cli_usage_error(usage_gemm, "gemm: %s", "needs an output file: -o C.mtx");
+    cli_outputs(g->out_path, NULL);
     g->a_path = pos[0];
     g->b_path = pos[1];
     return 0;
@@ -314,9 +321,10 @@ static int cmd_gemm(int argc, char **argv)
             goto done;
         }
         const sbm_csr_info ci = sbm_csr_get_info(Cs);
-        printf("C = %s%s * %s%s: %lld x %lld, %lld entries (scalar CSR SpGEMM, backend %s) -> %s\n",
-               g.a_path, g.ta ? "^T" : "", g.b_path, g.tb ? "^T" : "", (long long)ci.m,
-               (long long)ci.n, (long long)ci.nnz, cli_backend_name(ctx), g.out_path);
+        cli_printf(
+            "C = %s%s * %s%s: %lld x %lld, %lld entries (scalar CSR SpGEMM, backend %s) -> %s\n",
+            g.a_path, g.ta ? "^T" : "", g.b_path, g.tb ? "^T" : "", (long long)ci.m,
+            (long long)ci.n, (long long)ci.nnz, cli_backend_name(ctx), g.out_path);
     } else {
         if (gemm_block(host, ctx, &g, A, B, &C) != 0) goto done;
         if (sbm_cbc_write_mtx(host, g.out_path, C) != SBM_SUCCESS) {
@@ -324,12 +332,13 @@ static int cmd_gemm(int argc, char **argv)
             goto done;
         }
         const sbm_cbc_info ci = sbm_cbc_get_info(C);
-        printf("C = %s%s * %s%s: %lld x %lld, %lld x %lld blocks of %dx%d, %lld blocks%s (backend "
-               "%s) -> %s\n",
-               g.a_path, g.ta ? "^T" : "", g.b_path, g.tb ? "^T" : "", (long long)(ci.nbr * ci.r),
-               (long long)(ci.nbc * ci.c), (long long)ci.nbr, (long long)ci.nbc, ci.r, ci.c,
-               (long long)ci.nnzb, g.upper ? " (upper block triangle)" : "", cli_backend_name(ctx),
-               g.out_path);
+        cli_printf(
+            "C = %s%s * %s%s: %lld x %lld, %lld x %lld blocks of %dx%d, %lld blocks%s (backend "
+            "%s) -> %s\n",
+            g.a_path, g.ta ? "^T" : "", g.b_path, g.tb ? "^T" : "", (long long)(ci.nbr * ci.r),
+            (long long)(ci.nbc * ci.c), (long long)ci.nbr, (long long)ci.nbc, ci.r, ci.c,
+            (long long)ci.nnzb, g.upper ? " (upper block triangle)" : "", cli_backend_name(ctx),
+            g.out_path);
     }
     rc = 0;
 
@@ -420,22 +429,22 @@ static int cmd_info(int argc, char **argv)
     }
     const double cmean = bi.nbc > 0 ? (double)bi.nnzb / (double)bi.nbc : 0.0;
 
-    printf("file: %s\n", path);
-    printf("rows: %lld\n", (long long)ai.m);
-    printf("columns: %lld\n", (long long)ai.n);
-    printf("nnz: %lld\n", (long long)ai.nnz);
-    printf("block: %dx%d\n", bi.r, bi.c);
-    printf("block rows: %lld\n", (long long)bi.nbr);
-    printf("block columns: %lld\n", (long long)bi.nbc);
-    printf("nnzb: %lld\n", (long long)bi.nnzb);
+    cli_printf("file: %s\n", path);
+    cli_printf("rows: %lld\n", (long long)ai.m);
+    cli_printf("columns: %lld\n", (long long)ai.n);
+    cli_printf("nnz: %lld\n", (long long)ai.nnz);
+    cli_printf("block: %dx%d\n", bi.r, bi.c);
+    cli_printf("block rows: %lld\n", (long long)bi.nbr);
+    cli_printf("block columns: %lld\n", (long long)bi.nbc);
+    cli_printf("nnzb: %lld\n", (long long)bi.nnzb);
     if (ai.nnz > 0)
-        printf("fill ratio: %.4f\n", (double)bi.nnzb * bi.r * bi.c / (double)ai.nnz);
+        cli_printf("fill ratio: %.4f\n", (double)bi.nnzb * bi.r * bi.c / (double)ai.nnz);
     else
-        printf("fill ratio: -\n");
-    printf("blocks per column: min %lld, mean %.2f, max %lld\n", (long long)cmin, cmean,
-           (long long)cmax);
-    printf("symmetric: %s\n", symmetric ? "yes" : "no");
-    printf("pattern symmetric: %s\n", pattern_symmetric ? "yes" : "no");
+        cli_printf("fill ratio: -\n");
+    cli_printf("blocks per column: min %lld, mean %.2f, max %lld\n", (long long)cmin, cmean,
+               (long long)cmax);
+    cli_printf("symmetric: %s\n", symmetric ? "yes" : "no");
+    cli_printf("pattern symmetric: %s\n", pattern_symmetric ? "yes" : "no");
     rc = 0;
 
 done:

@@ -117,14 +117,15 @@ int sbm_cli_ba_schur(int argc, char **argv)
     }
     if (cli_ba_write_system(c.host, hS, o.out, o.rhs, rhs, 9 * pi.cameras) != 0) goto done;
     const sbm_cbc_info si = sbm_cbc_get_info(hS);
-    printf("%s: %lld cameras, %lld points, %lld observations, cost %.6e\n", o.bal,
-           (long long)pi.cameras, (long long)pi.points, (long long)pi.observations,
-           sbm_ba_system_get_info(sys).cost);
-    printf("S: %lld x %lld (%lld x %lld blocks of 9x9, %lld in the upper triangle), backend %s -> "
-           "%s%s%s\n",
-           (long long)(9 * pi.cameras), (long long)(9 * pi.cameras), (long long)si.nbr,
-           (long long)si.nbc, (long long)si.nnzb, cli_backend_name(c.ctx), o.out,
-           o.rhs ? ", rhs -> " : "", o.rhs ? o.rhs : "");
+    cli_printf("%s: %lld cameras, %lld points, %lld observations, cost %.6e\n", o.bal,
+               (long long)pi.cameras, (long long)pi.points, (long long)pi.observations,
+               sbm_ba_system_get_info(sys).cost);
+    cli_printf(
+        "S: %lld x %lld (%lld x %lld blocks of 9x9, %lld in the upper triangle), backend %s -> "
+        "%s%s%s\n",
+        (long long)(9 * pi.cameras), (long long)(9 * pi.cameras), (long long)si.nbr,
+        (long long)si.nbc, (long long)si.nnzb, cli_backend_name(c.ctx), o.out,
+        o.rhs ? ", rhs -> " : "", o.rhs ? o.rhs : "");
     rc = 0;
 done:
     free(rhs);
@@ -140,20 +141,20 @@ done:
 static void ba_print_iteration(void *user, const sbm_iteration_report *r)
 {
     if (r->iteration == 1)
-        printf("%4s  %19s  %19s  %9s  %-8s  %9s  %9s  %5s  %8s  %8s  %8s  %9s  %8s\n", "iter",
-               "cost", "new cost", "lambda", "result", "|gradient|", "|step|", "pcg", "lin(s)",
-               "Schur(s)", "solve(s)", "update(s)", "total(s)");
+        cli_printf("%4s  %19s  %19s  %9s  %-8s  %9s  %9s  %5s  %8s  %8s  %8s  %9s  %8s\n", "iter",
+                   "cost", "new cost", "lambda", "result", "|gradient|", "|step|", "pcg", "lin(s)",
+                   "Schur(s)", "solve(s)", "update(s)", "total(s)");
     const char *result = r->accepted ? "accepted" : r->linear_failed ? "lin-fail" : "rejected";
     char pcg[16];
     snprintf(pcg, sizeof pcg, "%d%s", r->linear_iterations, r->linear_capped ? "*" : "");
-    printf("%4d  %19.12e  %19.12e  %9.2e  %-8s  %9.2e  %9.2e  %5s  %8.4f  %8.4f  %8.4f  %9.4f  "
-           "%8.4f\n",
-           r->iteration, r->cost_before, r->cost, r->lambda, result, r->gradient_norm,
-           r->step_norm, pcg, r->time_linearize, r->time_schur, r->time_solve, r->time_update,
-           r->time_total);
+    cli_printf("%4d  %19.12e  %19.12e  %9.2e  %-8s  %9.2e  %9.2e  %5s  %8.4f  %8.4f  %8.4f  %9.4f  "
+               "%8.4f\n",
+               r->iteration, r->cost_before, r->cost, r->lambda, result, r->gradient_norm,
+               r->step_norm, pcg, r->time_linearize, r->time_schur, r->time_solve, r->time_update,
+               r->time_total);
     if (r->linear_failed)
-        printf("      step rejected: %s\n", sbm_ctx_last_error((sbm_ctx *)user));
-    fflush(stdout);
+        cli_printf("      step rejected: %s\n", sbm_ctx_last_error((sbm_ctx *)user));
+    fflush(cli_report());
 }
 
 /* Solve the problem with the options of o: a line per iteration, where the time went, why it
@@ -172,19 +173,20 @@ static int ba_solve_run(const cli_opts *o, const ba_cmd *c)
     if (sbm_ba_solve(c->ctx, c->p, &so, &s) != SBM_SUCCESS) return cli_lib_error(c->ctx, o->bal);
     char loss[64];
     cli_ba_loss_text(so.loss, loss, sizeof loss);
-    printf("cost %.12e -> %.12e (%.3g times lower) in %d iterations (%d accepted), %s, loss %s; "
-           "max |gradient| %.3e\n",
-           s.initial_cost, s.final_cost, s.final_cost > 0 ? s.initial_cost / s.final_cost : INFINITY,
-           s.iterations, s.accepted, cli_ba_solver_name(s.linear_solver), loss,
-           s.final_gradient_norm);
+    cli_printf(
+        "cost %.12e -> %.12e (%.3g times lower) in %d iterations (%d accepted), %s, loss %s; "
+        "max |gradient| %.3e\n",
+        s.initial_cost, s.final_cost, s.final_cost > 0 ? s.initial_cost / s.final_cost : INFINITY,
+        s.iterations, s.accepted, cli_ba_solver_name(s.linear_solver), loss, s.final_gradient_norm);
     cli_ba_print_times(&s, "Schur");
     if (s.linear_failures > 0)
-        printf("%d of %d steps rejected: the factorisation failed\n", s.linear_failures,
-               s.iterations);
+        cli_printf("%d of %d steps rejected: the factorisation failed\n", s.linear_failures,
+                   s.iterations);
     if (s.linear_capped > 0)
-        printf("warning: PCG hit its %d-iteration cap in %d of %d solves; the steps were inexact "
-               "(raise --pcg-iterations or use --linear-solver sparse)\n",
-               so.pcg_max_iterations, s.linear_capped, s.iterations);
+        cli_printf(
+            "warning: PCG hit its %d-iteration cap in %d of %d solves; the steps were inexact "
+            "(raise --pcg-iterations or use --linear-solver sparse)\n",
+            so.pcg_max_iterations, s.linear_capped, s.iterations);
     cli_ba_print_stop(&s, "no cameras or points");
     return 0;
 }
@@ -195,14 +197,16 @@ static int parse_generate(const char *s, sbm_bal_generate_options *g)
     long v[4] = {0, 0, 0, 1};
     int n = 0;
     const char *p = s;
-    while (n < 4) {
+    for (;;) {
         char *e = NULL;
         errno = 0;
+        /* digits only: strtol would also take blanks and a sign */
+        if (n == 4 || *p < '0' || *p > '9') return 0;
         const long x = strtol(p, &e, 10);
         if (e == p || errno != 0 || x < 0) return 0;
         v[n++] = x;
         if (*e == '\0') break;
-        if (*e != ',') return 0;
+        if (*e != ',') return 0; /* a fifth value ("3,20,2,1,garbage") too */
         p = e + 1;
     }
     if (n < 3) return 0;
@@ -228,19 +232,21 @@ int sbm_cli_ba_solve(int argc, char **argv)
     if (cli_ba_open(&o, o.generate ? &g : NULL, &c) != 0) goto done;
     const sbm_bal_info pi = sbm_bal_get_info(c.p);
     if (o.bal)
-        printf("problem: %s", o.bal);
+        cli_printf("problem: %s", o.bal);
     else
-        printf("problem: synthetic (seed %llu, noise %g px)", (unsigned long long)g.seed,
-               g.pixel_noise);
-    printf(": %lld cameras, %lld points, %lld observations; backend %s\n", (long long)pi.cameras,
-           (long long)pi.points, (long long)pi.observations, cli_backend_name(c.ctx));
+        cli_printf("problem: synthetic (seed %llu, noise %g px)", (unsigned long long)g.seed,
+                   g.pixel_noise);
+    cli_printf(": %lld cameras, %lld points, %lld observations; backend %s\n",
+               (long long)pi.cameras, (long long)pi.points, (long long)pi.observations,
+               cli_backend_name(c.ctx));
+    cli_ba_warn_unconstrained(c.p, o.bal ? o.bal : "--generate");
     if (ba_solve_run(&o, &c) != 0) goto done;
     if (o.out) {
         if (sbm_bal_write(c.host, o.out, c.p) != SBM_SUCCESS) {
             cli_lib_error(c.host, NULL);
             goto done;
         }
-        printf("refined problem -> %s\n", o.out);
+        cli_printf("refined problem -> %s\n", o.out);
     }
     rc = 0;
 done:
@@ -272,9 +278,9 @@ int sbm_cli_bal_generate(int argc, char **argv)
         cli_lib_error(c.host, NULL);
         goto done;
     }
-    printf("%s: %lld cameras, %lld points, %lld observations (seed %lld)\n", o.out,
-           (long long)o.cameras, (long long)o.points, (long long)sbm_bal_get_info(c.p).observations,
-           (long long)o.seed);
+    cli_printf("%s: %lld cameras, %lld points, %lld observations (seed %lld)\n", o.out,
+               (long long)o.cameras, (long long)o.points,
+               (long long)sbm_bal_get_info(c.p).observations, (long long)o.seed);
     rc = 0;
 done:
     cli_ba_close(&c);

@@ -344,6 +344,7 @@ static int parse_mult(int argc, char **argv, int spmm, mult_args *o)
     if (o->a_path == NULL) MULT_USAGE("%s", "needs an input file A.mtx");
     if (o->out_path == NULL || o->out_path[0] == '\0')
         MULT_USAGE("needs an output file: -o %s", spmm ? "C.mtx" : "Y.mtx");
+    cli_outputs(o->out_path, NULL);
 #undef MULT_USAGE
     return -1;
 }
@@ -436,15 +437,15 @@ int sbm_cli_spmv(int argc, char **argv)
 
     char source[64];
     snprintf(source, sizeof(source), "seed %llu", (unsigned long long)o.seed);
-    printf("y = %g*A*x + %g*y: %s is %lld x %lld with %lld entries, x from %s; backend %s, "
-           "format %s",
-           o.alpha, o.beta, o.a_path, (long long)ai.m, (long long)ai.n, (long long)ai.nnz,
-           o.in_path ? o.in_path : source, cli_backend_name(ctx),
-           use_plan ? spmv_format_name(sbm_spmv_plan_format(plan)) : "default (sbm_csr_spmv)");
-    if (use_plan) printf(" (plan %.3f ms)", 1e3 * plan_s);
-    printf("; %lld multipl%s, %.4f ms each (%.2f GFLOP/s) -> %s\n", (long long)o.repeat,
-           o.repeat == 1 ? "y" : "ies", 1e3 * per, per > 0 ? 2e-9 * (double)ai.nnz / per : 0.0,
-           o.out_path);
+    cli_printf("y = %g*A*x + %g*y: %s is %lld x %lld with %lld entries, x from %s; backend %s, "
+               "format %s",
+               o.alpha, o.beta, o.a_path, (long long)ai.m, (long long)ai.n, (long long)ai.nnz,
+               o.in_path ? o.in_path : source, cli_backend_name(ctx),
+               use_plan ? spmv_format_name(sbm_spmv_plan_format(plan)) : "default (sbm_csr_spmv)");
+    if (use_plan) cli_printf(" (plan %.3f ms)", 1e3 * plan_s);
+    cli_printf("; %lld multipl%s, %.4f ms each (%.2f GFLOP/s) -> %s\n", (long long)o.repeat,
+               o.repeat == 1 ? "y" : "ies", 1e3 * per, per > 0 ? 2e-9 * (double)ai.nnz / per : 0.0,
+               o.out_path);
     rc = 0;
 
 done:
@@ -550,13 +551,13 @@ int sbm_cli_spmm(int argc, char **argv)
 
     char source[64];
     snprintf(source, sizeof(source), "seed %llu", (unsigned long long)o.seed);
-    printf("C = %g*A*B + %g*C: %s is %lld x %lld with %lld entries, B %lld x %lld from %s "
-           "(%s); backend %s; %lld multipl%s, %.4f ms each (%.2f GFLOP/s) -> %s\n",
-           o.alpha, o.beta, o.a_path, (long long)ai.m, (long long)ai.n, (long long)ai.nnz,
-           (long long)ai.n, (long long)k, o.in_path ? o.in_path : source,
-           o.col_major ? "column-major" : "row-major", cli_backend_name(ctx), (long long)o.repeat,
-           o.repeat == 1 ? "y" : "ies", 1e3 * per,
-           per > 0 ? 2e-9 * (double)ai.nnz * (double)k / per : 0.0, o.out_path);
+    cli_printf("C = %g*A*B + %g*C: %s is %lld x %lld with %lld entries, B %lld x %lld from %s "
+               "(%s); backend %s; %lld multipl%s, %.4f ms each (%.2f GFLOP/s) -> %s\n",
+               o.alpha, o.beta, o.a_path, (long long)ai.m, (long long)ai.n, (long long)ai.nnz,
+               (long long)ai.n, (long long)k, o.in_path ? o.in_path : source,
+               o.col_major ? "column-major" : "row-major", cli_backend_name(ctx),
+               (long long)o.repeat, o.repeat == 1 ? "y" : "ies", 1e3 * per,
+               per > 0 ? 2e-9 * (double)ai.nnz * (double)k / per : 0.0, o.out_path);
     rc = 0;
 
 done:

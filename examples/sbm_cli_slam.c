@@ -109,14 +109,14 @@ int sbm_cli_slam_info(int argc, char **argv)
     }
     if (cli_ba_write_system(c.host, hL, o.out, o.rhs, b, n) != 0) goto done;
     const sbm_g2o_info gi = sbm_g2o_get_info(c.g);
-    printf("%s: %dD, %lld vertices (%lld fixed), %lld edges%s, chi2 %.6e\n", o.g2o, gi.dim,
-           (long long)gi.vertices, (long long)gi.fixed, (long long)gi.edges,
-           gi.from_edges ? ", poses from a spanning tree" : "", si.chi2);
-    printf("Lambda: %lld x %lld (%lld blocks of %dx%d in the upper triangle), backend %s -> "
-           "%s%s%s\n",
-           (long long)n, (long long)n, (long long)sbm_cbc_get_info(hL).nnzb, si.error_dim,
-           si.error_dim, cli_backend_name(c.ctx), o.out, o.rhs ? ", b -> " : "",
-           o.rhs ? o.rhs : "");
+    cli_printf("%s: %dD, %lld vertices (%lld fixed), %lld edges%s, chi2 %.6e\n", o.g2o, gi.dim,
+               (long long)gi.vertices, (long long)gi.fixed, (long long)gi.edges,
+               gi.from_edges ? ", poses from a spanning tree" : "", si.chi2);
+    cli_printf("Lambda: %lld x %lld (%lld blocks of %dx%d in the upper triangle), backend %s -> "
+               "%s%s%s\n",
+               (long long)n, (long long)n, (long long)sbm_cbc_get_info(hL).nnzb, si.error_dim,
+               si.error_dim, cli_backend_name(c.ctx), o.out, o.rhs ? ", b -> " : "",
+               o.rhs ? o.rhs : "");
     rc = 0;
 done:
     free(b);
@@ -138,20 +138,20 @@ static void slam_print_iteration(void *user, const sbm_iteration_report *r)
 {
     const slam_print *sp = user;
     if (r->iteration == 1)
-        printf("%4s  %19s  %19s  %9s  %-8s  %9s  %9s  %5s  %8s  %9s  %8s  %9s  %8s\n", "iter",
-               "cost", "new cost", sp->lm ? "lambda" : "step", "result", "|gradient|", "|step|",
-               "pcg", "lin(s)", "Lambda(s)", "solve(s)", "update(s)", "total(s)");
+        cli_printf("%4s  %19s  %19s  %9s  %-8s  %9s  %9s  %5s  %8s  %9s  %8s  %9s  %8s\n", "iter",
+                   "cost", "new cost", sp->lm ? "lambda" : "step", "result", "|gradient|", "|step|",
+                   "pcg", "lin(s)", "Lambda(s)", "solve(s)", "update(s)", "total(s)");
     const char *result = r->accepted ? "accepted" : r->linear_failed ? "lin-fail" : "rejected";
     char pcg[16] = "-";
     if (sp->iterative)
         snprintf(pcg, sizeof pcg, "%d%s", r->linear_iterations, r->linear_capped ? "*" : "");
-    printf("%4d  %19.12e  %19.12e  %9.2e  %-8s  %9.2e  %9.2e  %5s  %8.4f  %9.4f  %8.4f  %9.4f  "
-           "%8.4f\n",
-           r->iteration, r->cost_before, r->cost, r->lambda, result, r->gradient_norm,
-           r->step_norm, pcg, r->time_linearize, r->time_schur, r->time_solve, r->time_update,
-           r->time_total);
-    if (r->linear_failed) printf("      step rejected: %s\n", sbm_ctx_last_error(sp->ctx));
-    fflush(stdout);
+    cli_printf("%4d  %19.12e  %19.12e  %9.2e  %-8s  %9.2e  %9.2e  %5s  %8.4f  %9.4f  %8.4f  %9.4f  "
+               "%8.4f\n",
+               r->iteration, r->cost_before, r->cost, r->lambda, result, r->gradient_norm,
+               r->step_norm, pcg, r->time_linearize, r->time_schur, r->time_solve, r->time_update,
+               r->time_total);
+    if (r->linear_failed) cli_printf("      step rejected: %s\n", sbm_ctx_last_error(sp->ctx));
+    fflush(cli_report());
 }
 
 /* Solve the graph with the options of o; -o writes the result. @return 0 or EXIT_FAILURE. */
@@ -172,28 +172,29 @@ static int slam_solve_run(const cli_opts *o, const ba_cmd *c)
     so.callback = slam_print_iteration;
     so.user = &sp;
     if (so.loss.type == SBM_LOSS_NONE)
-        printf("%s, cost 0.5 chi2\n", lm ? "Levenberg-Marquardt" : "Gauss-Newton");
+        cli_printf("%s, cost 0.5 chi2\n", lm ? "Levenberg-Marquardt" : "Gauss-Newton");
     else
-        printf("%s, cost 0.5 sum rho(e^T Omega e), loss %s\n",
-               lm ? "Levenberg-Marquardt" : "Gauss-Newton", loss);
+        cli_printf("%s, cost 0.5 sum rho(e^T Omega e), loss %s\n",
+                   lm ? "Levenberg-Marquardt" : "Gauss-Newton", loss);
     sbm_solver_summary s;
     if (sbm_slam_solve(c->ctx, c->g, &so, &s) != SBM_SUCCESS) return cli_lib_error(c->ctx, o->g2o);
-    printf("cost %.12e -> %.12e in %d iterations (%d accepted), %s, loss %s; max |gradient| "
-           "%.3e\n",
-           s.initial_cost, s.final_cost, s.iterations, s.accepted,
-           cli_ba_solver_name(s.linear_solver), loss, s.final_gradient_norm);
+    cli_printf("cost %.12e -> %.12e in %d iterations (%d accepted), %s, loss %s; max |gradient| "
+               "%.3e\n",
+               s.initial_cost, s.final_cost, s.iterations, s.accepted,
+               cli_ba_solver_name(s.linear_solver), loss, s.final_gradient_norm);
     cli_ba_print_times(&s, "Lambda");
     if (s.linear_failures > 0)
-        printf("%d of %d steps rejected: Lambda + damping was not positive definite\n",
-               s.linear_failures, s.iterations);
+        cli_printf("%d of %d steps rejected: Lambda + damping was not positive definite\n",
+                   s.linear_failures, s.iterations);
     if (s.linear_capped > 0)
-        printf("warning: PCG hit its %d-iteration cap in %d of %d solves; the steps were inexact\n",
-               so.pcg_max_iterations, s.linear_capped, s.iterations);
+        cli_printf(
+            "warning: PCG hit its %d-iteration cap in %d of %d solves; the steps were inexact\n",
+            so.pcg_max_iterations, s.linear_capped, s.iterations);
     cli_ba_print_stop(&s, "every vertex is fixed");
     if (o->out) {
         if (sbm_g2o_write(c->host, c->g, o->out) != SBM_SUCCESS)
             return cli_lib_error(c->host, NULL);
-        printf("wrote %s\n", o->out);
+        cli_printf("wrote %s\n", o->out);
     }
     return 0;
 }
@@ -212,9 +213,9 @@ int sbm_cli_slam_solve(int argc, char **argv)
     rc = EXIT_FAILURE;
     if (cli_ba_open(&o, NULL, &c) != 0) goto done;
     const sbm_g2o_info gi = sbm_g2o_get_info(c.g);
-    printf("graph: %s: %dD, %lld vertices (%lld fixed), %lld edges%s; backend %s\n", o.g2o, gi.dim,
-           (long long)gi.vertices, (long long)gi.fixed, (long long)gi.edges,
-           gi.from_edges ? ", poses from a spanning tree" : "", cli_backend_name(c.ctx));
+    cli_printf("graph: %s: %dD, %lld vertices (%lld fixed), %lld edges%s; backend %s\n", o.g2o,
+               gi.dim, (long long)gi.vertices, (long long)gi.fixed, (long long)gi.edges,
+               gi.from_edges ? ", poses from a spanning tree" : "", cli_backend_name(c.ctx));
     if (slam_solve_run(&o, &c) != 0) goto done;
     rc = 0;
 done:

@@ -175,7 +175,9 @@ void sbm_schur_plan_destroy(sbm_schur_plan *plan);
  * an accepted step lowering the cost by at most function_tolerance * cost; lambda above 1e32
  * (no progress); max_iterations. The cost is 0.5 sum rho(|r_k|^2) over the observations with
  * options->loss (Ceres' robust losses and their correction of r and J, as sbm_ba_system_set_loss;
- * 0.5 |r|^2 without a loss). summary may be NULL. */
+ * 0.5 |r|^2 without a loss). summary may be NULL. An initial cost that is not finite (a squared
+ * residual overflowing) is SBM_ERR_NOT_FINITE naming the first such observation, its camera and
+ * point; the problem is unchanged. */
 sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver_options *options,
                         sbm_solver_summary *summary);
 

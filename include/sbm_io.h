@@ -15,10 +15,20 @@ extern "C" {
 /* Read a coordinate Matrix Market file (real, integer or pattern; general, symmetric or
  * skew-symmetric) into a scalar CSR matrix: symmetric storage is expanded, pattern entries are
  * 1.0, duplicates are summed. gzip and bzip2 files (told by their first bytes, whatever the
- * name) are decompressed. Errors name the file, the line and the reason. */
+ * name) are decompressed. Errors name the file, the line and the reason: among them a
+ * non-finite value, duplicates whose sum is not finite, a symmetric (or skew-symmetric) file
+ * storing an entry and its mirror, a line longer than 16 MiB, and a size line whose arrays
+ * cannot fit the machine's physical memory (SBM_ERR_OUT_OF_MEMORY, with the bytes needed). A
+ * UTF-8 byte-order mark at the start is skipped. */
 sbm_status sbm_csr_read_mtx(sbm_ctx *ctx, const char *path, sbm_csr **A);
 /* Write as coordinate real general, 1-based, full precision. Written to a temporary file and
- * renamed, so a failed write leaves no file behind. */
+ * renamed, so a failed write leaves no file behind.
+ * Every writer of this header treats path the same way: a regular file, a new name, or a
+ * symbolic link to a regular file (whose target is replaced; the link stays) is written through
+ * a temporary beside it and a rename. Anything else is written in place and never replaced: a
+ * character device or FIFO (or a link to one), and the names of open descriptors, "-" (the
+ * standard output), /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N, which are written
+ * through a duplicate of the descriptor. Every write error, ENOSPC included, is SBM_ERR_IO. */
 sbm_status sbm_csr_write_mtx(sbm_ctx *ctx, const char *path, const sbm_csr *A);
 /* Scalar Matrix Market form of a CBC matrix (every stored block's r*c entries). */
 sbm_status sbm_cbc_write_mtx(sbm_ctx *ctx, const char *path, const sbm_cbc *A);
@@ -80,8 +90,9 @@ typedef struct sbm_bal_info {
 /* Read a BAL file ("ncam npts nobs", nobs lines "cam pt x y", then 9*ncam camera and 3*npts point
  * parameters, one value per line or several). gzip and bzip2 files (told by their first bytes,
  * whatever the name) are decompressed.
- * Errors name the file, the line and the reason (SBM_ERR_PARSE); SBM_ERR_IO if it cannot be
- * opened or read. */
+ * Errors name the file, the line and the reason (SBM_ERR_PARSE; also a line longer than 16 MiB);
+ * SBM_ERR_IO if it cannot be opened or read. A UTF-8 byte-order mark at the start is skipped.
+ * sbm_bal_write refuses a non-finite value (SBM_ERR_NOT_FINITE naming it) before any file. */
 sbm_status sbm_bal_read(sbm_ctx *ctx, const char *path, sbm_bal_problem **problem);
 /* Write in BAL format ("%.17g", so it reads back bitwise); through a temporary file and a
  * rename, so a failure leaves no file behind. A name ending in ".bz2" is compressed. */
@@ -163,7 +174,10 @@ sbm_g2o_read_options sbm_g2o_read_default_options(void);
  * are counted to the end of the file and then refused with SBM_ERR_PARSE naming the first one
  * ("file:line: EDGE_SE3:QUAT 12 13: the information matrix is not positive semidefinite:
  * smallest eigenvalue ...") and the count of such edges in the file, before the checks that
- * need the whole file (duplicate vertex ids, edges to undefined vertices). */
+ * need the whole file (duplicate vertex ids, edges to undefined vertices). Vertex ids are any
+ * int32, negative ones included; a quaternion is normalised (without overflow for huge
+ * components; norm below 1e-12: an error); a UTF-8 byte-order mark at the start is skipped; a
+ * line longer than 16 MiB is an error. */
 sbm_status sbm_g2o_read(sbm_ctx *ctx, const char *path, sbm_g2o_graph **graph);
 /* The same with options (NULL: the defaults). An information value outside the enum is
  * SBM_ERR_INVALID_ARGUMENT naming it. With SBM_G2O_INFORMATION_REPAIR the read succeeds and

@@ -83,7 +83,9 @@ sbm_status sbm_slam_system_get_b(sbm_ctx *ctx, const sbm_slam_system *system, do
  * SBM_LINEAR_PCG (block Jacobi; solves that stop at pcg_max_iterations are counted in
  * summary.linear_capped and flagged in the reports). Only an accepted step relinearises.
  * summary.stop_reason says why the solve stopped (sbm_solver_default_options lists the rules);
- * summary.final_gradient_norm is max |b| at the returned poses. */
+ * summary.final_gradient_norm is max |b| at the returned poses. An initial cost that is not
+ * finite (poses or measurements so large that e^T Omega e overflows) is SBM_ERR_NOT_FINITE naming
+ * the first such edge and its vertices' poses; the graph is unchanged. */
 sbm_status sbm_slam_solve(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solver_options *options,
                           sbm_solver_summary *summary);
 

@@ -63,6 +63,9 @@ static const file_row file_rows[] = {
     {"mtx: skew-symmetric diagonal entry", MTX, "%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 1\n2 2 1\n", -1, SBM_ERR_PARSE, "3:", "diagonal entry (2,2)"},
     {"mtx: symmetric but not square", MTX, MMS "3 4 1\n1 1 1\n", -1, SBM_ERR_PARSE, "2:", "must be square"},
     {"mtx: NUL byte in a line", MTX, MM "3 3 1\n1 \0 1\n", 55, SBM_ERR_PARSE, "3:", "entry has 1 number"},
+    {"mtx: duplicates summing to inf", MTX, MM "3 3 3\n1 1 1e308\n% between\n2 2 1\n1 1 1e308\n", -1, SBM_ERR_PARSE, "6:", "the duplicates of entry (1,1) sum to inf here"},
+    {"mtx: symmetric storing both triangles", MTX, MMS "3 3 3\n2 1 5\n3 3 1\n1 2 5\n", -1, SBM_ERR_PARSE, "5:", "entry (1,2) mirrors the entry (2,1) on line 3"},
+    {"mtx: skew-symmetric storing both triangles", MTX, "%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 2\n1 3 5\n3 1 -5\n", -1, SBM_ERR_PARSE, "4:", "entry (3,1) mirrors the entry (1,3) on line 3"},
     {"mtx: missing file", MTX, NULL, 0, SBM_ERR_IO, "", "cannot open"},
     /* BAL */
     {"bal: empty file", BAL, "", -1, SBM_ERR_PARSE, "1:", "ends before the camera count"},
@@ -474,6 +477,19 @@ static sbm_status a_bal_generate_obs(fixture *f)
     assert_null(p);
     return st;
 }
+/* pixel_noise or perturbation near DBL_MAX: finite options, non-finite data */
+static sbm_status a_bal_generate_huge(fixture *f, double noise, double perturbation)
+{
+    sbm_bal_generate_options o = sbm_bal_generate_defaults(4, 5, 3, 1);
+    o.pixel_noise = noise;
+    o.perturbation = perturbation;
+    sbm_bal_problem *p = (sbm_bal_problem *)0x1;
+    sbm_status st = sbm_bal_generate(f->ctx, &o, &p);
+    assert_null(p);
+    return st;
+}
+static sbm_status a_bal_generate_noise(fixture *f) { return a_bal_generate_huge(f, 1e308, 1); }
+static sbm_status a_bal_generate_perturb(fixture *f) { return a_bal_generate_huge(f, 1, 1e308); }
 static sbm_status a_ba_linearize_other(fixture *f) { return sbm_ba_linearize(f->ctx, f->ba, f->bal2); }
 static sbm_status a_schur_not_spd(fixture *f)
 {
@@ -546,6 +562,8 @@ static const api_row api_rows[] = {
     {"csr_write_mtx: directory missing", a_write_mtx_no_dir, SBM_ERR_IO, "nonexistent-sbm-dir"},
     {"ctx_set_allocator: NULL functions", a_set_allocator_half, SBM_ERR_NULL_ARGUMENT, "alloc"},
     {"bal_generate: more observations than cameras", a_bal_generate_obs, SBM_ERR_INVALID_ARGUMENT, "obs_per_point"},
+    {"bal_generate: noise making inf observations", a_bal_generate_noise, SBM_ERR_INVALID_ARGUMENT, "pixel_noise = 1e+308 makes coordinate"},
+    {"bal_generate: perturbation making inf parameters", a_bal_generate_perturb, SBM_ERR_INVALID_ARGUMENT, "perturbation = 1e+308 makes parameter"},
     {"ba_linearize: another problem", a_ba_linearize_other, SBM_ERR_DIMENSION_MISMATCH, "problem"},
     {"ba_schur: V not SPD", a_schur_not_spd, SBM_ERR_NOT_POSITIVE_DEFINITE, "V"},
     {"ba_set_damping: negative lambda", a_damping_negative, SBM_ERR_INVALID_ARGUMENT, "lambda"},

@@ -1,6 +1,7 @@
 /* g2o pose graphs: sbm_g2o_read on every real file in tests/data/g2o (counts, values against an
  * independent sscanf, the spanning-tree start of edge-only files, the gauge), small files for
- * every element and option, and malformed files for every error path (status, file:line). */
+ * every element and option, odd but valid files (negative ids, a byte-order mark, huge
+ * quaternions), and malformed files for every error path (status, file:line). */
 #define _POSIX_C_SOURCE 200809L
 
 #include "test_util.h"
@@ -206,6 +207,62 @@ static void test_read_small(void **state)
     assert_int_equal(sbm_g2o_get_info(NULL).vertices, 0);
 }
 
+/* Valid files that were refused or misread: negative ids and ids at both int32
+ * limits (an edge-only file orders them by id), a UTF-8 byte-order mark, a quaternion whose
+ * squares overflow in double. */
+static void test_read_valid_odd(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    const char *path = sbm_test_write_text("ids.g2o",
+                                           "\xEF\xBB\xBFVERTEX_SE2 -1 0 0 0\n"
+                                           "VERTEX_SE2 2147483647 1 0 0\n"
+                                           "VERTEX_SE2 -2147483648 2 0 0\n"
+                                           "VERTEX_SE2 0 3 0 0\n"
+                                           "EDGE_SE2 -1 2147483647 1 0 0 1 0 0 1 0 1\n"
+                                           "EDGE_SE2 2147483647 -2147483648 1 0 0 1 0 0 1 0 1\n"
+                                           "EDGE_SE2 -2147483648 0 1 0 0 1 0 0 1 0 1\n"
+                                           "FIX -1\n");
+    sbm_g2o_graph *g = NULL;
+    SBM_ASSERT_OK(e->ctx, sbm_g2o_read(e->ctx, path, &g));
+    sbm_g2o_info gi = sbm_g2o_get_info(g);
+    assert_int_equal(gi.vertices, 4);
+    const int32_t ids[4] = {-1, INT32_MAX, INT32_MIN, 0};
+    assert_memory_equal(gi.vertex_id, ids, sizeof ids);
+    const int32_t from[3] = {0, 1, 2}, to[3] = {1, 2, 3};
+    assert_memory_equal(gi.edge_from, from, sizeof from);
+    assert_memory_equal(gi.edge_to, to, sizeof to);
+    assert_true(gi.is_fixed[0] && !gi.is_fixed[1]);
+    double chi2;
+    SBM_ASSERT_OK(e->ctx, sbm_g2o_chi2(e->ctx, g, &chi2));
+    assert_true(chi2 < 1e-24);
+    sbm_g2o_destroy(g);
+
+    /* edge-only: the vertices ordered by id, negative first */
+    path = sbm_test_write_text("edges.g2o", "EDGE_SE2 5 -7 1 0 0 1 0 0 1 0 1\n"
+                                            "EDGE_SE2 -7 -2147483648 1 0 0 1 0 0 1 0 1\n");
+    SBM_ASSERT_OK(e->ctx, sbm_g2o_read(e->ctx, path, &g));
+    gi = sbm_g2o_get_info(g);
+    const int32_t sorted[3] = {INT32_MIN, -7, 5};
+    assert_memory_equal(gi.vertex_id, sorted, sizeof sorted);
+    sbm_g2o_destroy(g);
+
+    /* (0 0 1e300 0) is (0 0 1 0), not a zero or non-finite quaternion */
+    path = sbm_test_write_text("bigq.g2o",
+                               "VERTEX_SE3:QUAT 0 0 0 0 0 0 0 1\n"
+                               "VERTEX_SE3:QUAT 1 1 0 0 0 0 1e300 0\n"
+                               "VERTEX_SE3:QUAT 2 2 0 0 3e300 0 0 -4e300\n"
+                               "EDGE_SE3:QUAT 0 1 1 0 0 0 0 1e300 0 1 0 0 0 0 0 1 0 0 0 0 1 0 0 0 1 "
+                               "0 0 1 0 1\n");
+    SBM_ASSERT_OK(e->ctx, sbm_g2o_read(e->ctx, path, &g));
+    gi = sbm_g2o_get_info(g);
+    assert_true(gi.poses[7 + 5] == 1.0 && gi.poses[7 + 3] == 0.0 && gi.poses[7 + 6] == 0.0);
+    assert_true(fabs(gi.poses[14 + 3] - 0.6) < 1e-15 && fabs(gi.poses[14 + 6] + 0.8) < 1e-15);
+    assert_true(gi.edge_measurement[5] == 1.0);
+    SBM_ASSERT_OK(e->ctx, sbm_g2o_chi2(e->ctx, g, &chi2));
+    assert_true(isfinite(chi2) && chi2 < 1e-24);
+    sbm_g2o_destroy(g);
+}
+
 typedef struct bad_case {
     const char *text;
     sbm_status status;
@@ -264,6 +321,7 @@ int main(void)
         SBM_TEST_BOTH(test_read_real),
         SBM_TEST_BOTH(test_read_extra),
         SBM_TEST_BOTH(test_read_small),
+        SBM_TEST_BOTH(test_read_valid_odd),
         SBM_TEST_BOTH(test_read_malformed),
     };
     return cmocka_run_group_tests(tests, sbm_test_make_tmp_dir, sbm_test_remove_tmp_dir);

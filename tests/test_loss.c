@@ -299,9 +299,11 @@ static const bad_loss bad_losses[] = {
     {SBM_LOSS_HUBER, NAN, "loss.scale = nan must be finite and > 0 (loss huber)"},
     {SBM_LOSS_CAUCHY, INFINITY, "loss.scale = inf must be finite and > 0 (loss cauchy)"},
     {SBM_LOSS_HUBER, -INFINITY, "loss.scale = -inf must be finite and > 0"},
-    {SBM_LOSS_CAUCHY, 1e-151, "loss.scale = 1e-151 is outside [1e-150, 1e+150] (loss cauchy"},
-    {SBM_LOSS_HUBER, 2e150, "loss.scale = 2e+150 is outside [1e-150, 1e+150] (loss huber"},
-    {SBM_LOSS_CAUCHY, 4.9e-324, "is outside [1e-150, 1e+150]"},
+    {SBM_LOSS_CAUCHY, 1e-151, "loss.scale = 1e-151 is outside [1e-06, 1e+150] (loss cauchy"},
+    {SBM_LOSS_CAUCHY, 9.9e-7, "loss.scale = 9.9e-07 is outside [1e-06, 1e+150] (loss cauchy"},
+    {SBM_LOSS_HUBER, 1e-150, "loss.scale = 1e-150 is outside [1e-06, 1e+150] (loss huber"},
+    {SBM_LOSS_HUBER, 2e150, "loss.scale = 2e+150 is outside [1e-06, 1e+150] (loss huber"},
+    {SBM_LOSS_CAUCHY, 4.9e-324, "is outside [1e-06, 1e+150]"},
 };
 #define N_BAD_LOSSES (sizeof bad_losses / sizeof bad_losses[0])
 
@@ -329,7 +331,7 @@ static void test_loss_option_checks(void **state)
     SBM_ASSERT_FAILS(e->host, sbm__check_loss(e->host, "loss", &lt), SBM_ERR_INVALID_ARGUMENT,
                      "argument loss.type = 5 is not an sbm_loss_type");
     SBM_ASSERT_FAILS(e->host, sbm__check_loss(e->host, "loss", &lr), SBM_ERR_INVALID_ARGUMENT,
-                     "argument loss.scale = 1e+151 is outside [1e-150, 1e+150]");
+                     "argument loss.scale = 1e+151 is outside [1e-06, 1e+150]");
     /* the ends of the range, and no loss with any scale (ignored) */
     const bad_loss good[] = {{SBM_LOSS_HUBER, SBM_LOSS_SCALE_MIN, NULL},
                              {SBM_LOSS_CAUCHY, SBM_LOSS_SCALE_MAX, NULL},

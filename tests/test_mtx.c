@@ -817,11 +817,17 @@ static void test_tiny_variants(void **state)
                "%%MatrixMarket matrix coordinate real general\n2 2 4\n1 1 1\n2 1 1\n1 1 2.5\n"
                "2 1 -1\n",
                2, 2, 2, w9);
-    /* Symmetric file that stores both (2,1) and (1,2): each is mirrored, so both add up. */
-    const double w10[4] = {0, 3, 3, 0};
-    check_tiny(e, &d, "bothtri.mtx",
-               "%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n2 1 1\n1 2 2\n", 2, 2, 2,
-               w10);
+    /* Symmetric file that stores both (2,1) and (1,2): mirroring each would add them into
+     * twice the value, silently; refused, naming both lines. */
+    sbm_csr *B = (sbm_csr *)&B;
+    SBM_ASSERT_FAILS(e->ctx,
+                     sbm_csr_read_mtx(e->ctx,
+                                      write_text(&d, "bothtri.mtx",
+                                                 "%%MatrixMarket matrix coordinate real "
+                                                 "symmetric\n2 2 2\n2 1 1\n1 2 2\n"),
+                                      &B),
+                     SBM_ERR_PARSE, "bothtri.mtx:4: entry (1,2) mirrors the entry (2,1) on line 3");
+    assert_null(B);
     /* Empty matrices. */
     check_tiny(e, &d, "empty0.mtx", "%%MatrixMarket matrix coordinate real general\n0 0 0\n", 0, 0,
                0, NULL);

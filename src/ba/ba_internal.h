@@ -92,4 +92,8 @@ void sbm__ba_append_message(sbm_ctx *ctx, const char *fmt, ...)
 #endif
     ;
 
+/* SBM_SUCCESS when a solve's initial cost is finite, else SBM_ERR_NOT_FINITE naming the first
+ * observation (camera, point, prediction) whose squared residual is not finite (bal_model.c). */
+sbm_status sbm__bal_cost_check(sbm_ctx *ctx, const sbm_bal_problem *p, double cost);
+
 #endif /* SBM_BA_INTERNAL_H */

@@ -485,8 +485,9 @@ sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver
      * contract), so a step that moves no parameter never looks like a decrease */
     if (st == SBM_SUCCESS) {
         sum.initial_cost = sum.final_cost = sbm_ba_system_get_info(s.sys).cost;
-        st = lm_iterate(&s, gnorm, &sum);
+        st = sbm__bal_cost_check(ctx, problem, sum.initial_cost); /* inf: no step is judged */
     }
+    if (st == SBM_SUCCESS) st = lm_iterate(&s, gnorm, &sum);
     st = lm_finish(&s, st, &sum);
     sum.time_total = sbm__now(ctx, 1) - t_start;
     if (summary) *summary = sum;

@@ -32,6 +32,32 @@ sbm_bal_generate_options sbm_bal_generate_defaults(int64_t cameras, int64_t poin
     return o;
 }
 
+/* Noise or a perturbation near DBL_MAX makes values that are not finite: refused, naming the
+ * option and the first such value, rather than a problem no solver or writer can take. */
+static sbm_status generated_finite(sbm_ctx *ctx, const sbm_bal_generate_options *o,
+                                   const sbm_bal_problem *p)
+{
+    for (int64_t k = 0; k < 2 * p->nobs; k++)
+        if (!isfinite(p->obs_xy[k]))
+            return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                              "argument options: pixel_noise = %g makes coordinate %d of "
+                              "observation %" PRId64 " %g",
+                              o->pixel_noise, (int)(k % 2) + 1, k / 2, p->obs_xy[k]);
+    for (int64_t k = 0; k < 9 * p->ncam; k++)
+        if (!isfinite(p->cam[k]))
+            return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                              "argument options: perturbation = %g makes parameter %d of camera "
+                              "%" PRId64 " %g",
+                              o->perturbation, (int)(k % 9) + 1, k / 9, p->cam[k]);
+    for (int64_t k = 0; k < 3 * p->npts; k++)
+        if (!isfinite(p->pts[k]))
+            return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                              "argument options: perturbation = %g makes coordinate %d of point "
+                              "%" PRId64 " %g",
+                              o->perturbation, (int)(k % 3) + 1, k / 3, p->pts[k]);
+    return SBM_SUCCESS;
+}
+
 sbm_status sbm_bal_generate(sbm_ctx *ctx, const sbm_bal_generate_options *o,
                             sbm_bal_problem **problem)
 {
@@ -153,6 +179,11 @@ sbm_status sbm_bal_generate(sbm_ctx *ctx, const sbm_bal_generate_options *o,
 
     sbm__host_free(ctx, pick);
     sbm__host_free(ctx, truth);
+    const sbm_status st = generated_finite(ctx, o, p);
+    if (st != SBM_SUCCESS) {
+        sbm_bal_destroy(p);
+        return st;
+    }
     *problem = p;
     return SBM_SUCCESS;
 }
@@ -177,4 +208,26 @@ sbm_status sbm_bal_evaluate(sbm_ctx *ctx, const sbm_bal_problem *p, double *h_re
     }
     if (cost) *cost = 0.5 * sum;
     return SBM_SUCCESS;
+}
+
+sbm_status sbm__bal_cost_check(sbm_ctx *ctx, const sbm_bal_problem *p, double cost)
+{
+    if (isfinite(cost)) return SBM_SUCCESS;
+    for (int64_t k = 0; k < p->nobs; k++) {
+        double pred[2];
+        const int32_t c = p->obs_cam[k], j = p->obs_pt[k];
+        sbm__bal_project(p->cam + 9 * (int64_t)c, p->pts + 3 * (int64_t)j, pred, NULL, NULL);
+        const double rx = pred[0] - p->obs_xy[2 * k], ry = pred[1] - p->obs_xy[2 * k + 1];
+        const double r2 = rx * rx + ry * ry;
+        if (isfinite(r2)) continue;
+        return sbm__error(ctx, SBM_ERR_NOT_FINITE,
+                          "the initial cost is %g: observation %" PRId64 " (camera %d, point %d) "
+                          "has the squared residual %g (prediction (%g, %g), measurement (%g, "
+                          "%g)); parameters this large cannot be solved in double precision",
+                          cost, k, (int)c, (int)j, r2, pred[0], pred[1], p->obs_xy[2 * k],
+                          p->obs_xy[2 * k + 1]);
+    }
+    return sbm__error(ctx, SBM_ERR_NOT_FINITE,
+                      "the initial cost is %g although every observation's squared residual is "
+                      "finite: their sum overflows", cost);
 }

@@ -292,6 +292,11 @@ sbm_status sbm_bal_write(sbm_ctx *ctx, const char *path, const sbm_bal_problem *
     SBM__ENTER(ctx, "sbm_bal_write");
     if (!path) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument path is NULL");
     if (!p) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument problem is NULL");
+    for (int64_t k = 0; k < 2 * p->nobs; k++)
+        if (!isfinite(p->obs_xy[k]))
+            return sbm__error(ctx, SBM_ERR_NOT_FINITE,
+                              "argument problem: coordinate %d of observation %" PRId64 " is %g",
+                              (int)(k % 2) + 1, k / 2, p->obs_xy[k]);
     for (int64_t k = 0; k < 9 * p->ncam; k++)
         if (!isfinite(p->cam[k]))
             return sbm__error(ctx, SBM_ERR_NOT_FINITE,

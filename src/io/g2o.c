@@ -7,7 +7,8 @@
  *     SBM_ERR_NOT_SUPPORTED naming it and its line, rather than silently dropped: a graph solved
  *     without some of its constraints would give a wrong answer that looks right.
  *   - 2D and 3D elements in one file are an error. Quaternions are normalised on reading (the
- *     files carry about seven digits); a zero quaternion is an error. Information matrices are
+ *     files carry about seven digits), without overflow for huge components; a zero
+ *     quaternion (norm below 1e-12) is an error. Information matrices are
  *     the upper triangle, row by row, mirrored to the full symmetric matrix, and must be
  *     positive semidefinite, or are repaired on request (g2o_information.c).
  *   - Vertex ids must be unique; an edge must join two different vertices; when the file has
@@ -150,17 +151,33 @@ static sbm_status parse_values(sbm__text_reader *rd, const char *tag, char **tok
 }
 
 /* Normalise the quaternion q (x y z w) of an element; one unit to 4 ulp is kept as written, so
- * that a file from sbm_g2o_write reads back bitwise. */
+ * that a file from sbm_g2o_write reads back bitwise. Where the sum of squares overflows or
+ * underflows in double, the norm is taken of q scaled by its largest magnitude, in long double:
+ * (0 0 1e300 0) is (0 0 1 0), not a zero or non-finite quaternion. Other quaternions take the
+ * plain double path, so that ordinary files read bitwise as before. */
 static sbm_status normalize_quat(sbm__text_reader *rd, const char *tag, double *q)
 {
-    const double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-    if (!(n > 1e-12))
+    const double n2 = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3];
+    if (isnormal(n2) && isfinite(n2)) {
+        const double n = sqrt(n2);
+        if (n > 1e-12) {
+            /* a quaternion unit to rounding (one written by sbm_g2o_write) is kept as
+             * written: dividing by its norm would only add round-off */
+            if (fabs(n - 1.0) > 4.0 * DBL_EPSILON)
+                for (int k = 0; k < 4; k++) q[k] /= n;
+            return SBM_SUCCESS;
+        }
+    }
+    long double m = 0.0L, s = 0.0L;
+    for (int k = 0; k < 4; k++)
+        if (fabsl((long double)q[k]) > m) m = fabsl((long double)q[k]);
+    if (m > 0.0L)
+        for (int k = 0; k < 4; k++) s += ((long double)q[k] / m) * ((long double)q[k] / m);
+    const long double n = m * sqrtl(s);
+    if (!(n > 1e-12L))
         return sbm__text_error(rd, SBM_ERR_PARSE, "%s: the quaternion (%g %g %g %g) has zero norm",
                                tag, q[0], q[1], q[2], q[3]);
-    /* a quaternion unit to rounding (one written by sbm_g2o_write) is kept as written:
-     * dividing by its norm would only add round-off */
-    if (fabs(n - 1.0) > 4.0 * DBL_EPSILON)
-        for (int k = 0; k < 4; k++) q[k] /= n;
+    for (int k = 0; k < 4; k++) q[k] = (double)((long double)q[k] / n);
     return SBM_SUCCESS;
 }
 

@@ -13,8 +13,9 @@
 
 static int cmp_id_index(const void *a, const void *b)
 {
-    const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    /* packed (id + 2^31) << 32 | index: compare as unsigned keys */
+    /* packed (id + 2^31) << 32 | index: compare as unsigned keys (as signed ones, every id
+     * >= 0 has the sign bit and sorted before the negative ids, which find_id then missed) */
+    const uint64_t x = (uint64_t)*(const int64_t *)a, y = (uint64_t)*(const int64_t *)b;
     return (x > y) - (x < y);
 }
 

@@ -20,6 +20,18 @@ static sbm_status check_finite(sbm_ctx *ctx, const sbm_g2o_graph *g)
                 return sbm__error(ctx, SBM_ERR_NOT_FINITE,
                                   "argument graph: value %d of the pose of vertex %d is %g", a + 1,
                                   (int)g->vid[v], g->poses[g->ps * v + a]);
+    const int nm = g->ps, ni = g->ed * g->ed;
+    for (int64_t k = 0; k < g->ne; k++)
+        for (int a = 0; a < nm + ni; a++) {
+            const double x = a < nm ? g->emeas[nm * k + a] : g->einfo[ni * k + a - nm];
+            if (!isfinite(x))
+                return sbm__error(ctx, SBM_ERR_NOT_FINITE,
+                                  "argument graph: value %d of the %s of edge %" PRId64
+                                  " (vertex %d to vertex %d) is %g",
+                                  a < nm ? a + 1 : a - nm + 1,
+                                  a < nm ? "measurement" : "information matrix", k,
+                                  (int)g->vid[g->efrom[k]], (int)g->vid[g->eto[k]], x);
+        }
     return SBM_SUCCESS;
 }
 

@@ -47,6 +47,10 @@ const char *sbm__bz_reason(int bzerr);
 /* Text files, plain or compressed (text_io.c)                                              */
 /* ---------------------------------------------------------------------------------------- */
 
+/* The longest line a text reader accepts (bytes, without the newline): 16 MiB, far above any
+ * line of the formats read (a 3 MiB comment line is tested), far below a machine's memory. */
+#define SBM__TEXT_MAX_LINE ((size_t)1 << 24)
+
 /* A line reader on a stream. Numbers are parsed in the "C" numeric locale while it is open. */
 typedef struct sbm__text_reader {
     sbm_ctx *ctx;         /* for messages and host scratch */
@@ -68,7 +72,9 @@ sbm_status sbm__text_open(sbm_ctx *ctx, const char *path, sbm__text_reader *rd);
 /* The same on a FILE* the caller opened; the reader owns it from here on, also on failure. */
 sbm_status sbm__text_open_file(sbm_ctx *ctx, const char *path, void *file,
                                sbm__text_reader *rd);
-/* Next line into rd->text (CR before the newline removed); rd->text is NULL at the end. */
+/* Next line into rd->text (CR before the newline removed, a UTF-8 byte-order mark at the start
+ * of the file skipped); rd->text is NULL at the end. A line longer than SBM__TEXT_MAX_LINE is
+ * SBM_ERR_PARSE "path:line: the line is longer than ...". */
 sbm_status sbm__text_next_line(sbm__text_reader *rd);
 void sbm__text_close(sbm__text_reader *rd);
 /* Records "path:line: reason" (the call name is prefixed by sbm__error). */
@@ -78,11 +84,14 @@ sbm_status sbm__text_error(sbm__text_reader *rd, sbm_status status, const char *
 #endif
     ;
 
-/* A writer to path.tmp.XXXXXX, renamed to path by commit (".bz2", ".gz": compressed). */
+/* A writer (text_write.c): to target.tmp.XXXXXX, renamed to target by commit, when path is a
+ * regular file, a link to one or a new name; in place otherwise ("-": the standard output).
+ * ".bz2", ".gz": compressed. */
 typedef struct sbm__text_writer {
     sbm_ctx *ctx;        /* for messages */
-    const char *path;    /* final name */
-    char *tmp;           /* temporary name (host memory) */
+    const char *path;    /* the name given */
+    char *target;        /* the regular file replaced (host memory), or NULL: in place */
+    char *tmp;           /* temporary name (host memory), or NULL */
     void *file;          /* FILE* */
     void *bz;            /* BZFILE* or NULL */
     void *gz;            /* z_stream* (deflate, gzip wrapper) or NULL */
@@ -101,11 +110,66 @@ sbm_status sbm__text_printf(sbm__text_writer *w, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* Flush, close and rename; on failure (or after an earlier failure) the temporary is removed. */
+/* Flush, close and (not in place) rename; on failure (or after an earlier failure) the
+ * temporary is removed. */
 sbm_status sbm__text_commit(sbm__text_writer *w);
 /* Close and remove the temporary without renaming. */
 void sbm__text_abort(sbm__text_writer *w);
+/* The "C" numeric locale for this thread while a reader or writer is open (*c NULL: none). */
+void sbm__text_locale_begin(void **c, void **old);
+void sbm__text_locale_end(void **c, void **old);
 
+
+/* ---------------------------------------------------------------------------------------- */
+/* Matrix Market entry checks (mtx_checks.c)                                                */
+/* ---------------------------------------------------------------------------------------- */
+
+/* The file line of every entry: entries follow the size line one a line, except for the blank
+ * and comment lines between them, of which only the entry count at each is kept. */
+typedef struct sbm__mtx_lines {
+    int64_t size_line; /* line of the size line */
+    int64_t *skip;     /* entries stored when each skipped line after it was read (host) */
+    int64_t nskip;     /* skipped lines */
+    int64_t cap;       /* capacity of skip */
+} sbm__mtx_lines;
+
+/* Record a skipped line read after count entries. */
+sbm_status sbm__mtx_lines_skip(sbm_ctx *ctx, sbm__mtx_lines *L, int64_t count);
+/* The line of entry number `entry` (0-based, file order). */
+int64_t sbm__mtx_line_of(const sbm__mtx_lines *L, int64_t entry);
+void sbm__mtx_lines_free(sbm_ctx *ctx, sbm__mtx_lines *L);
+/* A symmetric or skew-symmetric file's entries (0-based, file order): SBM_ERR_PARSE
+ * "path:line: entry (i,j) mirrors the entry (j,i) on line L..." for the first entry whose
+ * mirror is stored too. */
+sbm_status sbm__mtx_check_mirrors(sbm_ctx *ctx, const char *path, const sbm__mtx_lines *L,
+                                  int64_t count, const int32_t *row, const int32_t *col);
+
+/* The machine's physical memory in bytes (0: unknown). */
+double sbm__host_memory_bytes(void);
+/* SBM_ERR_OUT_OF_MEMORY "path:line: size line: a m x n matrix ... needs at least B bytes, more
+ * than this machine's memory" when the arrays the size line implies cannot fit (mirrored: the
+ * entries are doubled; ranked: the columns are bucketed over the distinct ones). */
+sbm_status sbm__mtx_check_memory(sbm__text_reader *rd, int64_t m, int64_t n, int64_t nnz,
+                                 int mirrored, int ranked);
+
+/* The summed matrix and the entries it was summed from. */
+typedef struct sbm__mtx_summed {
+    int64_t m;             /* rows */
+    const int64_t *rowptr; /* the summed CSR (columns ranked when ucol) */
+    const int32_t *colind;
+    const double *values;
+    int64_t count;         /* expanded entries, file order */
+    const int32_t *row;
+    const int32_t *col;
+    const double *val;
+    int mirrored;          /* 1: each off-diagonal entry is followed by its mirror */
+    const int32_t *ucol;   /* column of each rank, or NULL */
+} sbm__mtx_summed;
+
+/* SBM_ERR_PARSE "path:line: the duplicates of entry (i,j) sum to inf here ..." naming the entry
+ * where the running sum of the first non-finite value stopped being finite. */
+sbm_status sbm__mtx_check_sums(sbm_ctx *ctx, const char *path, const sbm__mtx_lines *L,
+                               const sbm__mtx_summed *s);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Host containers (bal.c, g2o.c); the BA and SLAM layers read and update them              */

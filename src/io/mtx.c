@@ -5,7 +5,10 @@
  *     symmetry general, symmetric or skew-symmetric. Symmetric storage is expanded by mirroring
  *     every off-diagonal entry, whichever triangle it is in (the standard stores the lower one;
  *     some writers use the upper one); skew-symmetric mirrors negated, and a diagonal entry there
- *     is an error. Duplicates are summed in file order, so the result is deterministic.
+ *     is an error; an entry whose mirror is stored too is an error naming both lines (summing
+ *     them would double the value: mtx_checks.c). Duplicates are summed in file order, so the
+ *     result is deterministic, and a sum that overflows is an error naming the line where it
+ *     did.
  *   - Banner keywords are case-insensitive and "%MatrixMarket" (one percent sign, as some
  *     collections write it) is accepted. Without a banner, a file whose first non-comment line
  *     is a size line "rows columns entries" is read as coordinate real general.
@@ -126,6 +129,7 @@ typedef struct mtx_header {
     mtx_symmetry symmetry; /* storage scheme */
     int64_t m, n, nnz;     /* size line */
     int64_t size_line;     /* its line number, for messages */
+    sbm__mtx_lines lines;  /* the line of each entry (mtx_checks.c) */
 } mtx_header;
 
 /* If the line is a banner ("%%MatrixMarket" or "%MatrixMarket", any case) parse its four words
@@ -258,10 +262,14 @@ static sbm_status mtx_parse_size_line(sbm__text_reader *rd, mtx_header *h, int64
                          "size line announces %" PRId64 " entries, but the whole file has only "
                          "%" PRId64 " bytes",
                          v[2], file_bytes);
+    /* the same rule as mtx_build_csr's for bucketing a wide matrix over its distinct columns */
+    SBM__TRY(sbm__mtx_check_memory(rd, v[0], v[1], v[2], h->symmetry != MTX_GENERAL,
+                                   h->symmetry == MTX_GENERAL && v[1] > 2 * (v[0] + v[2]) + 4096));
     h->m = v[0];
     h->n = v[1];
     h->nnz = v[2];
     h->size_line = rd->line;
+    h->lines.size_line = rd->line;
     return SBM_SUCCESS;
 }
 
@@ -413,7 +421,10 @@ static sbm_status mtx_read_file(sbm__text_reader *rd, mtx_header *h, mtx_triplet
     for (;;) {
         SBM__TRY(sbm__text_next_line(rd));
         if (!rd->text) break;
-        if (mtx_is_skippable(rd->text)) continue;
+        if (mtx_is_skippable(rd->text)) {
+            SBM__TRY(sbm__mtx_lines_skip(rd->ctx, &h->lines, t->count));
+            continue;
+        }
         if (t->count == h->nnz)
             return sbm__text_error(rd, SBM_ERR_PARSE,
                              "more entries than the %" PRId64 " announced on line %" PRId64, h->nnz,
@@ -490,17 +501,27 @@ static sbm_status mtx_rank_columns(sbm_ctx *ctx, mtx_triplets *t, int32_t **ucol
  * entries (n > 2(m + nnz) + 4096) is bucketed over its distinct columns only, so that a small
  * file announcing 2 x 2e9 costs O(m + nnz log nnz), not 16 GB of column counts (found by
  * fuzz_mtx). Frees t's arrays once they are consumed. */
-static sbm_status mtx_build_csr(sbm_ctx *ctx, const mtx_header *h, mtx_triplets *t,
-                                int64_t **rowptr_out, int32_t **colind_out, double **values_out)
+static sbm_status mtx_build_csr(sbm_ctx *ctx, const char *path, const mtx_header *h,
+                                mtx_triplets *t, int64_t **rowptr_out, int32_t **colind_out,
+                                double **values_out)
 {
     int64_t n = h->n; /* columns bucketed: h->n, or the distinct ones (ucol) */
     int32_t *ucol = NULL;
-    sbm_status st = mtx_expand_symmetry(ctx, h, t);
+    sbm_status st = SBM_SUCCESS;
+    if (h->symmetry != MTX_GENERAL)
+        st = sbm__mtx_check_mirrors(ctx, path, &h->lines, t->count, t->row, t->col);
+    if (st == SBM_SUCCESS) st = mtx_expand_symmetry(ctx, h, t);
     if (st == SBM_SUCCESS && h->symmetry == MTX_GENERAL && h->n > 2 * (h->m + t->count) + 4096)
         st = mtx_rank_columns(ctx, t, &ucol, &n);
     if (st == SBM_SUCCESS)
         st = sbm__compress_triplets(ctx, h->m, n, t->count, t->row, t->col, t->val, 1,
                                     rowptr_out, colind_out, values_out);
+    if (st == SBM_SUCCESS) { /* a sum of finite duplicates may overflow */
+        const sbm__mtx_summed sm = {h->m,     *rowptr_out, *colind_out, *values_out,
+                                    t->count, t->row,      t->col,      t->val,
+                                    h->symmetry != MTX_GENERAL, ucol};
+        st = sbm__mtx_check_sums(ctx, path, &h->lines, &sm);
+    }
     if (st == SBM_SUCCESS && ucol)
         for (int64_t q = 0; q < (*rowptr_out)[h->m]; q++) (*colind_out)[q] = ucol[(*colind_out)[q]];
     sbm__host_free(ctx, ucol);
@@ -537,11 +558,12 @@ sbm_status sbm_csr_read_mtx(sbm_ctx *ctx, const char *path, sbm_csr **A)
     sbm__text_close(&rd);
     if (st != SBM_SUCCESS) goto done;
 
-    st = mtx_build_csr(ctx, &h, &t, &rowptr, &colind, &values);
+    st = mtx_build_csr(ctx, path, &h, &t, &rowptr, &colind, &values);
     if (st != SBM_SUCCESS) goto done;
     st = sbm__csr_upload(ctx, h.m, h.n, rowptr, colind, values, A);
 
 done:
+    sbm__mtx_lines_free(ctx, &h.lines);
     sbm__host_free(ctx, t.row);
     sbm__host_free(ctx, t.col);
     sbm__host_free(ctx, t.val);

@@ -14,6 +14,9 @@
 /* Error of edge k of a graph at its current poses; Ji, Jj (d x d) may be NULL (src/g2o.c). */
 void sbm__g2o_edge_error(const sbm_g2o_graph *g, int64_t k, double *e, double *Ji, double *Jj);
 double sbm__g2o_chi2_host(const sbm_g2o_graph *g);
+/* SBM_SUCCESS when the solve's initial cost is finite, else SBM_ERR_NOT_FINITE naming the first
+ * edge (and its vertices' poses) whose e^T Omega e is not finite at the graph's poses. */
+sbm_status sbm__g2o_cost_check(sbm_ctx *ctx, const sbm_g2o_graph *g, double cost);
 /* Seconds the last linearisation spent on errors, J and the cost, and on Omega J, Lambda and b. */
 void sbm__slam_system_times(const sbm_slam_system *s, double *jacobian, double *lambda);
 

@@ -114,6 +114,7 @@ sbm_status sbm__slam_run_init(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solv
     r->ls = opt->linear_solver == SBM_LINEAR_AUTO ? SBM_LINEAR_SPARSE_CHOLESKY : opt->linear_solver;
     SBM__TRY(setup_linear(r));
     SBM__TRY(sbm__slam_run_linearize(r, &rep, 0));
+    SBM__TRY(sbm__g2o_cost_check(ctx, graph, r->cost)); /* inf: no step could be judged */
     summary->initial_cost = summary->final_cost = r->cost;
     summary->linear_solver = r->ls;
     summary->time_linearize = rep.time_linearize;

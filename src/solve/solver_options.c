@@ -102,8 +102,8 @@ sbm_status sbm__check_loss(sbm_ctx *ctx, const char *arg, const sbm_loss *loss)
     if (loss->type != SBM_LOSS_NONE &&
         (loss->scale < SBM_LOSS_SCALE_MIN || loss->scale > SBM_LOSS_SCALE_MAX))
         return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
-                          "argument %s.scale = %g is outside [%g, %g] (loss %s: a^2 and 1/a^2 "
-                          "must be normal doubles)",
+                          "argument %s.scale = %g is outside [%g, %g] (loss %s: a smaller scale "
+                          "flattens every residual, a larger one overflows a^2)",
                           arg, loss->scale, SBM_LOSS_SCALE_MIN, SBM_LOSS_SCALE_MAX,
                           sbm_loss_name(loss->type));
     return SBM_SUCCESS;

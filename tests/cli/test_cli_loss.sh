@@ -43,8 +43,13 @@ fails 2 "--loss: scale 'nan' must be a finite number > 0" "-" ba-solve --bal "$S
 fails 2 "--loss: scale 'inf' must be a finite number > 0" "-" slam-solve --g2o "$G" --loss cauchy:inf
 fails 2 "--loss: scale '1e999' must be a finite number > 0" "-" ba-solve --bal "$SMALL" --loss huber:1e999
 fails 2 "--loss: scale '2x' must be a finite number > 0" "-" ba-solve --bal "$SMALL" --loss huber:2x
-fails 2 "--loss: scale '1e-151' is not from 1e-150 to 1e150" "-" slam-solve --g2o "$G" --loss huber:1e-151
-fails 2 "--loss: scale '2e150' is not from 1e-150 to 1e150" "-" ba-solve --bal "$SMALL" --loss cauchy:2e150
+fails 2 "--loss: scale '1e-151' is not from 1e-6 to 1e150" "-" slam-solve --g2o "$G" --loss huber:1e-151
+fails 2 "--loss: scale '2e150' is not from 1e-6 to 1e150" "-" ba-solve --bal "$SMALL" --loss cauchy:2e150
+# below 1e-6 a loss flattens every residual and the solve stopped at once, "converged"
+fails 2 "--loss: scale '1e-150' is not from 1e-6 to 1e150" "-" ba-solve --bal "$SMALL" --loss cauchy:1e-150
+fails 2 "--loss: scale '9e-7' is not from 1e-6 to 1e150" "-" slam-solve --g2o "$G" --loss huber:9e-7
+runs ba-solve --bal "$SMALL" --iterations 3 --loss cauchy:1e-6 &&
+    { grep -qE "in [1-9][0-9]* iterations" "$TMP/run.out" && ok || bad "cauchy:1e-6 took no step: $(grep '^cost ' "$TMP/run.out")"; }
 fails 2 "--loss: 'none:1' is not none, huber:A or cauchy:A" "-" ba-solve --bal "$SMALL" --loss none:1
 fails 2 "--loss: 'Huber:1' is not none, huber:A or cauchy:A" "-" slam-solve --g2o "$G" --loss Huber:1
 grep -q "^usage: sbm slam-solve" "$TMP/f.err" && ok || bad "--loss error without the usage: $(cat "$TMP/f.err")"
