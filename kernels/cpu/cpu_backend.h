@@ -108,7 +108,7 @@ sbm_status sbm__cpu_slam_linearize(sbm_ctx *ctx, const sbm__slam_edges *E, const
 sbm_status sbm__cpu_slam_oplus(sbm_ctx *ctx, int dim, int64_t nfree, double alpha,
                                const double *dx, const double *x, double *y);
 sbm_status sbm__cpu_slam_diag_get(sbm_ctx *ctx, int64_t nb, int d, const int64_t *pos,
-                                  const double *V, double lo, double hi, double *D);
+                                  const double *V, double *D);
 sbm_status sbm__cpu_slam_diag_add(sbm_ctx *ctx, int64_t nb, int d, const int64_t *pos,
                                   double lambda, const double *D, const double *L, double *V,
                                   double *blocks, int64_t *h_bad);

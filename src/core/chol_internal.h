@@ -17,7 +17,7 @@
  *  - The numeric phase computes L L^T = A + D, where D is the damping of A's own diagonal: for
  *    SBM__DAMPING_IDENTITY every diagonal scalar gets + lambda; for SBM__DAMPING_DIAGONAL a
  *    diagonal scalar d of A (0 where a block column has no stored diagonal block) gets
- *    + lambda * min(max(d, SBM__DAMP_MIN_DIAGONAL), SBM__DAMP_MAX_DIAGONAL). D is taken from A's
+ *    + lambda * sbm_blk_damp_scale(d) (sbm_blk_marquardt, blocks/sbm_damp.h). D is taken from A's
  *    values, never from the front after the children's updates are added.
  *  - A panel is zeroed, then A is assembled into it (a_dst), then the children's updates are
  *    added, then it is factored: dpotrf on the top k_s b x k_s b (lower), a triangular solve for
@@ -102,9 +102,5 @@ typedef struct sbm__chol_numeric sbm__chol_numeric;
 #define SBM__DAMPING_NONE 0
 #define SBM__DAMPING_IDENTITY 1
 #define SBM__DAMPING_DIAGONAL 2
-
-/* The damping rule of SBM_DAMPING_DIAGONAL (shared by every backend and sbm_ba_set_damping). */
-#define SBM__DAMP_MIN_DIAGONAL 1e-6
-#define SBM__DAMP_MAX_DIAGONAL 1e32
 
 #endif /* SBM_CHOL_INTERNAL_H */

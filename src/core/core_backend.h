@@ -43,7 +43,7 @@ typedef struct sbm__ba_model {
 /* Where ba_linearize writes (context memory): the undamped U (81*nc) and V (9*np) values, the
  * damped copies U, V (equal to the undamped ones: damping 0), W (27*nnzb), g = [gc; gp] =
  * -J'^T r' (9*nc + 3*np) and D, the damping scale of every parameter (the diagonal of U and
- * V clamped to [SBM__DAMP_MIN_DIAGONAL, SBM__DAMP_MAX_DIAGONAL] of chol_internal.h). */
+ * V clamped: sbm_blk_damp_scale of blocks/sbm_damp.h). */
 typedef struct sbm__ba_lin_out {
     double *U_und, *V_und, *U, *V, *W, *g, *D;
 } sbm__ba_lin_out;
@@ -212,10 +212,10 @@ typedef struct sbm__backend_ops {
      * increments: SE2 adds and normalises the angle, SE3 sbm__se3_oplus); other slots untouched. */
     sbm_status (*slam_oplus)(sbm_ctx *ctx, int dim, int64_t nfree, double alpha, const double *dx,
                              const double *x, double *y);
-    /* The diagonal of nb d x d blocks stored at value offsets pos[j] of V (-1: none, read as 0):
-     * D[d j + a] = min(max(V[pos[j] + a (d + 1)], lo), hi). */
+    /* The damping scale of the diagonal of nb d x d blocks stored at value offsets pos[j] of V
+     * (-1: none, read as 0): D[d j + a] = sbm_blk_damp_scale(V[pos[j] + a (d + 1)]) (sbm_damp.h). */
     sbm_status (*slam_diag_get)(sbm_ctx *ctx, int64_t nb, int d, const int64_t *pos,
-                                const double *V, double lo, double hi, double *D);
+                                const double *V, double *D);
     /* V[pos[j] + a (d + 1)] = L[pos[j] + a (d + 1)] + lambda D[d j + a] (D NULL: lambda) where
      * pos[j] >= 0 (V a copy of L with a damped diagonal; the rest of V is left); with blocks
      * non-NULL (every pos[j] >= 0) also blocks[d d j ..] = V's block at pos[j], whole (PCG's

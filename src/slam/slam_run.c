@@ -14,9 +14,8 @@
  *     with block Jacobi: on a copy of Lambda whose diagonal carries the damping, made in the
  *     context's memory (the backend's slam_diag_add).
  * The damping scale D (SBM_DAMPING_DIAGONAL, Marquardt's): Lambda's diagonal clamped to
- * [1e-6, 1e32], the rule the sparse Cholesky applies (chol_internal.h). A matrix that is not
+ * [1e-6, 1e32], the rule the sparse Cholesky applies (sbm_blk_damp_scale, sbm_damp.h). A matrix that is not
  * positive definite is reported by the vertex id of the file and the free vertex. */
-#include "chol_internal.h"
 #include "slam_internal.h"
 
 #include <inttypes.h>
@@ -134,8 +133,7 @@ sbm_status sbm__slam_run_linearize(sbm__slam_run *r, sbm_iteration_report *rep, 
     SBM__TRY(sbm__slam_pose_norm(ctx, r->sys, &r->x_norm));
     /* the damping scale: Lambda's diagonal, clamped */
     SBM__TRY(ctx->ops->slam_diag_get(ctx, r->si.free_vertices, r->si.error_dim, r->diag_pos,
-                                     r->si.Lambda->values, SBM__DAMP_MIN_DIAGONAL,
-                                     SBM__DAMP_MAX_DIAGONAL, r->d_diag));
+                                     r->si.Lambda->values, r->d_diag));
     rep->time_schur += sbm__now(ctx, 1) - t0;
     r->damped_stale = 1;
     return SBM_SUCCESS;

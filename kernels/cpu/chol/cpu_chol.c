@@ -5,6 +5,7 @@
  * Multithreading comes from OpenBLAS inside each call. */
 #include "chol_internal.h"
 #include "cpu_backend.h"
+#include "sbm_damp.h"
 
 #include <cblas.h>
 #include <lapacke.h>
@@ -98,10 +99,8 @@ static void assemble_a(const sbm__chol_symbolic *s, double *L, const sbm_cbc *A,
         double *d = L + s->L_ptr[t] + o * ld + o;
         for (int i = 0; i < b; i++) {
             const double v = d[i * ld + i];
-            d[i * ld + i] += damping == SBM__DAMPING_IDENTITY
-                                 ? lambda
-                                 : lambda * fmin(fmax(v, SBM__DAMP_MIN_DIAGONAL),
-                                                 SBM__DAMP_MAX_DIAGONAL);
+            d[i * ld + i] = damping == SBM__DAMPING_IDENTITY ? v + lambda
+                                                             : sbm_blk_marquardt(v, lambda);
         }
     }
 }

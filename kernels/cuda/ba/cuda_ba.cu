@@ -31,8 +31,8 @@
  *   total ~3.0 GB: ~1.1 ms at the H100's ~2.7 TB/s copy bandwidth (the 9 ms target of issue
  *   14 is 15 % of a 60 ms iteration). */
 #include "cuda_internal.cuh"
-#include "chol_internal.h"
 #include "sbm_ba_observation.h"
+#include "sbm_damp.h"
 
 #include <float.h>
 
@@ -142,11 +142,6 @@ __global__ void __launch_bounds__(BA_THREADS)
     }
 }
 
-__device__ __forceinline__ double ba_clamp(double d)
-{
-    return fmin(fmax(d, SBM__DAMP_MIN_DIAGONAL), SBM__DAMP_MAX_DIAGONAL);
-}
-
 __global__ void __launch_bounds__(CAM_THREADS)
     k_camera(sbm__ba_model m, sbm__ba_lin_out o, const sbm__ba_lin_result *res)
 {
@@ -182,7 +177,7 @@ __global__ void __launch_bounds__(CAM_THREADS)
     if (e < 81) {
         o.U_und[81 * i + e] = acc;
         o.U[81 * i + e] = acc;
-        if (a == b) o.D[9 * i + a] = ba_clamp(acc);
+        if (a == b) o.D[9 * i + a] = sbm_blk_damp_scale(acc);
     } else if (e < 90) {
         o.g[9 * i + a] = acc;
     }
@@ -212,7 +207,7 @@ __global__ void __launch_bounds__(BA_THREADS)
         if (e < 9) {
             o.V_und[9 * p + e] = acc;
             o.V[9 * p + e] = acc;
-            if (a == b) o.D[9 * m.nc + 3 * p + a] = ba_clamp(acc);
+            if (a == b) o.D[9 * m.nc + 3 * p + a] = sbm_blk_damp_scale(acc);
         } else {
             o.g[9 * m.nc + 3 * p + a] = acc;
         }
@@ -378,7 +373,7 @@ __global__ void k_damp(int64_t n, int b, double lambda, const double *__restrict
     SBM__GRID_STRIDE(i, n)
     {
         const double d = und[i];
-        out[i] = (i % bb) % (b + 1) == 0 ? d + lambda * ba_clamp(d) : d;
+        out[i] = (i % bb) % (b + 1) == 0 ? sbm_blk_marquardt(d, lambda) : d;
     }
 }
 

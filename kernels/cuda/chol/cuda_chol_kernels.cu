@@ -11,6 +11,7 @@
 
 #include "sbm_internal.h"
 #include "chol_internal.h"
+#include "sbm_damp.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* Assembly                                                                                 */
@@ -60,7 +61,7 @@ __global__ void sbm__k_chol_damp(sbm__chol_dev d, int damping, double lambda)
         const double v = *p;
         if (damping == SBM__DAMPING_IDENTITY) *p = v + lambda;
         else if (damping == SBM__DAMPING_DIAGONAL)
-            *p = v + lambda * fmin(fmax(v, SBM__DAMP_MIN_DIAGONAL), SBM__DAMP_MAX_DIAGONAL);
+            *p = sbm_blk_marquardt(v, lambda);
     }
 }
 

@@ -5,6 +5,7 @@
  * point, so two runs agree bitwise. The only copy to the host is the 8-byte index of a damped
  * diagonal that is not finite. */
 #include "cuda_internal.cuh"
+#include "sbm_damp.h"
 #include "sbm_pose_edge.h"
 
 #define SLAM_THREADS 128
@@ -75,26 +76,25 @@ done:
 }
 
 __global__ void sbm__k_slam_diag_get(int64_t nb, int d, const int64_t *__restrict__ pos,
-                                     const double *__restrict__ V, double lo, double hi,
-                                     double *__restrict__ D)
+                                     const double *__restrict__ V, double *__restrict__ D)
 {
     SBM__GRID_STRIDE(j, nb)
     {
         for (int a = 0; a < d; a++) {
             const double v = pos[j] >= 0 ? V[pos[j] + a * (d + 1)] : 0.0;
-            D[d * j + a] = fmin(fmax(v, lo), hi);
+            D[d * j + a] = sbm_blk_damp_scale(v);
         }
     }
 }
 
 sbm_status sbm__cuda_slam_diag_get(sbm_ctx *ctx, int64_t nb, int d, const int64_t *pos,
-                                   const double *V, double lo, double hi, double *D)
+                                   const double *V, double *D)
 {
     sbm_status st = SBM_SUCCESS;
     SBM__CK(sbm__cuda_enter(ctx));
     if (nb == 0) goto done;
-    sbm__k_slam_diag_get<<<sbm__grid(nb, 256), 256, 0, sbm__cuda_stream(ctx)>>>(nb, d, pos, V, lo,
-                                                                              hi, D);
+    sbm__k_slam_diag_get<<<sbm__grid(nb, 256), 256, 0, sbm__cuda_stream(ctx)>>>(nb, d, pos, V,
+                                                                              D);
     SBM__LAUNCHED(ctx, "damping scale");
 done:
     return st;
