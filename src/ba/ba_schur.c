@@ -150,8 +150,7 @@ static sbm_status plan_rows(sbm_ctx *ctx, sbm_schur_plan *p, const sbm_cbc *W)
         for (int64_t k = cp[j]; k < cp[j + 1]; k++) blk[ptr[ri[k]]++] = k;
     for (int64_t i = nc; i > 0; i--) ptr[i] = ptr[i - 1];
     ptr[0] = 0;
-    st = sbm__copy_between(ctx, &sbm__cpu_ops, SBM_BACKEND_CPU, p->rows, h,
-                           (size_t)len * sizeof(int64_t));
+    st = sbm__upload(ctx, p->rows, h, (size_t)len * sizeof(int64_t));
     p->d_hash = bdiag_hash(nc, p->p);
 done:
     if (h) sbm__host_free(ctx, h);
