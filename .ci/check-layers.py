@@ -38,7 +38,7 @@ COMPONENTS = {
     "gemm": "src/core", "csr_gemm": "src/core", "csr_spmv": "src/core", "csr_spmm": "src/core",
     "spmv": "src/core", "bdiag": "src/core", "matrix": "src/core", "vector": "src/core",
     "primitives": "src/core",
-    "chol": "src/solve",
+    "chol": "src/solve", "lm": "src/solve",
     "ba": "src/ba",
     "slam": "src/slam",
 }

@@ -345,11 +345,12 @@ sbm_status sbm_ba_schur_diagonal(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_c
     if (!plan->executed)
         return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
                           "argument plan: no successful sbm_ba_schur_execute yet (Y unknown)");
-    if (!ctx->ops->ba_schur_diagonal)
+    const sbm__ba_kernels *k = sbm__ba_kernels_of(ctx);
+    if (!k || !k->ba_schur_diagonal)
         return sbm__error(ctx, SBM_ERR_NOT_SUPPORTED,
                           "the Schur complement's diagonal is not available on the %s backend",
                           ctx->ops->name);
     const int64_t nc = plan->nc;
-    return ctx->ops->ba_schur_diagonal(ctx, U, plan->rows, plan->Y, W, plan->rows + nc,
-                                       plan->rows + 2 * nc + 1, D);
+    return k->ba_schur_diagonal(ctx, U, plan->rows, plan->Y, W, plan->rows + nc,
+                                plan->rows + 2 * nc + 1, D);
 }

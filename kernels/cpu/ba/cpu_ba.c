@@ -1,4 +1,4 @@
-/* Bundle-adjustment linearisation on the CPU backend (struct sbm__ba_model, sbm_internal.h).
+/* Bundle-adjustment linearisation on the CPU backend (struct sbm__ba_model, ba_kernels.h).
  *
  * Passes over threads (sbm__cpu_parallel_for), each output owned by one item so the bits do
  * not depend on the thread count:
@@ -13,6 +13,7 @@
  *      and V = sum Jp'^T Jp', gp = -sum Jp'^T r' over the point's blocks in order.
  * The cost is the sum of the chunk sums in chunk order. A bad prediction stops after pass 1,
  * leaving the outputs as they were. */
+#include "ba_kernels.h"
 #include "cpu_backend.h"
 #include "sbm_ba_observation.h"
 #include "sbm_damp.h"
@@ -204,17 +205,5 @@ sbm_status sbm__cpu_ba_damp(sbm_ctx *ctx, int64_t nblocks, int b, double lambda,
             const double d = und[bb * i + (b + 1) * a];
             out[bb * i + (b + 1) * a] = sbm_blk_marquardt(d, lambda);
         }
-    return SBM_SUCCESS;
-}
-
-sbm_status sbm__cpu_lm_predicted(sbm_ctx *ctx, int64_t n, double lambda, const double *D,
-                                 double gsign, const double *g, const double *step,
-                                 double *h_pred)
-{
-    (void)ctx;
-    /* four interleaved partial sums, as sbm__cpu_vec_dot */
-    double s[4] = {0.0, 0.0, 0.0, 0.0};
-    for (int64_t i = 0; i < n; i++) s[i & 3] += step[i] * (lambda * D[i] * step[i] + gsign * g[i]);
-    *h_pred = 0.5 * ((s[0] + s[1]) + (s[2] + s[3]));
     return SBM_SUCCESS;
 }

@@ -1,8 +1,9 @@
-/* Pose-graph SLAM iterations on the CPU backend (the slam_* ops of sbm__backend_ops): the edges'
+/* Pose-graph SLAM iterations on the CPU backend (the SLAM table, slam_kernels.h): the edges'
  * errors, Jacobians and robust weights, g2o's increments of the poses, and the damping of
  * Lambda's diagonal. The linearisation and the increments run on sbm__cpu_parallel_for; every
  * output belongs to one edge or one slot, so the bits do not depend on the thread count. */
 #include "cpu_backend.h"
+#include "slam_kernels.h"
 #include "sbm_damp.h"
 #include "sbm_pose_edge.h"
 

@@ -1,10 +1,11 @@
-/* Pose-graph SLAM iterations on the CUDA backend (the slam_* ops of sbm__backend_ops): one thread
+/* Pose-graph SLAM iterations on the CUDA backend (the SLAM table, slam_kernels.h): one thread
  * per edge for the errors, Jacobians and robust weights (the model of blocks/, the same
  * code as the CPU backend), one per free slot for g2o's increments, one per block column for
  * the damping of Lambda's diagonal. Every output belongs to one thread: no atomics on floating
  * point, so two runs agree bitwise. The only copy to the host is the 8-byte index of a damped
  * diagonal that is not finite. */
 #include "cuda_internal.cuh"
+#include "slam_kernels.h"
 #include "sbm_damp.h"
 #include "sbm_pose_edge.h"
 

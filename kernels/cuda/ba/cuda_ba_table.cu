@@ -1,0 +1,11 @@
+/* The CUDA backend's bundle adjustment's kernel table (ba_kernels.h), in the list's order. A constant
+ * aggregate: no code runs at load time. */
+#include "ba_kernels.h"
+
+static const sbm__ba_kernels sbm__cuda_ba_kernels_table = {
+    SBM__BA_KERNELS(SBM__KERNEL_CUDA_INIT)};
+
+extern "C" const sbm__ba_kernels *sbm__cuda_ba_kernels(void)
+{
+    return &sbm__cuda_ba_kernels_table;
+}
