@@ -1,4 +1,4 @@
-/* The CUDA backend's bundle adjustment's kernel table (ba_kernels.h), in the list's order. A constant
+/* The BA kernel table of the CUDA backend (ba_kernels.h), in the list's order. A constant
  * aggregate: no code runs at load time. */
 #include "ba_kernels.h"
 

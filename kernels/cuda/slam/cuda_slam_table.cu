@@ -1,4 +1,4 @@
-/* The CUDA backend's pose-graph SLAM's kernel table (slam_kernels.h), in the list's order. A constant
+/* The SLAM kernel table of the CUDA backend (slam_kernels.h), in the list's order. A constant
  * aggregate: no code runs at load time. */
 #include "slam_kernels.h"
 
