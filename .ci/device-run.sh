@@ -6,7 +6,7 @@
 #   (default: build tests sanitize bench; bench-quick: the small sizes; bench-block / bench-csr:
 #   one section of the GPU benchmark; bench-cpu: sbm-bench on the host, CPU against CSparse;
 #   bench-chol: sbm-bench-chol, the sparse block Cholesky on the CPU and GPU against CHOLMOD;
-#   bench-ba: sbm-bench-ba, issue 14's BA and SLAM iterations on the GPU against the CPU backend,
+#   bench-ba: sbm-bench-ba, the BA and SLAM iterations on the GPU against the CPU backend,
 #   ~6-7 minutes, in its own call or after `build`; bench-ba-quick: its small sizes)
 # Expects the cmocka packages in .deps/ and the data files in .data/ (both carried, ignored by git).
 # All steps together exceed one 10-minute device call (build ~1.5 min, tests ~2, bench ~6,
@@ -48,13 +48,13 @@ if has build; then
   rc=$?
   say "== build rc=$rc ($(elapsed))"
   if [ $rc -ne 0 ]; then grep -E "error|Error" "$OUT/build.log" | head -40; exit 1; fi
-  # the GPU benchmark: a target when bench/CMakeLists.txt includes bench/gpu.cmake, else built here
+  # the GPU benchmark: a target of bench/gpu/CMakeLists.txt (CUDA builds), else built here
   if [ ! -x $BUILD/bin/sbm-bench-gpu ]; then
     lapacke=$(grep -E "^SBM_LAPACKE_LIBRARY:" $BUILD/CMakeCache.txt | cut -d= -f2)
     openblas=$(grep -E "^SBM_OPENBLAS_LIBRARY:" $BUILD/CMakeCache.txt | cut -d= -f2)
     gcc -std=c11 -O2 -Wall -Wno-deprecated-declarations -DSBM_BENCH_DATA_DIR="\"$PWD/.data\"" \
-        -DSBM_BENCH_HAVE_CUDART=1 bench/bench_gpu_*.c bench/peer_cusparse*.c bench/generators.c \
-        bench/bench_util.c bench/bench_copy.c -Iinclude -Ibench \
+        -DSBM_BENCH_HAVE_CUDART=1 bench/gpu/*.c bench/peers/peer_cusparse*.c bench/common/generators.c \
+        bench/common/bench_util.c bench/common/bench_copy.c -Iinclude -Ibench \
         -I/usr/local/cuda/include $BUILD/libsbm.a -L/usr/local/cuda/lib64 -lcusparse -lcusolver -lcublas -lcudart \
         "$lapacke" "$openblas" -lstdc++ -lm -o $BUILD/bin/sbm-bench-gpu >>"$OUT/build.log" 2>&1
     say "== sbm-bench-gpu built by hand rc=$?"
@@ -78,7 +78,7 @@ fi
 if has bench || has bench-quick || has bench-csr || has bench-block; then
   # Two runs of sbm-bench-gpu, each with its own time limit: the block SpGEMM + block SpMV
   # section (--no-csr; BENCH_TIMEOUT, 420 s) and the scalar CSR section (--case csr;
-  # BENCH_CSR_TIMEOUT, 300 s). Expected on the H100 with the issue-12 method (every cuSPARSE
+  # BENCH_CSR_TIMEOUT, 300 s). Expected on the H100 with the current method (every cuSPARSE
   # algorithm, sbm's full product beside the upper one, the CPU backend 3 reps, elementwise
   # checks): about 4 min and 2 min, so run `bench` in its own device call after `build tests`.
   # bench-block / bench-csr: one of the two; bench-quick: the small sizes.
@@ -103,12 +103,12 @@ if has bench || has bench-quick || has bench-csr || has bench-block; then
       say "== sbm-bench-gpu scalar CSR rc=$? ($(elapsed))"
     fi
     cat "$OUT/bench.txt" >>"$summary"
-    # the markdown tables and target verdicts of bench/RESULTS.md, from these CSVs
+    # the markdown tables and target verdicts of bench/results/RESULTS.md, from these CSVs
     args=""
     [ -s "$OUT/bench.csv" ] && args="$args --block $OUT/bench.csv"
     [ -s "$OUT/bench_csr.csv" ] && args="$args --csr $OUT/bench_csr.csv"
     if [ -n "$args" ]; then
-      python3 bench/make_results.py $args >"$OUT/results.md" 2>&1
+      python3 bench/scripts/make_results.py $args >"$OUT/results.md" 2>&1
       say "== make_results.py rc=$? (results.md)"
     fi
   else
@@ -116,7 +116,7 @@ if has bench || has bench-quick || has bench-csr || has bench-block; then
   fi
 fi
 if has bench-cpu; then
-  # the CPU backend against CSparse (bench/NOTES-cpu.md), large sizes, on the device's host
+  # the CPU backend against CSparse (bench/results/NOTES-cpu.md), large sizes, on the device's host
   # (not in the default steps: a ninth file back with sanitize)
   timeout ${BENCH_CPU_TIMEOUT:-400} $BUILD/bin/sbm-bench --backend cpu --size large \
       --csv "$OUT/bench_cpu.csv" >"$OUT/bench_cpu.txt" 2>&1
@@ -126,7 +126,7 @@ if has bench-cpu; then
 fi
 if has bench-chol; then
   # sbm's sparse block Cholesky (CPU and CUDA contexts) against CHOLMOD's supernodal factorisation
-  # (bench/NOTES-chol.md): the shared g2o graphs and BAL files, synthetic pose graphs of 1k, 10k
+  # (bench/results/NOTES-chol.md): the shared g2o graphs and BAL files, synthetic pose graphs of 1k, 10k
   # and 100k poses (SE2 and SE3), synthetic BA problems of 100 to 5000 cameras (S), the largest
   # last. CHOLMOD comes from the carried Debian packages in /opt/deps (found by CMake through
   # CMAKE_PREFIX_PATH); its libblas.so.3 / liblapack.so.3 are pointed at the OpenBLAS sbm links,
@@ -162,7 +162,7 @@ if has bench-chol; then
     cat "$OUT/bench_chol.txt" >>"$summary"
     rm -f "$OUT/bench_chol.txt"
     if [ -s "$OUT/bench_chol.csv" ]; then
-      python3 bench/make_chol_results.py "$OUT/bench_chol.csv" >"$OUT/results_chol.md" 2>&1
+      python3 bench/scripts/make_chol_results.py "$OUT/bench_chol.csv" >"$OUT/results_chol.md" 2>&1
       say "== make_chol_results.py rc=$? (results_chol.md)"
     fi
   else
@@ -170,15 +170,15 @@ if has bench-chol; then
   fi
 fi
 if has bench-ba || has bench-ba-quick; then
-  # issue 14 (bench/NOTES-ba-gpu.md): sbm-bench-ba, BA and SLAM Levenberg-Marquardt iterations on
+  # sbm-bench-ba (bench/results/NOTES-ba-gpu.md): BA and SLAM Levenberg-Marquardt iterations on
   # the CUDA and CPU contexts with the solvers' per-iteration phase times, the device copy
   # bandwidth and each BA phase's DRAM floor, the shared BAL files, the synthetic problems to
-  # convergence (end to end; Ceres' side: bench/results_ba_ceres.csv, run on the dev machine),
-  # pose graphs (synthetic 100k poses 3D; ais2klinik, the largest shared graph, and
+  # convergence (end to end; Ceres' side: bench/results/results_ba_ceres.csv, run on the dev
+  # machine), pose graphs (synthetic 100k poses 3D; ais2klinik, the largest shared graph, and
   # sphere_bignoise_vertex3, the densest), the scaling 1e5 -> 1e7 observations and the
-  # out-of-memory runs. Then `sbm ba-solve --backend cuda` on the two synthetic problems as the
-  # issue words it (a cross-check of the e2e rows) and bench/make_ba_results.py (results_ba.md
-  # and, where matplotlib is installed, results_ba.png). Files back: bench_ba.csv, bench_ba.txt,
+  # out-of-memory runs. Then `sbm ba-solve --backend cuda` on the two synthetic problems as a
+  # user runs it (a cross-check of the e2e rows) and bench/scripts/make_ba_results.py
+  # (results_ba.md and, where matplotlib is installed, results_ba.png). Files back: bench_ba.csv, bench_ba.txt,
   # results_ba.md, results_ba.png.
   # One process per group of sections (a crash in one loses only its group; the CSV rows of a
   # group are appended as its process ends), each told the time left.
@@ -225,8 +225,8 @@ if has bench-ba || has bench-ba-quick; then
       rm -f "$OUT/ba_cli.txt"
     done
     if [ -s "$OUT/bench_ba.csv" ]; then
-      python3 bench/make_ba_results.py --device "$OUT/bench_ba.csv" \
-          --ceres bench/results_ba_ceres.csv --md "$OUT/results_ba.md" \
+      python3 bench/scripts/make_ba_results.py --device "$OUT/bench_ba.csv" \
+          --ceres bench/results/results_ba_ceres.csv --md "$OUT/results_ba.md" \
           --plot "$OUT/results_ba.png" >>"$summary" 2>&1
       say "== make_ba_results.py rc=$? (results_ba.md, results_ba.png)"
     fi

@@ -73,7 +73,7 @@ int main(void)
 }
 C
 cat > "$src/CMakeLists.txt" <<'CM'
-cmake_minimum_required(VERSION 3.25)
+cmake_minimum_required(VERSION 3.22)
 project(sbm_consumer C)
 find_package(sbm 0.1 REQUIRED)
 add_executable(gemm_shared gemm.c)

@@ -462,7 +462,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(cmd, "--version") == 0) {
-        printf("sbm %d.%d.%d\n", SBM_VERSION_MAJOR, SBM_VERSION_MINOR, SBM_VERSION_PATCH);
+        printf("sbm %s\n", sbm_version());
         printf("cuda backend: %s (%d device%s)\n", sbm_has_cuda() ? "yes" : "no",
                sbm_cuda_device_count(), sbm_cuda_device_count() == 1 ? "" : "s");
         return 0;

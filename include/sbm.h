@@ -32,6 +32,12 @@ struct CUstream_st; /* cudaStream_t without the CUDA headers */
 #define SBM_VERSION_MAJOR 0
 #define SBM_VERSION_MINOR 1
 #define SBM_VERSION_PATCH 0
+/* The version as one number, MAJOR * 10000 + MINOR * 100 + PATCH, for #if tests. */
+#define SBM_VERSION (SBM_VERSION_MAJOR * 10000 + SBM_VERSION_MINOR * 100 + SBM_VERSION_PATCH)
+
+/* The version of the library the program runs with, "MAJOR.MINOR.PATCH" (compare with the
+ * SBM_VERSION_* macros of the header it was compiled with). @return a static string. */
+const char *sbm_version(void);
 
 /* Largest block dimension accepted anywhere (rows or columns of one block). */
 #define SBM_MAX_BLOCK_DIM 32
@@ -107,6 +113,7 @@ int sbm_cuda_device_count(void);
  *         does not exist, SBM_ERR_INVALID_ARGUMENT if SBM_CUDA_GRAPHS is another value. *ctx is NULL on failure; there is then no context to hold a message,
  *         so sbm_ctx_last_error(NULL) returns the message of the last failed create on this thread. */
 sbm_status sbm_ctx_create(sbm_ctx **ctx, sbm_backend backend, int device);
+/* Destroy a context. Matrices and plans made with it must be destroyed first. NULL is accepted and does nothing. */
 void sbm_ctx_destroy(sbm_ctx *ctx);
 
 /* @return the context's backend. */
@@ -114,11 +121,13 @@ sbm_backend sbm_ctx_backend(const sbm_ctx *ctx);
 /* Stream for all work of a CUDA context (NULL = the legacy default stream). CPU contexts store it
  * and ignore it. */
 sbm_status sbm_ctx_set_stream(sbm_ctx *ctx, struct CUstream_st *stream);
+/* @return the stream set by sbm_ctx_set_stream (NULL: the default stream, or ctx NULL). */
 struct CUstream_st *sbm_ctx_stream(const sbm_ctx *ctx);
 /* Memory budget in bytes for temporary workspace (0 = default: unlimited on CPU, a safe fraction
  * of free device memory on CUDA). Operations whose workspace would exceed it work in slices or
  * fail with SBM_ERR_OUT_OF_MEMORY. */
 sbm_status sbm_ctx_set_memory_budget(sbm_ctx *ctx, size_t bytes);
+/* @return the budget set by sbm_ctx_set_memory_budget (0: the backend default, or ctx NULL). */
 size_t sbm_ctx_memory_budget(const sbm_ctx *ctx);
 /* Install an allocator hook (NULL restores the default). Matrices remember the allocator that
  * made them. */
@@ -138,7 +147,7 @@ sbm_status sbm_ctx_synchronize(sbm_ctx *ctx);
 /* ---------------------------------------------------------------------------------------- */
 
 /* The CUDA backend picks a kernel per call from the operands' shape and statistics (the rules
- * and the measurements behind them are in the kernel sources and bench/NOTES-gpu.md). A tuning
+ * and the measurements behind them are in the kernel sources and bench/results/NOTES-gpu.md). A tuning
  * struct overrides those picks, for measurements and tests; results agree within rounding
  * whatever the choice. In every field zero lets the library decide, so a zeroed struct (and
  * sbm_tuning_default()) is the library's own choice. The CPU backend stores the struct and
@@ -286,6 +295,8 @@ sbm_status sbm_cbc_wrap(sbm_ctx *ctx, sbm_cbc **A, int64_t nbr, int64_t nbc, int
 sbm_status sbm_cbc_from_triplets(sbm_ctx *ctx, sbm_cbc **A, int64_t nbr, int64_t nbc, int r, int c,
                                  int64_t ntriplets, const int32_t *h_brow, const int32_t *h_bcol,
                                  const double *h_values);
+/* Destroy a matrix: frees the arrays it owns (not those of sbm_cbc_wrap) with the allocator that
+ * made them. NULL is accepted and does nothing. */
 void sbm_cbc_destroy(sbm_cbc *A);
 /* @return the view of A's arrays (a zeroed struct for A == NULL). */
 sbm_cbc_info sbm_cbc_get_info(const sbm_cbc *A);
@@ -320,17 +331,28 @@ typedef struct sbm_csr_info {
     int device;            /* CUDA device ordinal (0 for CPU) */
 } sbm_csr_info;
 
+/* A new m x n CSR matrix in the context's memory from host arrays: h_rowptr (m+1 offsets),
+ * h_colind and h_values (h_rowptr[m] entries, columns increasing within a row), validated and
+ * copied. @return SBM_ERR_INVALID_POINTERS, SBM_ERR_INDEX_OUT_OF_RANGE, SBM_ERR_UNSORTED_INDICES
+ * or SBM_ERR_DUPLICATE_INDICES for bad arrays, naming the row; *A is NULL on failure. */
 sbm_status sbm_csr_create(sbm_ctx *ctx, sbm_csr **A, int64_t m, int64_t n, const int64_t *h_rowptr,
                           const int32_t *h_colind, const double *h_values);
+/* Wrap (borrow) CSR arrays already in the context's memory space; validated, not copied. The
+ * arrays must outlive the matrix; destroy does not free them. nnz is read from rowptr[m]. */
 sbm_status sbm_csr_wrap(sbm_ctx *ctx, sbm_csr **A, int64_t m, int64_t n, int64_t *rowptr,
                         int32_t *colind, double *values);
 /* Scalar triplets (host arrays, 0-based), duplicates summed. */
 sbm_status sbm_csr_from_triplets(sbm_ctx *ctx, sbm_csr **A, int64_t m, int64_t n, int64_t nnz,
                                  const int32_t *h_row, const int32_t *h_col, const double *h_values);
+/* Destroy a matrix: frees the arrays it owns (not those of sbm_csr_wrap). NULL is accepted. */
 void sbm_csr_destroy(sbm_csr *A);
+/* @return the view of A's arrays (a zeroed struct for A == NULL). */
 sbm_csr_info sbm_csr_get_info(const sbm_csr *A);
+/* Full validation of A (pointers, ranges, sorted unique columns; with check_finite also NaN/Inf). */
 sbm_status sbm_csr_check(sbm_ctx *ctx, const sbm_csr *A, int check_finite);
+/* Deep copy of src into the memory of ctx (host <-> device copies go through this). */
 sbm_status sbm_csr_copy(sbm_ctx *ctx, const sbm_csr *src, sbm_csr **dst);
+/* *AT = A^T, a new n x m matrix with sorted columns (deterministic on every backend). */
 sbm_status sbm_csr_transpose(sbm_ctx *ctx, const sbm_csr *A, sbm_csr **AT);
 
 /* ======================================================================================== */
@@ -382,6 +404,7 @@ sbm_status sbm_cbc_gemm_execute(sbm_ctx *ctx, const sbm_gemm_plan *plan, double 
 /* Plan + execute + destroy plan. */
 sbm_status sbm_cbc_gemm(sbm_ctx *ctx, double alpha, sbm_op op_a, const sbm_cbc *A, sbm_op op_b,
                         const sbm_cbc *B, const sbm_cbc *U, unsigned flags, sbm_cbc **C);
+/* Destroy a block SpGEMM plan (not the C it made). NULL is accepted and does nothing. */
 void sbm_gemm_plan_destroy(sbm_gemm_plan *plan);
 
 /* Statistics of a plan, for benchmarks and tuning. */
@@ -392,6 +415,7 @@ typedef struct sbm_gemm_plan_info {
     size_t plan_bytes; /* memory the plan holds */
     int fast_path;     /* 1 if the block shape triple has a compiled fast path, 0 if generic */
 } sbm_gemm_plan_info;
+/* @return the plan's statistics (a zeroed struct for NULL). */
 sbm_gemm_plan_info sbm_gemm_plan_get_info(const sbm_gemm_plan *plan);
 
 /* ======================================================================================== */
@@ -468,6 +492,7 @@ sbm_status sbm_spmv_plan_execute(sbm_ctx *ctx, const sbm_spmv_plan *plan, double
 sbm_spmv_format sbm_spmv_plan_format(const sbm_spmv_plan *plan);
 /* Name of a format ("csr-vector", "hyb", ...); "unknown" for a value not in the enum. */
 const char *sbm_spmv_format_name(sbm_spmv_format format);
+/* Destroy an SpMV plan and its copy of A. NULL is accepted and does nothing. */
 void sbm_spmv_plan_destroy(sbm_spmv_plan *plan);
 
 /* C = alpha*A*B + beta*C with dense B (n x ncols) and C (m x ncols) in layout, leading dimensions
@@ -482,11 +507,20 @@ sbm_status sbm_csr_spmm(sbm_ctx *ctx, double alpha, const sbm_csr *A, int64_t nc
 
 typedef struct sbm_csr_plan sbm_csr_plan;
 
+/* Symbolic phase of the scalar SpGEMM C = A*B (A: m x k, B: k x n): computes C's pattern into a
+ * new matrix *C and a plan for sbm_csr_gemm_execute, which fills C's values. Rows are sliced to fit the context's memory budget.
+ * @return SBM_ERR_DIMENSION_MISMATCH if A's columns differ from B's rows; SBM_ERR_OVERFLOW if C
+ * would not fit the index types; *plan and *C are NULL on failure. */
 sbm_status sbm_csr_gemm_plan(sbm_ctx *ctx, const sbm_csr *A, const sbm_csr *B,
                              sbm_csr_plan **plan, sbm_csr **C);
+/* Numeric phase: C's values = A*B for A and B with the patterns the plan was made with (new
+ * values are the point), C the matrix the plan made; each entry summed in a fixed order.
+ * @return SBM_ERR_PLAN_MISMATCH if a pattern differs. */
 sbm_status sbm_csr_gemm_execute(sbm_ctx *ctx, const sbm_csr_plan *plan, const sbm_csr *A,
                                 const sbm_csr *B, sbm_csr *C);
+/* One-shot *C = A*B (plan, execute and destroy the plan); same errors as the two phases. */
 sbm_status sbm_csr_gemm(sbm_ctx *ctx, const sbm_csr *A, const sbm_csr *B, sbm_csr **C);
+/* Destroy a scalar SpGEMM plan (not the C it made). NULL is accepted and does nothing. */
 void sbm_csr_gemm_plan_destroy(sbm_csr_plan *plan);
 
 /* ======================================================================================== */

@@ -33,6 +33,11 @@ typedef struct sbm_bal_generate_options {
 /* Options for a dubrovnik-like problem of the given size (noise 0.5 px, perturbation 1). */
 sbm_bal_generate_options sbm_bal_generate_defaults(int64_t cameras, int64_t points,
                                                    int obs_per_point, uint64_t seed);
+/* A seeded synthetic BAL problem (*problem, host memory) as options describe: points in the unit
+ * ball, camera centres at distance 4 in random directions looking at them, each point seen by
+ * obs_per_point cameras, observations with Gaussian pixel noise and the parameters perturbed
+ * from the truth. @return
+ * SBM_ERR_INVALID_ARGUMENT naming the option that is out of range. */
 sbm_status sbm_bal_generate(sbm_ctx *ctx, const sbm_bal_generate_options *options,
                             sbm_bal_problem **problem);
 /* Residuals at the current parameters into h_residuals (host, 2*observations; may be NULL) and
@@ -87,7 +92,9 @@ sbm_status sbm_ba_set_damping(sbm_ctx *ctx, sbm_ba_system *system, double lambda
  * sbm_solve.h). @return SBM_ERR_INVALID_ARGUMENT for a type that is not an sbm_loss_type, or a
  * scale that is not finite and > 0 (the scale of SBM_LOSS_NONE is not used). */
 sbm_status sbm_ba_system_set_loss(sbm_ctx *ctx, sbm_ba_system *system, const sbm_loss *loss);
+/* Destroy a BA system and its matrices. NULL is accepted and does nothing. */
 void sbm_ba_system_destroy(sbm_ba_system *system);
+/* @return the view of the system's matrices and vectors (a zeroed struct for NULL). */
 sbm_ba_system_info sbm_ba_system_get_info(const sbm_ba_system *system);
 /* The reduced camera system of the system as it stands (damping included): *S = the upper block
  * triangle of U - W V^-1 W^T (a new matrix in the context), and the reduced rhs
@@ -135,6 +142,7 @@ sbm_status sbm_ba_schur_multiply(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_c
  * values are overwritten). */
 sbm_status sbm_ba_schur_diagonal(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *U,
                                  const sbm_cbc *W, sbm_cbc *D);
+/* Destroy a Schur-complement plan. NULL is accepted and does nothing. */
 void sbm_schur_plan_destroy(sbm_schur_plan *plan);
 
 /* Levenberg-Marquardt on a BAL problem: the reduced camera system each iteration (Schur on the
@@ -157,7 +165,7 @@ void sbm_schur_plan_destroy(sbm_schur_plan *plan);
  * sharing points with most others), else the sparse Cholesky unless its symbolic analysis
  * finds a factorisation dearer than ~100 PCG iterations, then PCG on the explicit S (on a
  * device backend matrix-free PCG: forming S and its symmetric product cost more there)
- * (bench/NOTES-ba-solve.md). A factorisation that fails (a block of V, or S, or with PCG one of
+ * (bench/results/NOTES-ba-solve.md). A factorisation that fails (a block of V, or S, or with PCG one of
  * S's diagonal blocks, not positive definite) is a rejected step: lambda rises,
  * summary->linear_failures counts it, the report says linear_failed, and the context keeps the
  * message, which names the point (V) or the camera (S's block column) as numbered in the BAL

@@ -87,6 +87,7 @@ sbm_status sbm_bal_read(sbm_ctx *ctx, const char *path, sbm_bal_problem **proble
  * rename, so a failure leaves no file behind. A name ending in ".bz2" is compressed. */
 sbm_status sbm_bal_write(sbm_ctx *ctx, const char *path, const sbm_bal_problem *problem);
 
+/* Destroy a BAL problem. NULL is accepted and does nothing. */
 void sbm_bal_destroy(sbm_bal_problem *problem);
 /* @return the view of the problem (a zeroed struct for NULL). */
 sbm_bal_info sbm_bal_get_info(const sbm_bal_problem *problem);
@@ -170,7 +171,9 @@ sbm_status sbm_g2o_read(sbm_ctx *ctx, const char *path, sbm_g2o_graph **graph);
  * already positive semidefinite (within the tolerance) is kept bitwise. */
 sbm_status sbm_g2o_read_ex(sbm_ctx *ctx, const char *path, const sbm_g2o_read_options *options,
                            sbm_g2o_graph **graph);
+/* Destroy a g2o graph. NULL is accepted and does nothing. */
 void sbm_g2o_destroy(sbm_g2o_graph *graph);
+/* @return the view of the graph: dimension, vertices, edges, poses (a zeroed struct for NULL). */
 sbm_g2o_info sbm_g2o_get_info(const sbm_g2o_graph *graph);
 /* Write a graph in g2o format with the element types it was read with: a VERTEX line for every
  * vertex (poses as they are now, e.g. after sbm_slam_solve; the graph's order), the edges

@@ -40,11 +40,16 @@ typedef struct sbm_slam_system_info {
     int error_dim;         /* d */
 } sbm_slam_system_info;
 
+/* The normal equations of a pose graph in the context's memory: the patterns of J, Omega and
+ * Lambda = J^T Omega J, planned once (sbm_slam_linearize fills the values). The vertices the graph
+ * holds fixed (sbm_g2o_info.is_fixed) are not unknowns. *system is NULL on failure. */
 sbm_status sbm_slam_system_create(sbm_ctx *ctx, const sbm_g2o_graph *graph,
                                   sbm_slam_system **system);
 /* Errors, Jacobians, Lambda, b and chi2 at the graph's current poses. */
 sbm_status sbm_slam_linearize(sbm_ctx *ctx, sbm_slam_system *system, const sbm_g2o_graph *graph);
+/* Destroy a SLAM system. NULL is accepted and does nothing. */
 void sbm_slam_system_destroy(sbm_slam_system *system);
+/* @return the view of the system (a zeroed struct for NULL). */
 sbm_slam_system_info sbm_slam_system_get_info(const sbm_slam_system *system);
 /* Copy b = J^T Omega e of the last linearisation to the host array h_b (d*free_vertices). */
 sbm_status sbm_slam_system_get_b(sbm_ctx *ctx, const sbm_slam_system *system, double *h_b);

@@ -8,6 +8,7 @@
 #include "cpu_backend.h"
 
 #include <float.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -421,6 +422,56 @@ static void test_checked_entries(void **state)
     sbm_cbc_destroy(D);
 }
 
+/* SBM__INNER: an internal entry point called under the public name fails with the message the
+ * public call nested (SBM__NESTED) would give, and succeeds with its result bitwise. */
+static sbm_status outer_inner_inverse(sbm_ctx *ctx, const sbm_cbc *D, sbm_cbc *Dinv)
+{
+    SBM__ENTER(ctx, "test_outer");
+    return SBM__INNER(ctx, "sbm_bdiag_inverse", sbm__bdiag_inverse(ctx, D, Dinv));
+}
+
+static sbm_status outer_nested_inverse(sbm_ctx *ctx, const sbm_cbc *D, sbm_cbc *Dinv)
+{
+    SBM__ENTER(ctx, "test_outer");
+    return SBM__NESTED(ctx, sbm_bdiag_inverse(ctx, D, Dinv));
+}
+
+static void test_inner_entries(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    sbm_ctx *ctx = e->ctx;
+    sbm_cbc *D = sbm_test_random_bdiag_spd(ctx, 43, 5, 3);
+    sbm_cbc *I1 = NULL, *I2 = NULL, *N = NULL, *N1 = NULL, *N2 = NULL;
+    SBM_ASSERT_OK(ctx, sbm_cbc_copy(ctx, D, &I1));
+    SBM_ASSERT_OK(ctx, sbm_cbc_copy(ctx, D, &I2));
+    SBM_ASSERT_OK(ctx, sbm_bdiag_inverse(ctx, D, I1));
+    SBM_ASSERT_OK(ctx, outer_inner_inverse(ctx, D, I2));
+    sbm_test_assert_same_cbc(I1, I2, -1.0);
+
+    /* two 2x2 diagonal blocks, the second -I: not positive definite */
+    const int64_t cp[3] = {0, 1, 2};
+    const int32_t ri[2] = {0, 1};
+    const double v[8] = {2, 0, 0, 2, -1, 0, 0, -1};
+    SBM_ASSERT_OK(ctx, sbm_cbc_create(ctx, &N, 2, 2, 2, 2, cp, ri, v));
+    SBM_ASSERT_OK(ctx, sbm_cbc_copy(ctx, N, &N1));
+    SBM_ASSERT_OK(ctx, sbm_cbc_copy(ctx, N, &N2));
+    SBM_ASSERT_FAILS(ctx, outer_nested_inverse(ctx, N, N1), SBM_ERR_NOT_POSITIVE_DEFINITE,
+                     "test_outer: sbm_bdiag_inverse: ");
+    char want[1024];
+    snprintf(want, sizeof want, "%s", sbm_ctx_last_error(ctx));
+    SBM_ASSERT_FAILS(ctx, outer_inner_inverse(ctx, N, N2), SBM_ERR_NOT_POSITIVE_DEFINITE,
+                     "test_outer: sbm_bdiag_inverse: ");
+    assert_string_equal(sbm_ctx_last_error(ctx), want);
+    assert_int_equal(ctx->depth, 0);
+
+    sbm_cbc_destroy(N2);
+    sbm_cbc_destroy(N1);
+    sbm_cbc_destroy(N);
+    sbm_cbc_destroy(I2);
+    sbm_cbc_destroy(I1);
+    sbm_cbc_destroy(D);
+}
+
 /* A solver's iteration callback may call the library with the solver's context: those calls
  * are the user's (named by themselves), and the solver's name comes back afterwards. */
 typedef struct callback_probe {
@@ -512,6 +563,7 @@ int main(void)
         SBM_TEST_BOTH(test_pcg_transfers),
         SBM_TEST_BOTH(test_nested_messages),
         SBM_TEST_BOTH(test_checked_entries),
+        SBM_TEST_BOTH(test_inner_entries),
         SBM_TEST_BOTH(test_callback_names),
         cmocka_unit_test(test_cpu_parallel_for),
     };

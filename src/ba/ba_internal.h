@@ -48,6 +48,34 @@ sbm_status sbm__ba_predicted_decrease(sbm_ctx *ctx, const sbm_ba_system *s,
                                       const double *d_step, double lambda, double *predicted);
 
 /* ---------------------------------------------------------------------------------------- */
+/* Internal entry points of the Schur operations (ba_schur.c), for calls through SBM__INNER  */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Each is the public sbm_ba_<op> less its SBM__ENTER and its argument checks, which the
+ * caller's operands make needless: U, V and W matrices of ctx whose shapes fit (U nc x nc
+ * blocks of p x p, V np x np of q x q, W nc x np of p x q) and, with a plan, those the plan
+ * was made for (U with its pattern, W with its shape); vectors non-NULL and of their sizes.
+ * The checks that V's pattern and W's still fit (V's block-diagonal pattern, W's the planned
+ * one) stay inside. sbm__ba_schur: S non-NULL, gc and gp given with rhs. sbm__ba_schur_plan:
+ * flags valid, plan non-NULL, S non-NULL unless matrix-free. sbm__ba_schur_execute: S the
+ * plan's (unless matrix-free), gc and gp given with rhs. Back-substitution, multiply and
+ * diagonal: after a successful execute; multiply: x and y apart; diagonal: D block diagonal
+ * with all nc p x p blocks. */
+sbm_status sbm__ba_schur(sbm_ctx *ctx, const sbm_cbc *U, const sbm_cbc *V, const sbm_cbc *W,
+                         const double *gc, const double *gp, sbm_cbc **S, double *rhs);
+sbm_status sbm__ba_schur_plan(sbm_ctx *ctx, const sbm_cbc *U, const sbm_cbc *V, const sbm_cbc *W,
+                              unsigned flags, sbm_schur_plan **plan, sbm_cbc **S);
+sbm_status sbm__ba_schur_execute(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *U,
+                                 const sbm_cbc *V, const sbm_cbc *W, const double *gc,
+                                 const double *gp, sbm_cbc *S, double *rhs);
+sbm_status sbm__ba_back_substitute(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *W,
+                                   const double *gp, const double *dc, double *dp);
+sbm_status sbm__ba_schur_multiply(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *U,
+                                  const sbm_cbc *W, const double *x, double *y);
+sbm_status sbm__ba_schur_diagonal(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *U,
+                                  const sbm_cbc *W, sbm_cbc *D);
+
+/* ---------------------------------------------------------------------------------------- */
 /* Host views of the BA system for the solver (ba_views.c)                                  */
 /* ---------------------------------------------------------------------------------------- */
 

@@ -55,7 +55,9 @@ static sbm_status apply_matrix_free(sbm_ctx *ctx, void *data, const double *x, d
 {
     lm_ops *o = data;
     const sbm_ba_system_info si = sbm_ba_system_get_info(o->sys);
-    return SBM__NESTED(ctx, sbm_ba_schur_multiply(ctx, o->plan, si.U, si.W, x, y));
+    /* PCG's vectors, after a successful execute of the plan made from U and W */
+    return SBM__INNER(ctx, "sbm_ba_schur_multiply",
+                      sbm__ba_schur_multiply(ctx, o->plan, si.U, si.W, x, y));
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -102,7 +104,7 @@ static void lm_free(lm_state *s)
 /* AUTO above dense_max_dim, first from S's size (counted from W's pattern, before S is
  * formed): matrix-free PCG when S would hold more values than W and Y together. A PCG iteration
  * reads S's values twice in the explicit product, W's and Y's once each in the matrix-free one,
- * and forming S costs about as much again (bench/NOTES-ba-solve.md: matrix-free 1.4 times
+ * and forming S costs about as much again (bench/results/NOTES-ba-solve.md: matrix-free 1.4 times
  * faster per solve on gen1000, where S holds 1.2 times the values of W and Y, 2.8 times on
  * gen5000, 3.5 times). */
 #define AUTO_MATRIX_FREE_RATIO 1.0
@@ -133,7 +135,7 @@ static sbm_status lm_choose_by_size(lm_state *s)
 /* AUTO after the Schur plan: the sparse Cholesky unless its symbolic analysis shows a
  * factorisation dearer than PCG; then PCG on the explicit S on the CPU, matrix-free PCG on a
  * device, where forming S every iteration and its symmetric product cost more than the
- * products with W and Y (bench/NOTES-ba-solve.md: 500 cameras on an H200, explicit S 43.1 ms
+ * products with W and Y (bench/results/NOTES-ba-solve.md: 500 cameras on an H200, explicit S 43.1 ms
  * per iteration, while 1666 cameras take 18.8 ms matrix-free). The plan made is kept for the
  * sparse path. */
 static sbm_status lm_choose_by_factor(lm_state *s)
@@ -185,25 +187,28 @@ static sbm_status lm_setup(lm_state *s, double *t_lin, double *gnorm)
     const sbm_ba_system_info si = sbm_ba_system_get_info(s->sys);
     SBM__TRY(lm_choose_by_size(s));
     const unsigned flags = s->ls == SBM_LINEAR_PCG_MATRIX_FREE ? SBM_SCHUR_MATRIX_FREE : 0u;
-    SBM__TRY(SBM__NESTED(ctx, sbm_ba_schur_plan(ctx, si.U, si.V, si.W, flags, &s->plan,
-                                                flags ? NULL : &s->S)));
+    /* U, V and W are the system's, which fit together (so below too) */
+    SBM__TRY(SBM__INNER(ctx, "sbm_ba_schur_plan",
+                        sbm__ba_schur_plan(ctx, si.U, si.V, si.W, flags, &s->plan,
+                                           flags ? NULL : &s->S)));
     SBM__TRY(lm_choose_by_factor(s));
     if (s->ls == SBM_LINEAR_PCG_MATRIX_FREE && s->S) {
         /* AUTO went matrix-free after forming S's plan: a plan that never forms S */
         sbm_schur_plan_destroy(s->plan);
         sbm_cbc_destroy(s->S);
         s->plan = NULL, s->S = NULL;
-        SBM__TRY(SBM__NESTED(ctx, sbm_ba_schur_plan(ctx, si.U, si.V, si.W, SBM_SCHUR_MATRIX_FREE,
-                                                    &s->plan, NULL)));
+        SBM__TRY(SBM__INNER(ctx, "sbm_ba_schur_plan",
+                            sbm__ba_schur_plan(ctx, si.U, si.V, si.W, SBM_SCHUR_MATRIX_FREE,
+                                               &s->plan, NULL)));
     }
     s->ops.sys = s->sys, s->ops.plan = s->plan, s->ops.ssym = &s->ssym;
     switch (s->ls) {
     case SBM_LINEAR_PCG:
         SBM__TRY(sbm__symup_init(ctx, s->S, &s->ssym));
-        return SBM__NESTED(ctx, sbm_cbc_copy(ctx, s->ssym.D, &s->Dinv));
+        return SBM__INNER(ctx, "sbm_cbc_copy", sbm__cbc_copy(ctx, s->ssym.D, &s->Dinv));
     case SBM_LINEAR_PCG_MATRIX_FREE:
         SBM__TRY(sbm__bdiag_pattern_create(ctx, n / 9, 9, &s->Sdiag));
-        return SBM__NESTED(ctx, sbm_cbc_copy(ctx, s->Sdiag, &s->Dinv));
+        return SBM__INNER(ctx, "sbm_cbc_copy", sbm__cbc_copy(ctx, s->Sdiag, &s->Dinv));
     case SBM_LINEAR_SPARSE_CHOLESKY:
         /* S's pattern is the Schur plan's: one symbolic analysis for the whole solve */
         if (s->chol) return SBM_SUCCESS;
@@ -239,13 +244,16 @@ static sbm_status lm_solve_reduced(lm_state *s, sbm_iteration_report *rep, int *
         if (st == SBM_ERR_NOT_POSITIVE_DEFINITE) name_camera(ctx, col / 9);
         break;
     case SBM_LINEAR_SPARSE_CHOLESKY:
-        /* S carries the damping already (through U and V) */
-        st = SBM__NESTED(ctx, sbm_chol_factor(ctx, s->chol, s->S, SBM_DAMPING_NONE, 0.0));
+        /* S carries the damping already (through U and V); chol was planned from S, and the
+         * step's first n entries lie apart from the rhs */
+        st = SBM__INNER(ctx, "sbm_chol_factor",
+                        sbm__chol_factor(ctx, s->chol, s->S, SBM_DAMPING_NONE, 0.0));
         if (st == SBM_ERR_NOT_POSITIVE_DEFINITE)
             name_camera(ctx, sbm_chol_get_info(s->chol).failed_column);
         if (st == SBM_SUCCESS)
-            st = SBM__NESTED(ctx, sbm_chol_solve(ctx, s->chol, 1, s->d_rhs, n > 0 ? n : 1, d_dc,
-                                                 n > 0 ? n : 1));
+            st = SBM__INNER(ctx, "sbm_chol_solve",
+                            sbm__chol_solve(ctx, s->chol, 1, s->d_rhs, n > 0 ? n : 1, d_dc,
+                                            n > 0 ? n : 1));
         break;
     case SBM_LINEAR_PCG:
         st = sbm__symup_refresh(ctx, &s->ssym);
@@ -256,9 +264,11 @@ static sbm_status lm_solve_reduced(lm_state *s, sbm_iteration_report *rep, int *
                           &rep->linear_iterations, &rep->linear_residual);
         break;
     default:
-        st = SBM__NESTED(ctx, sbm_ba_schur_diagonal(ctx, s->plan, si.U, si.W, s->Sdiag));
+        /* Sdiag: every diagonal block of S; Dinv: a copy of it */
+        st = SBM__INNER(ctx, "sbm_ba_schur_diagonal",
+                        sbm__ba_schur_diagonal(ctx, s->plan, si.U, si.W, s->Sdiag));
         if (st == SBM_SUCCESS)
-            st = SBM__NESTED(ctx, sbm__bdiag_inverse_checked(ctx, s->Sdiag, s->Dinv));
+            st = SBM__INNER(ctx, "sbm_bdiag_inverse", sbm__bdiag_inverse(ctx, s->Sdiag, s->Dinv));
         if (st == SBM_SUCCESS)
             st = sbm__pcg(ctx, n, apply_matrix_free, &s->ops, sbm__bdiag_apply, s->Dinv,
                           s->d_rhs, d_dc, opt->pcg_max_iterations, opt->pcg_tolerance,
@@ -283,8 +293,10 @@ static sbm_status lm_linear_step(lm_state *s, double lambda, sbm_iteration_repor
     double ts = sbm__now(ctx, 1);
     SBM__TRY(SBM__NESTED(ctx, sbm_ba_set_damping(ctx, s->sys, lambda)));
     const sbm_ba_system_info si = sbm_ba_system_get_info(s->sys);
-    sbm_status st = SBM__NESTED(ctx, sbm_ba_schur_execute(ctx, s->plan, si.U, si.V, si.W, si.gc,
-                                                          si.gp, s->S, s->d_rhs));
+    /* the plan was made from the system's U, V and W, and S by the plan */
+    sbm_status st = SBM__INNER(ctx, "sbm_ba_schur_execute",
+                               sbm__ba_schur_execute(ctx, s->plan, si.U, si.V, si.W, si.gc,
+                                                     si.gp, s->S, s->d_rhs));
     rep->time_schur = sbm__now(ctx, 1) - ts;
     if (st == SBM_ERR_NOT_POSITIVE_DEFINITE) {
         const int64_t j = sbm__ba_npd_point(s->sys);
@@ -310,8 +322,10 @@ static sbm_status lm_trial(lm_state *s, double lambda, sbm_iteration_report *rep
     const sbm_ba_system_info si = sbm_ba_system_get_info(s->sys);
     const double *x = s->d_x[s->cur];
     double *trial = s->d_x[1 - s->cur];
-    SBM__TRY(SBM__NESTED(ctx, sbm_ba_back_substitute(ctx, s->plan, si.W, si.gp, s->d_step,
-                                                     s->d_step + s->n)));
+    /* after a successful execute and reduced solve; dc and dp are the step's two parts */
+    SBM__TRY(SBM__INNER(ctx, "sbm_ba_back_substitute",
+                        sbm__ba_back_substitute(ctx, s->plan, si.W, si.gp, s->d_step,
+                                                s->d_step + s->n)));
     /* |x| serves the parameter tolerance only (with tol 0 the rule is |dx| <= 0 anyway) */
     *x_norm = 0.0;
     if (s->opt->parameter_tolerance > 0.0) SBM__TRY(sbm__vec_nrm2(ctx, s->nall, x, x_norm));

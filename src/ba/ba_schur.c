@@ -158,23 +158,12 @@ done:
     return st;
 }
 
-sbm_status sbm_ba_schur_plan(sbm_ctx *ctx, const sbm_cbc *U, const sbm_cbc *V, const sbm_cbc *W,
-                             unsigned flags, sbm_schur_plan **plan, sbm_cbc **S)
+sbm_status sbm__ba_schur_plan(sbm_ctx *ctx, const sbm_cbc *U, const sbm_cbc *V, const sbm_cbc *W,
+                              unsigned flags, sbm_schur_plan **plan, sbm_cbc **S)
 {
-    SBM__ENTER(ctx, "sbm_ba_schur_plan");
-    if (!plan) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument plan is NULL");
     *plan = NULL;
-    const int matrix_free = (flags & SBM_SCHUR_MATRIX_FREE) != 0;
     if (S) *S = NULL;
-    if (flags & ~SBM_SCHUR_MATRIX_FREE)
-        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
-                          "argument flags: unknown bits 0x%x (only SBM_SCHUR_MATRIX_FREE = 0x%x "
-                          "is defined)",
-                          flags & ~SBM_SCHUR_MATRIX_FREE, SBM_SCHUR_MATRIX_FREE);
-    if (!S && !matrix_free)
-        return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT,
-                          "argument S is NULL (it may be NULL only with SBM_SCHUR_MATRIX_FREE)");
-    SBM__TRY(check_schur_operands(ctx, U, V, W));
+    const int matrix_free = (flags & SBM_SCHUR_MATRIX_FREE) != 0;
     if (!ctx->ops->cbc_pattern_hash)
         return sbm__error(ctx, SBM_ERR_NOT_SUPPORTED,
                           "pattern fingerprints are not available on the %s backend",
@@ -190,8 +179,11 @@ sbm_status sbm_ba_schur_plan(sbm_ctx *ctx, const sbm_cbc *U, const sbm_cbc *V, c
     p->nc = W->nbr, p->np = W->nbc, p->p = W->r, p->q = W->c;
     sbm_cbc *Sm = NULL;
     sbm_status st;
-    if ((st = SBM__NESTED(ctx, sbm_cbc_copy(ctx, V, &p->Vinv))) != SBM_SUCCESS) goto fail;
-    if ((st = SBM__NESTED(ctx, sbm_cbc_copy(ctx, W, &p->Y))) != SBM_SUCCESS) goto fail;
+    if ((st = SBM__INNER(ctx, "sbm_cbc_copy", sbm__cbc_copy(ctx, V, &p->Vinv))) != SBM_SUCCESS)
+        goto fail;
+    if ((st = SBM__INNER(ctx, "sbm_cbc_copy", sbm__cbc_copy(ctx, W, &p->Y))) != SBM_SUCCESS)
+        goto fail;
+    /* the SpGEMM's plan checks that U is upper block triangular, which nothing here does */
     if (!matrix_free &&
         (st = SBM__NESTED(ctx, sbm_cbc_gemm_plan(ctx, SBM_OP_N, p->Y, SBM_OP_T, W, U,
                                                  SBM_GEMM_UPPER, &p->gemm, &Sm))) !=
@@ -215,6 +207,64 @@ fail:
     return st;
 }
 
+sbm_status sbm_ba_schur_plan(sbm_ctx *ctx, const sbm_cbc *U, const sbm_cbc *V, const sbm_cbc *W,
+                             unsigned flags, sbm_schur_plan **plan, sbm_cbc **S)
+{
+    SBM__ENTER(ctx, "sbm_ba_schur_plan");
+    if (!plan) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument plan is NULL");
+    *plan = NULL;
+    const int matrix_free = (flags & SBM_SCHUR_MATRIX_FREE) != 0;
+    if (S) *S = NULL;
+    if (flags & ~SBM_SCHUR_MATRIX_FREE)
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument flags: unknown bits 0x%x (only SBM_SCHUR_MATRIX_FREE = 0x%x "
+                          "is defined)",
+                          flags & ~SBM_SCHUR_MATRIX_FREE, SBM_SCHUR_MATRIX_FREE);
+    if (!S && !matrix_free)
+        return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT,
+                          "argument S is NULL (it may be NULL only with SBM_SCHUR_MATRIX_FREE)");
+    SBM__TRY(check_schur_operands(ctx, U, V, W));
+    return sbm__ba_schur_plan(ctx, U, V, W, flags, plan, S);
+}
+
+sbm_status sbm__ba_schur_execute(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *U,
+                                 const sbm_cbc *V, const sbm_cbc *W, const double *gc,
+                                 const double *gp, sbm_cbc *S, double *rhs)
+{
+    const int matrix_free = (plan->flags & SBM_SCHUR_MATRIX_FREE) != 0;
+    plan->executed = 0;
+    /* V with the planned block-diagonal pattern needs no new check of it */
+    uint64_t vh = 0;
+    if (plan->v_hash) SBM__TRY(ctx->ops->cbc_pattern_hash(ctx, V, &vh));
+    /* Vinv is a copy of the V planned, whose pattern V then still has */
+    sbm_status st = plan->v_hash && vh == plan->v_hash
+                        ? SBM__INNER(ctx, "sbm_bdiag_inverse",
+                                     sbm__bdiag_inverse(ctx, V, plan->Vinv))
+                        : SBM__NESTED(ctx, sbm_bdiag_inverse(ctx, V, plan->Vinv));
+    if (st == SBM_ERR_NOT_POSITIVE_DEFINITE) {
+        /* name the BA meaning of the failing block */
+        sbm__ba_append_message(ctx, " (argument V: its blocks must be SPD; the block of a point "
+                                    "seen by a single camera is singular without damping)");
+    }
+    if (st != SBM_SUCCESS) return st;
+    /* Vinv has V's pattern, which sbm_bdiag_inverse has just checked; the scaling checks that
+     * Y (a copy of the W planned) has W's pattern */
+    SBM__TRY(SBM__INNER(ctx, "sbm_bdiag_scale",
+                        sbm__bdiag_scale(ctx, SBM_SIDE_RIGHT, plan->Vinv, W, plan->Y)));
+    if (!matrix_free)
+        SBM__TRY(SBM__INNER(ctx, "sbm_cbc_gemm_execute",
+                            sbm__cbc_gemm_execute(ctx, plan->gemm, -1.0, plan->Y, W, U, S)));
+    if (rhs) {
+        /* rhs = gc - Y gp; the caller's gp and rhs, which the SpMV's checks keep apart */
+        SBM__TRY(sbm__vec_copy(ctx, rhs, gc, plan->nc * plan->p));
+        SBM__TRY(SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_N, -1.0, plan->Y, gp, 1.0, rhs)));
+    }
+    plan->usym.A = U;
+    SBM__TRY(sbm__symup_refresh(ctx, &plan->usym));
+    plan->executed = 1;
+    return SBM_SUCCESS;
+}
+
 sbm_status sbm_ba_schur_execute(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *U,
                                 const sbm_cbc *V, const sbm_cbc *W, const double *gc,
                                 const double *gp, sbm_cbc *S, double *rhs)
@@ -229,34 +279,7 @@ sbm_status sbm_ba_schur_execute(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cb
     if (rhs && (!gc || !gp))
         return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument %s is NULL (rhs needs gc and gp)",
                           !gc ? "gc" : "gp");
-    plan->executed = 0;
-    /* V with the planned block-diagonal pattern needs no new check of it */
-    uint64_t vh = 0;
-    if (plan->v_hash) SBM__TRY(ctx->ops->cbc_pattern_hash(ctx, V, &vh));
-    sbm_status st = plan->v_hash && vh == plan->v_hash
-                        ? SBM__NESTED(ctx, sbm__bdiag_inverse_checked(ctx, V, plan->Vinv))
-                        : SBM__NESTED(ctx, sbm_bdiag_inverse(ctx, V, plan->Vinv));
-    if (st == SBM_ERR_NOT_POSITIVE_DEFINITE) {
-        /* name the BA meaning of the failing block */
-        sbm__ba_append_message(ctx, " (argument V: its blocks must be SPD; the block of a point "
-                                    "seen by a single camera is singular without damping)");
-    }
-    if (st != SBM_SUCCESS) return st;
-    /* Vinv has V's pattern, which sbm_bdiag_inverse has just checked */
-    SBM__TRY(SBM__NESTED(
-        ctx, sbm__bdiag_scale_checked(ctx, SBM_SIDE_RIGHT, plan->Vinv, W, plan->Y)));
-    if (!matrix_free)
-        SBM__TRY(SBM__NESTED(ctx, sbm_cbc_gemm_execute(ctx, plan->gemm, -1.0, plan->Y, W, U,
-                                                       S)));
-    if (rhs) {
-        /* rhs = gc - Y gp */
-        SBM__TRY(sbm__vec_copy(ctx, rhs, gc, plan->nc * plan->p));
-        SBM__TRY(SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_N, -1.0, plan->Y, gp, 1.0, rhs)));
-    }
-    plan->usym.A = U;
-    SBM__TRY(sbm__symup_refresh(ctx, &plan->usym));
-    plan->executed = 1;
-    return SBM_SUCCESS;
+    return sbm__ba_schur_execute(ctx, plan, U, V, W, gc, gp, S, rhs);
 }
 
 sbm_status sbm_ba_schur(sbm_ctx *ctx, const sbm_cbc *U, const sbm_cbc *V, const sbm_cbc *W,
@@ -269,11 +292,21 @@ sbm_status sbm_ba_schur(sbm_ctx *ctx, const sbm_cbc *U, const sbm_cbc *V, const 
     if (rhs && (!gc || !gp))
         return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument %s is NULL (rhs needs gc and gp)",
                           !gc ? "gc" : "gp");
+    return sbm__ba_schur(ctx, U, V, W, gc, gp, S, rhs);
+}
+
+sbm_status sbm__ba_schur(sbm_ctx *ctx, const sbm_cbc *U, const sbm_cbc *V, const sbm_cbc *W,
+                         const double *gc, const double *gp, sbm_cbc **S, double *rhs)
+{
+    *S = NULL;
     sbm_schur_plan *plan = NULL;
     sbm_cbc *Sm = NULL;
-    sbm_status st = SBM__NESTED(ctx, sbm_ba_schur_plan(ctx, U, V, W, 0, &plan, &Sm));
+    /* the operands are checked; the plan is made from them, and Sm by the plan */
+    sbm_status st =
+        SBM__INNER(ctx, "sbm_ba_schur_plan", sbm__ba_schur_plan(ctx, U, V, W, 0, &plan, &Sm));
     if (st == SBM_SUCCESS)
-        st = SBM__NESTED(ctx, sbm_ba_schur_execute(ctx, plan, U, V, W, gc, gp, Sm, rhs));
+        st = SBM__INNER(ctx, "sbm_ba_schur_execute",
+                        sbm__ba_schur_execute(ctx, plan, U, V, W, gc, gp, Sm, rhs));
     sbm_schur_plan_destroy(plan);
     if (st != SBM_SUCCESS) {
         sbm_cbc_destroy(Sm);
@@ -281,6 +314,17 @@ sbm_status sbm_ba_schur(sbm_ctx *ctx, const sbm_cbc *U, const sbm_cbc *V, const 
     }
     *S = Sm;
     return SBM_SUCCESS;
+}
+
+sbm_status sbm__ba_back_substitute(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *W,
+                                   const double *gp, const double *dc, double *dp)
+{
+    /* t = gp - W^T dc; dp = V^-1 t (t is the plan's, apart from the caller's vectors) */
+    SBM__TRY(sbm__vec_copy(ctx, plan->t, gp, plan->np * plan->q));
+    SBM__TRY(SBM__INNER(ctx, "sbm_cbc_spmv",
+                        sbm__cbc_spmv(ctx, SBM_OP_T, -1.0, W, dc, 1.0, plan->t)));
+    return SBM__INNER(ctx, "sbm_cbc_spmv",
+                      sbm__cbc_spmv(ctx, SBM_OP_N, 1.0, plan->Vinv, plan->t, 0.0, dp));
 }
 
 sbm_status sbm_ba_back_substitute(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *W,
@@ -295,10 +339,19 @@ sbm_status sbm_ba_back_substitute(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_
     if (!plan->executed)
         return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
                           "argument plan: no successful sbm_ba_schur_execute yet (V^-1 unknown)");
-    /* t = gp - W^T dc; dp = V^-1 t */
-    SBM__TRY(sbm__vec_copy(ctx, plan->t, gp, plan->np * plan->q));
-    SBM__TRY(SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_T, -1.0, W, dc, 1.0, plan->t)));
-    return SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, plan->Vinv, plan->t, 0.0, dp));
+    return sbm__ba_back_substitute(ctx, plan, W, gp, dc, dp);
+}
+
+sbm_status sbm__ba_schur_multiply(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *U,
+                                  const sbm_cbc *W, const double *x, double *y)
+{
+    /* y = U x - Y (W^T x); t is the plan's, apart from x and y */
+    SBM__TRY(SBM__INNER(ctx, "sbm_cbc_spmv",
+                        sbm__cbc_spmv(ctx, SBM_OP_T, 1.0, W, x, 0.0, plan->t)));
+    plan->usym.A = U;
+    SBM__TRY(sbm__symup_multiply(ctx, &plan->usym, x, y));
+    return SBM__INNER(ctx, "sbm_cbc_spmv",
+                      sbm__cbc_spmv(ctx, SBM_OP_N, -1.0, plan->Y, plan->t, 1.0, y));
 }
 
 sbm_status sbm_ba_schur_multiply(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *U,
@@ -314,11 +367,9 @@ sbm_status sbm_ba_schur_multiply(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_c
     if (!plan->executed)
         return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
                           "argument plan: no successful sbm_ba_schur_execute yet (Y unknown)");
-    /* y = U x - Y (W^T x) */
-    SBM__TRY(SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_T, 1.0, W, x, 0.0, plan->t)));
-    plan->usym.A = U;
-    SBM__TRY(sbm__symup_multiply(ctx, &plan->usym, x, y));
-    return SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_N, -1.0, plan->Y, plan->t, 1.0, y));
+    /* x and y apart, as the product with U (sbm__symup_multiply) needs; named as that product */
+    SBM__TRY(SBM__INNER(ctx, "sbm_cbc_spmv", sbm__cbc_spmv_check(ctx, SBM_OP_N, U, x, y)));
+    return sbm__ba_schur_multiply(ctx, plan, U, W, x, y);
 }
 
 sbm_status sbm_ba_schur_diagonal(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *U,
@@ -345,6 +396,12 @@ sbm_status sbm_ba_schur_diagonal(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_c
     if (!plan->executed)
         return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
                           "argument plan: no successful sbm_ba_schur_execute yet (Y unknown)");
+    return sbm__ba_schur_diagonal(ctx, plan, U, W, D);
+}
+
+sbm_status sbm__ba_schur_diagonal(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *U,
+                                  const sbm_cbc *W, sbm_cbc *D)
+{
     const sbm__ba_kernels *k = sbm__ba_kernels_of(ctx);
     if (!k || !k->ba_schur_diagonal)
         return sbm__error(ctx, SBM_ERR_NOT_SUPPORTED,

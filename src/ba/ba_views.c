@@ -125,8 +125,9 @@ sbm_status sbm_ba_system_reduce(sbm_ctx *ctx, const sbm_ba_system *s, sbm_cbc **
         if (!rhs) return SBM_ERR_OUT_OF_MEMORY;
     }
     sbm_cbc *Sm = NULL;
-    sbm_status st = SBM__NESTED(ctx, sbm_ba_schur(ctx, s->U, s->V, s->W, si.gc, si.gp, &Sm,
-                                                  rhs));
+    /* the system's own matrices and vectors, which fit together */
+    sbm_status st = SBM__INNER(ctx, "sbm_ba_schur",
+                               sbm__ba_schur(ctx, s->U, s->V, s->W, si.gc, si.gp, &Sm, rhs));
     if (st == SBM_SUCCESS && h_rhs) st = sbm__vec_download(ctx, h_rhs, rhs, 9 * s->nc);
     sbm__free(ctx, rhs);
     if (st != SBM_SUCCESS) {

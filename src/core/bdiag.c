@@ -95,14 +95,19 @@ static sbm_status check_same_pattern(sbm_ctx *ctx, const char *xname, const sbm_
     return st;
 }
 
-/* known_bdiag: the caller (inside the library) vouches that D is block diagonal with every
- * diagonal block stored, so the pattern check, a download on a device backend, is skipped. */
-static sbm_status bdiag_inverse(sbm_ctx *ctx, const sbm_cbc *D, sbm_cbc *Dinv, int known_bdiag)
+/* sbm__bdiag_inverse's assumptions, checked; known_bdiag: the caller (inside the library)
+ * vouches that D is block diagonal with every diagonal block stored, so the pattern check, a
+ * download on a device backend, is skipped. */
+static sbm_status check_inverse(sbm_ctx *ctx, const sbm_cbc *D, sbm_cbc *Dinv, int known_bdiag)
 {
     SBM__TRY(sbm__check_cbc_arg(ctx, "D", D));
     SBM__TRY(sbm__check_cbc_arg(ctx, "Dinv", Dinv));
     if (!known_bdiag) SBM__TRY(check_bdiag(ctx, D, 1));
-    SBM__TRY(check_same_pattern(ctx, "Dinv", Dinv, "D", D));
+    return check_same_pattern(ctx, "Dinv", Dinv, "D", D);
+}
+
+sbm_status sbm__bdiag_inverse(sbm_ctx *ctx, const sbm_cbc *D, sbm_cbc *Dinv)
+{
     if (!ctx->ops->bdiag_inverse)
         return sbm__error(ctx, SBM_ERR_NOT_SUPPORTED,
                           "the block-diagonal inverse is not available on the %s backend",
@@ -113,18 +118,21 @@ static sbm_status bdiag_inverse(sbm_ctx *ctx, const sbm_cbc *D, sbm_cbc *Dinv, i
 sbm_status sbm_bdiag_inverse(sbm_ctx *ctx, const sbm_cbc *D, sbm_cbc *Dinv)
 {
     SBM__ENTER(ctx, "sbm_bdiag_inverse");
-    return bdiag_inverse(ctx, D, Dinv, 0);
+    SBM__TRY(check_inverse(ctx, D, Dinv, 0));
+    return sbm__bdiag_inverse(ctx, D, Dinv);
 }
 
 sbm_status sbm__bdiag_inverse_checked(sbm_ctx *ctx, const sbm_cbc *D, sbm_cbc *Dinv)
 {
     SBM__ENTER(ctx, "sbm_bdiag_inverse");
-    return bdiag_inverse(ctx, D, Dinv, 1);
+    SBM__TRY(check_inverse(ctx, D, Dinv, 1));
+    return sbm__bdiag_inverse(ctx, D, Dinv);
 }
 
-/* known_bdiag as for bdiag_inverse (without the need for every diagonal block). */
-static sbm_status bdiag_scale(sbm_ctx *ctx, sbm_side side, const sbm_cbc *D, const sbm_cbc *A,
-                              sbm_cbc *B, int known_bdiag)
+/* sbm__bdiag_scale's assumptions, checked; known_bdiag as for check_inverse (without the need
+ * for every diagonal block). */
+static sbm_status check_scale(sbm_ctx *ctx, sbm_side side, const sbm_cbc *D, const sbm_cbc *A,
+                              const sbm_cbc *B, int known_bdiag)
 {
     SBM__TRY(sbm__check_cbc_arg(ctx, "D", D));
     SBM__TRY(sbm__check_cbc_arg(ctx, "A", A));
@@ -156,6 +164,12 @@ static sbm_status bdiag_scale(sbm_ctx *ctx, sbm_side side, const sbm_cbc *D, con
                           D->nbr, D->nbc, a_nb, left ? "rows" : "columns", A->nbr, A->nbc,
                           left ? "SBM_SIDE_LEFT" : "SBM_SIDE_RIGHT");
     if (!known_bdiag) SBM__TRY(check_bdiag(ctx, D, 0));
+    return SBM_SUCCESS;
+}
+
+sbm_status sbm__bdiag_scale(sbm_ctx *ctx, sbm_side side, const sbm_cbc *D, const sbm_cbc *A,
+                            sbm_cbc *B)
+{
     SBM__TRY(check_same_pattern(ctx, "B", B, "A", A));
     if (!ctx->ops->bdiag_scale)
         return sbm__error(ctx, SBM_ERR_NOT_SUPPORTED,
@@ -168,12 +182,14 @@ sbm_status sbm_bdiag_scale(sbm_ctx *ctx, sbm_side side, const sbm_cbc *D, const 
                            sbm_cbc *B)
 {
     SBM__ENTER(ctx, "sbm_bdiag_scale");
-    return bdiag_scale(ctx, side, D, A, B, 0);
+    SBM__TRY(check_scale(ctx, side, D, A, B, 0));
+    return sbm__bdiag_scale(ctx, side, D, A, B);
 }
 
 sbm_status sbm__bdiag_scale_checked(sbm_ctx *ctx, sbm_side side, const sbm_cbc *D,
                                     const sbm_cbc *A, sbm_cbc *B)
 {
     SBM__ENTER(ctx, "sbm_bdiag_scale");
-    return bdiag_scale(ctx, side, D, A, B, 1);
+    SBM__TRY(check_scale(ctx, side, D, A, B, 1));
+    return sbm__bdiag_scale(ctx, side, D, A, B);
 }

@@ -1,39 +1,9 @@
-/* CBC matrices: lifecycle, validation, copies and the front end of their transformations. */
+/* CBC matrices: the public operations (create, wrap, check, copy, conversions, add); their
+ * allocation and release are in matrix.c. */
 #include "sbm_internal.h"
 
 #include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
-
-/* Struct and arrays in ctx's memory space; colptr has nbc+1 entries. */
-sbm_status sbm__cbc_alloc(sbm_ctx *ctx, int64_t nbr, int64_t nbc, int r, int c, int64_t nnzb,
-                          sbm_cbc **out)
-{
-    static const char *const what[3] = {"column pointers", "block-row indices", "block values"};
-    *out = NULL;
-    int ok;
-    size_t nval = sbm__mul_size(ctx, (size_t)nnzb, (size_t)r * (size_t)c, "block values", &ok);
-    if (!ok) return SBM_ERR_OVERFLOW;
-    size_t vbytes = sbm__mul_size(ctx, nval, sizeof(double), "block values", &ok);
-    if (!ok) return SBM_ERR_OVERFLOW;
-    sbm_cbc *A = sbm__matrix_struct(ctx, sizeof *A);
-    if (!A) return SBM_ERR_OUT_OF_MEMORY;
-    *A = (sbm_cbc){.nbr = nbr, .nbc = nbc, .r = r, .c = c, .nnzb = nnzb};
-    SBM__MATRIX_OWNER(A, ctx, 1);
-    sbm_status st =
-        sbm__matrix_arrays(ctx, nbc + 1, nnzb, vbytes, what, &A->colptr, &A->rowind, &A->values);
-    if (st != SBM_SUCCESS) {
-        sbm_cbc_destroy(A);
-        return st;
-    }
-    *out = A;
-    return SBM_SUCCESS;
-}
-
-void sbm_cbc_destroy(sbm_cbc *A)
-{
-    if (A) sbm__matrix_free(A, A->backend, A->owns, &A->allocator, A->colptr, A->rowind, A->values);
-}
 
 sbm_cbc_info sbm_cbc_get_info(const sbm_cbc *A)
 {
@@ -95,12 +65,9 @@ sbm_status sbm_cbc_check(sbm_ctx *ctx, const sbm_cbc *A, int check_finite)
     return ctx->ops->cbc_validate(ctx, "A", A, check_finite);
 }
 
-sbm_status sbm_cbc_copy(sbm_ctx *ctx, const sbm_cbc *src, sbm_cbc **dst)
+sbm_status sbm__cbc_copy(sbm_ctx *ctx, const sbm_cbc *src, sbm_cbc **dst)
 {
-    SBM__ENTER(ctx, "sbm_cbc_copy");
-    if (!dst) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument dst (output handle) is NULL");
     *dst = NULL;
-    if (!src) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument src is NULL");
     sbm_cbc *M;
     SBM__TRY(sbm__cbc_alloc(ctx, src->nbr, src->nbc, src->r, src->c, src->nnzb, &M));
     sbm_status st = sbm__matrix_fill(ctx, src->ops, src->backend, M->colptr, M->rowind, M->values,
@@ -113,6 +80,15 @@ sbm_status sbm_cbc_copy(sbm_ctx *ctx, const sbm_cbc *src, sbm_cbc **dst)
     M->pattern_id = src->pattern_id; /* same pattern: plans made with src accept the copy */
     *dst = M;
     return SBM_SUCCESS;
+}
+
+sbm_status sbm_cbc_copy(sbm_ctx *ctx, const sbm_cbc *src, sbm_cbc **dst)
+{
+    SBM__ENTER(ctx, "sbm_cbc_copy");
+    if (!dst) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument dst (output handle) is NULL");
+    *dst = NULL;
+    if (!src) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument src is NULL");
+    return sbm__cbc_copy(ctx, src, dst);
 }
 
 sbm_status sbm_cbc_transpose(sbm_ctx *ctx, const sbm_cbc *A, sbm_cbc **AT)

@@ -3,10 +3,18 @@
 
 #include <inttypes.h>
 
-sbm_status sbm_cbc_spmv(sbm_ctx *ctx, sbm_op op, double alpha, const sbm_cbc *A, const double *x,
-                        double beta, double *y)
+sbm_status sbm__cbc_spmv(sbm_ctx *ctx, sbm_op op, double alpha, const sbm_cbc *A, const double *x,
+                         double beta, double *y)
 {
-    SBM__ENTER(ctx, "sbm_cbc_spmv");
+    if (!ctx->ops->cbc_spmv)
+        return sbm__error(ctx, SBM_ERR_NOT_SUPPORTED,
+                          "the block SpMV is not available on the %s backend", ctx->ops->name);
+    return ctx->ops->cbc_spmv(ctx, op, alpha, A, x, beta, y);
+}
+
+sbm_status sbm__cbc_spmv_check(sbm_ctx *ctx, sbm_op op, const sbm_cbc *A, const double *x,
+                               const double *y)
+{
     SBM__TRY(sbm__check_cbc_arg(ctx, "A", A));
     if (!x) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument x is NULL");
     if (!y) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument y is NULL");
@@ -24,8 +32,13 @@ sbm_status sbm_cbc_spmv(sbm_ctx *ctx, sbm_op op, double alpha, const sbm_cbc *A,
                           "arguments x (%" PRId64 " entries) and y (%" PRId64
                           " entries) overlap; y must be a separate array",
                           n, m);
-    if (!ctx->ops->cbc_spmv)
-        return sbm__error(ctx, SBM_ERR_NOT_SUPPORTED,
-                          "the block SpMV is not available on the %s backend", ctx->ops->name);
-    return ctx->ops->cbc_spmv(ctx, op, alpha, A, x, beta, y);
+    return SBM_SUCCESS;
+}
+
+sbm_status sbm_cbc_spmv(sbm_ctx *ctx, sbm_op op, double alpha, const sbm_cbc *A, const double *x,
+                        double beta, double *y)
+{
+    SBM__ENTER(ctx, "sbm_cbc_spmv");
+    SBM__TRY(sbm__cbc_spmv_check(ctx, op, A, x, y));
+    return sbm__cbc_spmv(ctx, op, alpha, A, x, beta, y);
 }

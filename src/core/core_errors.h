@@ -35,14 +35,20 @@ sbm_status sbm__verror(sbm_ctx *ctx, sbm_status status, const char *fmt, va_list
     } while (0)
 sbm_status sbm__null_ctx_error(const char *fn);
 
-/* A public function (or an internal one that may call public ones) called from inside the
- * library: `st = SBM__NESTED(ctx, sbm_cbc_spmv(ctx, ...));`. Messages keep the outer call's
- * name. Internal *_checked entries below skip checks of operands the caller already checked.
- * The comma operator sequences the depth change around the call. */
-#define SBM__NESTED(ctx, call) (sbm__nest_enter(ctx), sbm__nest_leave((ctx), (call)))
-static inline void sbm__nest_enter(sbm_ctx *ctx)
+/* A public function called from inside the library, where the operands need its checks:
+ * `st = SBM__NESTED(ctx, sbm_cbc_spmv(ctx, ...));`. Messages keep the outer call's name and add
+ * the nested one's (its SBM__ENTER records it). The comma operator sequences the depth change
+ * around the call. */
+#define SBM__NESTED(ctx, call) (sbm__nest_enter(ctx, NULL), sbm__nest_leave((ctx), (call)))
+/* An internal entry point sbm__<op> called from inside the library: the public sbm_<op> less
+ * its SBM__ENTER and the argument checks the caller's own operands make needless (each says
+ * what it assumes). name is the public call's name, which messages carry as they would through
+ * SBM__NESTED: `SBM__INNER(ctx, "sbm_chol_factor", sbm__chol_factor(ctx, ...))` fails with
+ * "sbm_ba_solve: sbm_chol_factor: ...". */
+#define SBM__INNER(ctx, name, call) (sbm__nest_enter(ctx, name), sbm__nest_leave((ctx), (call)))
+static inline void sbm__nest_enter(sbm_ctx *ctx, const char *name)
 {
-    if (ctx->depth < SBM__NEST_MAX) ctx->nest_fn[ctx->depth] = NULL;
+    if (ctx->depth < SBM__NEST_MAX) ctx->nest_fn[ctx->depth] = name;
     ctx->depth++;
 }
 static inline sbm_status sbm__nest_leave(sbm_ctx *ctx, sbm_status st)
@@ -50,13 +56,6 @@ static inline sbm_status sbm__nest_leave(sbm_ctx *ctx, sbm_status st)
     ctx->depth--;
     return st;
 }
-/* Entries for nested calls (through SBM__NESTED) whose caller vouches that D is block diagonal
- * (for the inverse: with every diagonal block stored), having made or checked it itself: they
- * skip the check that reads D's pattern, a download on a device backend, and run the others.
- * Messages name them as the public calls (src/core/bdiag.c). */
-sbm_status sbm__bdiag_inverse_checked(sbm_ctx *ctx, const sbm_cbc *D, sbm_cbc *Dinv);
-sbm_status sbm__bdiag_scale_checked(sbm_ctx *ctx, sbm_side side, const sbm_cbc *D,
-                                    const sbm_cbc *A, sbm_cbc *B);
 
 /* Propagate a failure. */
 #define SBM__TRY(expr)                                  \

@@ -1,4 +1,5 @@
-/* Matrices: allocation, building from host arrays, argument checks, pattern views, checks and fingerprints (src/core/cbc.c, csr.c, matrix.c, host_build.c, gemm.c, validate.c). */
+/* Matrices: allocation, building from host arrays, argument checks, pattern views, checks and
+ * fingerprints (src/core/matrix.c, host_build.c, validate.c, pattern.c). */
 #ifndef SBM_CORE_MATRIX_H
 #define SBM_CORE_MATRIX_H
 
@@ -9,7 +10,7 @@ extern "C" {
 #endif
 
 /* ---------------------------------------------------------------------------------------- */
-/* Matrices (src/core/cbc.c, csr.c, matrix.c)                                               */
+/* Matrices (src/core/matrix.c: allocation, filling and release of both kinds)             */
 /* ---------------------------------------------------------------------------------------- */
 
 uint64_t sbm__new_pattern_id(void);
@@ -43,20 +44,21 @@ sbm_status sbm__matrix_fill(sbm_ctx *ctx, const struct sbm__backend_ops *src_ops
                             const double *src_values, int64_t nptr, int64_t nind, size_t nval);
 
 /* Allocate a CBC struct with owned arrays for nnzb blocks in ctx's memory space (arrays
- * uninitialised; colptr allocated with nbc+1 entries). */
+ * uninitialised; colptr allocated with nbc+1 entries). sbm_cbc_destroy and sbm_csr_destroy
+ * live in matrix.c too. */
 sbm_status sbm__cbc_alloc(sbm_ctx *ctx, int64_t nbr, int64_t nbc, int r, int c, int64_t nnzb,
                           sbm_cbc **A);
 sbm_status sbm__csr_alloc(sbm_ctx *ctx, int64_t m, int64_t n, int64_t nnz, sbm_csr **A);
 
-/* New matrix in ctx from validated host arrays (src/core/host_build.c). */
+/* New matrix in ctx from validated host arrays (src/core/matrix.c). */
 sbm_status sbm__cbc_upload(sbm_ctx *ctx, int64_t nbr, int64_t nbc, int r, int c,
                            const int64_t *h_colptr, const int32_t *h_rowind,
                            const double *h_values, sbm_cbc **A);
 sbm_status sbm__csr_upload(sbm_ctx *ctx, int64_t m, int64_t n, const int64_t *h_rowptr,
                            const int32_t *h_colind, const double *h_values, sbm_csr **A);
-/* Compress host triplets (segment seg[t], index ind[t], bs values each) into sorted,
- * duplicate-free segments: ptr (nseg+1), indices and values, host arrays to free with
- * sbm__host_free. Duplicates are summed in input order, so the result is deterministic. Serves
+/* Building from host data (src/core/host_build.c). Compress host triplets (segment seg[t],
+ * index ind[t], bs values each) into sorted, duplicate-free segments: ptr (nseg+1), indices and
+ * values, host arrays to free with sbm__host_free. Duplicates are summed in input order, so the result is deterministic. Serves
  * the CBC (segment = block column) and CSR (segment = row) triplet builders and the Matrix
  * Market reader. */
 sbm_status sbm__compress_triplets(sbm_ctx *ctx, int64_t nseg, int64_t nind, int64_t nt,
@@ -68,7 +70,8 @@ sbm_status sbm__cbc_from_host_transposed(sbm_ctx *ctx, int64_t nbr, int64_t nbc,
                                          const int64_t *tptr, const int32_t *tind,
                                          const double *tval, sbm_cbc **A);
 
-/* Argument checks for the front end. Each records the error with the argument name. */
+/* Argument checks for the front end (src/core/validate.c). Each records the error with the
+ * argument name. */
 sbm_status sbm__check_block_shape(sbm_ctx *ctx, const char *arg, int r, int c);
 sbm_status sbm__check_cbc_dims(sbm_ctx *ctx, int64_t nbr, int64_t nbc, int r, int c);
 sbm_status sbm__check_csr_dims(sbm_ctx *ctx, int64_t m, int64_t n);
@@ -84,13 +87,13 @@ sbm_status sbm__validate_csr_host(sbm_ctx *ctx, const char *arg, int64_t m, int6
                                   const double *values, int check_finite);
 
 
-/* Host view of a CBC pattern for front-end checks (src/core/gemm.c): on the CPU backend the matrix's
- * own arrays, otherwise host copies; release with sbm__cbc_pattern_release. */
+/* Host view of a CBC pattern for front-end checks (src/core/pattern.c): on the CPU backend the
+ * matrix's own arrays, otherwise host copies; release with sbm__cbc_pattern_release. */
 sbm_status sbm__cbc_pattern_to_host(sbm_ctx *ctx, const sbm_cbc *A, const int64_t **colptr,
                                     const int32_t **rowind);
 void sbm__cbc_pattern_release(sbm_ctx *ctx, const sbm_cbc *A, const int64_t *colptr,
                               const int32_t *rowind);
-/* Pattern checks of plans (src/core/gemm.c). The fingerprint of X's pattern, computed where it
+/* Pattern checks of plans (src/core/pattern.c). The fingerprint of X's pattern, computed where it
  * lives (SBM_ERR_NOT_SUPPORTED if the backend cannot). */
 sbm_status sbm__cbc_pattern_hash(sbm_ctx *ctx, const sbm_cbc *X, uint64_t *hash);
 /* X has the pattern a plan recorded for argument arg: the same pattern instance (id), or equal

@@ -1,35 +1,8 @@
-/* Scalar CSR matrices: lifecycle, validation, copies, transpose. */
+/* Scalar CSR matrices: the public operations (create, wrap, check, copy, transpose); their
+ * allocation and release are in matrix.c. */
 #include "sbm_internal.h"
 
 #include <inttypes.h>
-#include <stdlib.h>
-#include <string.h>
-
-sbm_status sbm__csr_alloc(sbm_ctx *ctx, int64_t m, int64_t n, int64_t nnz, sbm_csr **out)
-{
-    static const char *const what[3] = {"row pointers", "column indices", "values"};
-    *out = NULL;
-    int ok;
-    size_t vbytes = sbm__mul_size(ctx, (size_t)nnz, sizeof(double), "values", &ok);
-    if (!ok) return SBM_ERR_OVERFLOW;
-    sbm_csr *A = sbm__matrix_struct(ctx, sizeof *A);
-    if (!A) return SBM_ERR_OUT_OF_MEMORY;
-    *A = (sbm_csr){.m = m, .n = n, .nnz = nnz};
-    SBM__MATRIX_OWNER(A, ctx, 1);
-    sbm_status st =
-        sbm__matrix_arrays(ctx, m + 1, nnz, vbytes, what, &A->rowptr, &A->colind, &A->values);
-    if (st != SBM_SUCCESS) {
-        sbm_csr_destroy(A);
-        return st;
-    }
-    *out = A;
-    return SBM_SUCCESS;
-}
-
-void sbm_csr_destroy(sbm_csr *A)
-{
-    if (A) sbm__matrix_free(A, A->backend, A->owns, &A->allocator, A->rowptr, A->colind, A->values);
-}
 
 sbm_csr_info sbm_csr_get_info(const sbm_csr *A)
 {

@@ -1,51 +1,8 @@
-/* Front end of the block SpGEMM C = U + alpha*op(A)*op(B): argument and plan checks, dispatch.
- * Also the host view of a pattern that the front ends of the block operations check. */
+/* Front end of the block SpGEMM C = U + alpha*op(A)*op(B): argument and plan checks, dispatch. */
 #include "sbm_internal.h"
 
 #include <inttypes.h>
 #include <string.h>
-
-/* ---------------------------------------------------------------------------------------- */
-/* Host view of a pattern                                                                   */
-/* ---------------------------------------------------------------------------------------- */
-
-sbm_status sbm__cbc_pattern_to_host(sbm_ctx *ctx, const sbm_cbc *A, const int64_t **colptr,
-                                    const int32_t **rowind)
-{
-    *colptr = NULL;
-    *rowind = NULL;
-    if (A->backend == SBM_BACKEND_CPU) {
-        *colptr = A->colptr;
-        *rowind = A->rowind;
-        return SBM_SUCCESS;
-    }
-    int64_t *p = sbm__host_alloc(ctx, (size_t)(A->nbc + 1) * sizeof(int64_t), "host column pointers");
-    if (!p) return SBM_ERR_OUT_OF_MEMORY;
-    int32_t *r = sbm__host_alloc(ctx, (size_t)A->nnzb * sizeof(int32_t), "host block rows");
-    if (!r) {
-        sbm__host_free(ctx, p);
-        return SBM_ERR_OUT_OF_MEMORY;
-    }
-    sbm_status st = ctx->ops->copy(ctx, p, A->colptr, (size_t)(A->nbc + 1) * sizeof(int64_t), 1);
-    if (st == SBM_SUCCESS && A->nnzb > 0)
-        st = ctx->ops->copy(ctx, r, A->rowind, (size_t)A->nnzb * sizeof(int32_t), 1);
-    if (st != SBM_SUCCESS) {
-        sbm__host_free(ctx, p);
-        sbm__host_free(ctx, r);
-        return st;
-    }
-    *colptr = p;
-    *rowind = r;
-    return SBM_SUCCESS;
-}
-
-void sbm__cbc_pattern_release(sbm_ctx *ctx, const sbm_cbc *A, const int64_t *colptr,
-                              const int32_t *rowind)
-{
-    if (A->backend == SBM_BACKEND_CPU) return;
-    sbm__host_free(ctx, (void *)colptr);
-    sbm__host_free(ctx, (void *)rowind);
-}
 
 /* ---------------------------------------------------------------------------------------- */
 /* Checks                                                                                   */
@@ -130,49 +87,6 @@ static sbm_status check_operands(sbm_ctx *ctx, sbm_op op_a, const sbm_cbc *A, sb
     return SBM_SUCCESS;
 }
 
-sbm_status sbm__cbc_check_upper(sbm_ctx *ctx, const char *arg, const sbm_cbc *U, const char *why)
-{
-    const int64_t *cp;
-    const int32_t *ri;
-    SBM__TRY(sbm__cbc_pattern_to_host(ctx, U, &cp, &ri));
-    sbm_status st = SBM_SUCCESS;
-    for (int64_t j = 0; j < U->nbc && st == SBM_SUCCESS; j++) {
-        /* rows increase within a column: only the last one can be the first below the diagonal */
-        if (cp[j + 1] > cp[j] && ri[cp[j + 1] - 1] > j) {
-            int64_t p = cp[j];
-            while (ri[p] <= j) p++;
-            st = sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
-                            "argument %s: block (%" PRId32 ", %" PRId64 ") is below the diagonal, but "
-                            "%s",
-                            arg, ri[p], j, why);
-        }
-    }
-    sbm__cbc_pattern_release(ctx, U, cp, ri);
-    return st;
-}
-
-sbm_status sbm__cbc_pattern_hash(sbm_ctx *ctx, const sbm_cbc *X, uint64_t *hash)
-{
-    if (!ctx->ops->cbc_pattern_hash)
-        return sbm__error(ctx, SBM_ERR_NOT_SUPPORTED,
-                          "pattern fingerprints are not available on the %s backend", ctx->ops->name);
-    return ctx->ops->cbc_pattern_hash(ctx, X, hash);
-}
-
-sbm_status sbm__cbc_check_pattern(sbm_ctx *ctx, const char *arg, const sbm_cbc *X, uint64_t id,
-                                uint64_t hash)
-{
-    if (X->pattern_id == id) return SBM_SUCCESS;
-    uint64_t hx;
-    SBM__TRY(sbm__cbc_pattern_hash(ctx, X, &hx));
-    if (hx != hash)
-        return sbm__error(ctx, SBM_ERR_PLAN_MISMATCH,
-                          "argument %s (%" PRId64 " x %" PRId64 " blocks of %dx%d, %" PRId64
-                          " stored) does not have the pattern the plan was made with",
-                          arg, X->nbr, X->nbc, X->r, X->c, X->nnzb);
-    return SBM_SUCCESS;
-}
-
 /* ---------------------------------------------------------------------------------------- */
 /* Plan, execute                                                                            */
 /* ---------------------------------------------------------------------------------------- */
@@ -229,14 +143,10 @@ sbm_status sbm_cbc_gemm_plan(sbm_ctx *ctx, sbm_op op_a, const sbm_cbc *A, sbm_op
     return gemm_plan(ctx, op_a, A, op_b, B, U, flags, 0, plan, C);
 }
 
-static sbm_status gemm_execute(sbm_ctx *ctx, const sbm_gemm_plan *plan, double alpha,
-                               const sbm_cbc *A, const sbm_cbc *B, const sbm_cbc *U, sbm_cbc *C)
+sbm_status sbm__cbc_gemm_execute(sbm_ctx *ctx, const sbm_gemm_plan *plan, double alpha,
+                                 const sbm_cbc *A, const sbm_cbc *B, const sbm_cbc *U, sbm_cbc *C)
 {
     const sbm__plan_header *h = (const sbm__plan_header *)plan;
-    SBM__TRY(sbm__check_cbc_arg(ctx, "A", A));
-    SBM__TRY(sbm__check_cbc_arg(ctx, "B", B));
-    SBM__TRY(sbm__check_cbc_arg(ctx, "C", C));
-    if (U) SBM__TRY(sbm__check_cbc_arg(ctx, "U", U));
     if (h->backend != ctx->backend || (h->backend == SBM_BACKEND_CUDA && h->device != ctx->device))
         return sbm__error(ctx, SBM_ERR_BACKEND_MISMATCH,
                           "argument plan was made on the %s backend (device %d), the context is %s "
@@ -270,7 +180,11 @@ sbm_status sbm_cbc_gemm_execute(sbm_ctx *ctx, const sbm_gemm_plan *plan, double 
 {
     SBM__ENTER(ctx, "sbm_cbc_gemm_execute");
     if (!plan) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument plan is NULL");
-    return gemm_execute(ctx, plan, alpha, A, B, U, C);
+    SBM__TRY(sbm__check_cbc_arg(ctx, "A", A));
+    SBM__TRY(sbm__check_cbc_arg(ctx, "B", B));
+    SBM__TRY(sbm__check_cbc_arg(ctx, "C", C));
+    if (U) SBM__TRY(sbm__check_cbc_arg(ctx, "U", U));
+    return sbm__cbc_gemm_execute(ctx, plan, alpha, A, B, U, C);
 }
 
 sbm_status sbm_cbc_gemm(sbm_ctx *ctx, double alpha, sbm_op op_a, const sbm_cbc *A, sbm_op op_b,
@@ -282,7 +196,8 @@ sbm_status sbm_cbc_gemm(sbm_ctx *ctx, double alpha, sbm_op op_a, const sbm_cbc *
     sbm_gemm_plan *plan = NULL;
     sbm_cbc *M = NULL;
     SBM__TRY(gemm_plan(ctx, op_a, A, op_b, B, U, flags, 1, &plan, &M));
-    sbm_status st = gemm_execute(ctx, plan, alpha, A, B, U, M);
+    /* A, B and U are checked by the plan, M is the plan's */
+    sbm_status st = sbm__cbc_gemm_execute(ctx, plan, alpha, A, B, U, M);
     sbm_gemm_plan_destroy(plan);
     if (st != SBM_SUCCESS) {
         sbm_cbc_destroy(M);

@@ -1,46 +1,9 @@
-/* Building matrices from host data: uploads, triplets (duplicates summed), BSR transposition. */
+/* Building matrices from host data: triplets (duplicates summed), BSR transposition; on top of
+ * the uploads of matrix.c. */
 #include "sbm_internal.h"
 
 #include <inttypes.h>
 #include <string.h>
-
-/* New matrix in ctx with the given (already validated) host arrays. */
-sbm_status sbm__cbc_upload(sbm_ctx *ctx, int64_t nbr, int64_t nbc, int r, int c,
-                           const int64_t *h_colptr, const int32_t *h_rowind,
-                           const double *h_values, sbm_cbc **A)
-{
-    *A = NULL;
-    int64_t nnzb = h_colptr[nbc];
-    sbm_cbc *M;
-    SBM__TRY(sbm__cbc_alloc(ctx, nbr, nbc, r, c, nnzb, &M));
-    sbm_status st = sbm__matrix_fill(ctx, ctx->ops, SBM_BACKEND_CPU, M->colptr, M->rowind,
-                                     M->values, h_colptr, h_rowind, h_values, nbc + 1, nnzb,
-                                     (size_t)nnzb * r * c);
-    if (st != SBM_SUCCESS) {
-        sbm_cbc_destroy(M);
-        return st;
-    }
-    *A = M;
-    return SBM_SUCCESS;
-}
-
-sbm_status sbm__csr_upload(sbm_ctx *ctx, int64_t m, int64_t n, const int64_t *h_rowptr,
-                           const int32_t *h_colind, const double *h_values, sbm_csr **A)
-{
-    *A = NULL;
-    int64_t nnz = h_rowptr[m];
-    sbm_csr *M;
-    SBM__TRY(sbm__csr_alloc(ctx, m, n, nnz, &M));
-    sbm_status st = sbm__matrix_fill(ctx, ctx->ops, SBM_BACKEND_CPU, M->rowptr, M->colind,
-                                     M->values, h_rowptr, h_colind, h_values, m + 1, nnz,
-                                     (size_t)nnz);
-    if (st != SBM_SUCCESS) {
-        sbm_csr_destroy(M);
-        return st;
-    }
-    *A = M;
-    return SBM_SUCCESS;
-}
 
 sbm_status sbm__cbc_from_host_transposed(sbm_ctx *ctx, int64_t nbr, int64_t nbc, int r, int c,
                                          const int64_t *tptr, const int32_t *tind,

@@ -80,3 +80,10 @@ void sbm_ctx_clear_error(sbm_ctx *ctx)
     ctx->message[0] = '\0';
     ctx->last_status = SBM_SUCCESS;
 }
+
+#define SBM__STR2(x) #x
+#define SBM__STR(x) SBM__STR2(x)
+const char *sbm_version(void)
+{
+    return SBM__STR(SBM_VERSION_MAJOR) "." SBM__STR(SBM_VERSION_MINOR) "." SBM__STR(SBM_VERSION_PATCH);
+}

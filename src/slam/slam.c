@@ -118,7 +118,7 @@ static sbm_status create_j(sbm_ctx *ctx, sbm_slam_system *s, const sbm_g2o_info 
     for (int64_t c = nfree; c > 0; c--) cp[c] = cp[c - 1];
     cp[0] = 0;
     SBM__TRY(SBM__NESTED(ctx, sbm_cbc_create(ctx, &s->J, ne, nfree, s->d, s->d, cp, ri, NULL)));
-    return SBM__NESTED(ctx, sbm_cbc_copy(ctx, s->J, &s->OJ));
+    return SBM__INNER(ctx, "sbm_cbc_copy", sbm__cbc_copy(ctx, s->J, &s->OJ));
 }
 
 /* Omega: one block per edge, the information matrices as read; cp (ne + 1) and ri (ne) are
@@ -282,12 +282,14 @@ sbm_status sbm__slam_linearize_current(sbm_ctx *ctx, sbm_slam_system *s)
                                                        s->w, s->J->values, omega));
     SBM__TRY(sum_cost(ctx, s, &s->cost));
     const double t1 = sbm__now(ctx, 1);
-    /* Omega is block diagonal by construction (sbm_slam_system_create) */
-    SBM__TRY(SBM__NESTED(
-        ctx, sbm__bdiag_scale_checked(ctx, SBM_SIDE_LEFT, s->Omega, s->J, s->OJ)));
-    SBM__TRY(SBM__NESTED(ctx, sbm_cbc_gemm_execute(ctx, s->plan, 1.0, s->J, s->OJ, NULL,
-                                                   s->Lambda)));
-    SBM__TRY(SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_T, 1.0, s->J, s->w, 0.0, s->b)));
+    /* The system's own operands (sbm_slam_system_create): Omega block diagonal with J's block
+     * rows, OJ a copy of J, the plan made from J and OJ with Lambda, w and b its vectors */
+    SBM__TRY(SBM__INNER(ctx, "sbm_bdiag_scale",
+                        sbm__bdiag_scale(ctx, SBM_SIDE_LEFT, s->Omega, s->J, s->OJ)));
+    SBM__TRY(SBM__INNER(ctx, "sbm_cbc_gemm_execute",
+                        sbm__cbc_gemm_execute(ctx, s->plan, 1.0, s->J, s->OJ, NULL, s->Lambda)));
+    SBM__TRY(SBM__INNER(ctx, "sbm_cbc_spmv",
+                        sbm__cbc_spmv(ctx, SBM_OP_T, 1.0, s->J, s->w, 0.0, s->b)));
     const double t2 = sbm__now(ctx, 1);
     s->time_jacobian = t1 - t0;
     s->time_lambda = t2 - t1;

@@ -91,10 +91,10 @@ static sbm_status setup_linear(sbm__slam_run *r)
     if (n == 0) return SBM_SUCCESS;
     if (r->ls == SBM_LINEAR_SPARSE_CHOLESKY)
         return SBM__NESTED(ctx, sbm_chol_plan(ctx, r->si.Lambda, NULL, &r->chol));
-    SBM__TRY(SBM__NESTED(ctx, sbm_cbc_copy(ctx, r->si.Lambda, &r->damped)));
+    SBM__TRY(SBM__INNER(ctx, "sbm_cbc_copy", sbm__cbc_copy(ctx, r->si.Lambda, &r->damped)));
     if (r->ls != SBM_LINEAR_PCG) return SBM_SUCCESS;
     SBM__TRY(sbm__symup_init(ctx, r->damped, &r->lsym));
-    return SBM__NESTED(ctx, sbm_cbc_copy(ctx, r->lsym.D, &r->Dinv));
+    return SBM__INNER(ctx, "sbm_cbc_copy", sbm__cbc_copy(ctx, r->lsym.D, &r->Dinv));
 }
 
 sbm_status sbm__slam_run_init(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solver_options *opt,
@@ -255,13 +255,17 @@ sbm_status sbm__slam_run_solve(sbm__slam_run *r, sbm_damping damping, double lam
     SBM__TRY(sbm__vec_copy(ctx, r->d_rhs, r->si.b, n));
     SBM__TRY(sbm__vec_scale(ctx, n, -1.0, r->d_rhs));
     if (r->ls == SBM_LINEAR_SPARSE_CHOLESKY) {
-        st = SBM__NESTED(ctx, sbm_chol_factor(ctx, r->chol, r->si.Lambda, damping, lambda));
+        /* chol was planned from Lambda (n > 0); the solvers pass a damping and a finite
+         * lambda >= 0 (SLAM's LM stops before lambda passes its cap) */
+        st = SBM__INNER(ctx, "sbm_chol_factor",
+                        sbm__chol_factor(ctx, r->chol, r->si.Lambda, damping, lambda));
         if (st == SBM_ERR_NOT_POSITIVE_DEFINITE)
             st = not_positive_definite(r, damping, lambda,
                                        sbm_chol_get_info(r->chol).failed_column,
                                        "sparse Cholesky");
         if (st == SBM_SUCCESS)
-            st = SBM__NESTED(ctx, sbm_chol_solve(ctx, r->chol, 1, r->d_rhs, n, r->d_x, n));
+            st = SBM__INNER(ctx, "sbm_chol_solve",
+                            sbm__chol_solve(ctx, r->chol, 1, r->d_rhs, n, r->d_x, n));
     } else if (r->ls == SBM_LINEAR_DENSE_CHOLESKY) {
         st = solve_dense(r, damping, lambda);
     } else {

@@ -1,6 +1,7 @@
 /* Front end of the sparse block Cholesky (sbm_chol_*): argument checks, the symbolic analysis
  * (chol_order.c, chol_symbolic.c) and dispatch of the numeric phase to the backend. */
 #include "chol_symbolic.h"
+#include "solve_internal.h"
 #include "solve_kernels.h"
 
 #include <inttypes.h>
@@ -141,6 +142,26 @@ static const char *damping_name(sbm_damping d)
     return d == SBM_DAMPING_NONE ? "none" : d == SBM_DAMPING_IDENTITY ? "identity" : "diagonal";
 }
 
+sbm_status sbm__chol_factor(sbm_ctx *ctx, sbm_chol *chol, const sbm_cbc *A, sbm_damping damping,
+                            double lambda)
+{
+    const sbm__chol_symbolic *s = chol->sym;
+    int64_t failed = -1;
+    chol->factored = 0;
+    chol->failed_column = -1;
+    const sbm_status st = chol->kernels->chol_factor(ctx, s, chol->num, A, damping, lambda, &failed);
+    if (st == SBM_ERR_NOT_POSITIVE_DEFINITE) {
+        const int64_t col = failed >= 0 && failed < s->nb ? s->perm[failed] : -1;
+        chol->failed_column = col;
+        return sbm__error(ctx, SBM_ERR_NOT_POSITIVE_DEFINITE,
+                          "A is not positive definite: block column %" PRId64 " (%dx%d blocks; "
+                          "elimination step %" PRId64 " of %" PRId64 "; damping %s, lambda %g)",
+                          col, s->b, s->b, failed + 1, s->nb, damping_name(damping), lambda);
+    }
+    if (st == SBM_SUCCESS) chol->factored = 1;
+    return st;
+}
+
 sbm_status sbm_chol_factor(sbm_ctx *ctx, sbm_chol *chol, const sbm_cbc *A, sbm_damping damping,
                            double lambda)
 {
@@ -164,20 +185,7 @@ sbm_status sbm_chol_factor(sbm_ctx *ctx, sbm_chol *chol, const sbm_cbc *A, sbm_d
                           "the plan was made for (%" PRId64 " x %" PRId64 " blocks of %dx%d)",
                           A->nbr, A->nbc, A->r, A->c, s->nb, s->nb, s->b, s->b);
     SBM__TRY(sbm__cbc_check_pattern(ctx, "A", A, chol->pattern_id, chol->pattern_hash));
-    int64_t failed = -1;
-    chol->factored = 0;
-    chol->failed_column = -1;
-    const sbm_status st = chol->kernels->chol_factor(ctx, s, chol->num, A, damping, lambda, &failed);
-    if (st == SBM_ERR_NOT_POSITIVE_DEFINITE) {
-        const int64_t col = failed >= 0 && failed < s->nb ? s->perm[failed] : -1;
-        chol->failed_column = col;
-        return sbm__error(ctx, SBM_ERR_NOT_POSITIVE_DEFINITE,
-                          "A is not positive definite: block column %" PRId64 " (%dx%d blocks; "
-                          "elimination step %" PRId64 " of %" PRId64 "; damping %s, lambda %g)",
-                          col, s->b, s->b, failed + 1, s->nb, damping_name(damping), lambda);
-    }
-    if (st == SBM_SUCCESS) chol->factored = 1;
-    return st;
+    return sbm__chol_factor(ctx, chol, A, damping, lambda);
 }
 
 /* Leading dimension ld of the n x nrhs array arg. */
@@ -189,6 +197,13 @@ static sbm_status check_ld(sbm_ctx *ctx, const char *arg, int64_t ld, int64_t n)
                           " (needs n <= %s <= 2^31-1, and >= 1)",
                           arg, ld, n, arg);
     return SBM_SUCCESS;
+}
+
+sbm_status sbm__chol_solve(sbm_ctx *ctx, const sbm_chol *chol, int64_t nrhs, const double *B,
+                           int64_t ldb, double *X, int64_t ldx)
+{
+    if (nrhs == 0 || chol->sym->n == 0) return SBM_SUCCESS;
+    return chol->kernels->chol_solve(ctx, chol->sym, chol->num, nrhs, B, ldb, X, ldx);
 }
 
 sbm_status sbm_chol_solve(sbm_ctx *ctx, const sbm_chol *chol, int64_t nrhs, const double *B,
@@ -218,7 +233,7 @@ sbm_status sbm_chol_solve(sbm_ctx *ctx, const sbm_chol *chol, int64_t nrhs, cons
                           "argument X overlaps B without being B with the same leading dimension "
                           "(ldb %" PRId64 ", ldx %" PRId64 ")",
                           ldb, ldx);
-    return chol->kernels->chol_solve(ctx, chol->sym, chol->num, nrhs, B, ldb, X, ldx);
+    return sbm__chol_solve(ctx, chol, nrhs, B, ldb, X, ldx);
 }
 
 const sbm__chol_symbolic *sbm__chol_symbolic_of(const sbm_chol *chol) { return chol->sym; }

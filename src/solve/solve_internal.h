@@ -32,7 +32,7 @@ typedef struct sbm__symup {
 sbm_status sbm__symup_init(sbm_ctx *ctx, const sbm_cbc *A, sbm__symup *s);
 /* Copy A's current diagonal blocks into D. */
 sbm_status sbm__symup_refresh(sbm_ctx *ctx, sbm__symup *s);
-/* y = A x (context memory; y separate from x). */
+/* y = A x (context memory, x and y of A's size, non-NULL and apart: not checked again). */
 sbm_status sbm__symup_multiply(sbm_ctx *ctx, sbm__symup *s, const double *x, double *y);
 /* Dinv = the inverses of the diagonal blocks (Dinv a copy of D). D is block diagonal by
  * construction; only a missing diagonal block needs the public call's check and message. */
@@ -75,6 +75,16 @@ sbm_status sbm__dense_spd_solve(sbm_ctx *ctx, const sbm_cbc *A, const double *h_
 /* ... with *failed as above. */
 sbm_status sbm__dense_spd_solve_at(sbm_ctx *ctx, const sbm_cbc *A, const double *h_b, double *h_x,
                                    int64_t *failed);
+
+/* Internal entry points of the sparse block Cholesky (chol.c), for calls through SBM__INNER:
+ * sbm_chol_factor with chol planned on ctx's backend for A's pattern (A square, blocks
+ * square), damping a damping and lambda finite and >= 0; sbm_chol_solve after a successful
+ * factorisation, nrhs in [0, 2^31-1], ldb and ldx leading dimensions for n, B and X non-NULL
+ * and apart (or X == B with ldx == ldb). */
+sbm_status sbm__chol_factor(sbm_ctx *ctx, sbm_chol *chol, const sbm_cbc *A, sbm_damping damping,
+                            double lambda);
+sbm_status sbm__chol_solve(sbm_ctx *ctx, const sbm_chol *chol, int64_t nrhs, const double *B,
+                           int64_t ldb, double *X, int64_t ldx);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Block-diagonal preconditioners                                                           */

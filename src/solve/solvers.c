@@ -137,17 +137,20 @@ sbm_status sbm__symup_refresh(sbm_ctx *ctx, sbm__symup *s)
 
 sbm_status sbm__symup_multiply(sbm_ctx *ctx, sbm__symup *s, const double *x, double *y)
 {
+    /* A is square and D has its size; x and y are apart (the callers' own vectors) */
     if (s->block_diagonal)
-        return SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, s->A, x, 0.0, y));
+        return SBM__INNER(ctx, "sbm_cbc_spmv", sbm__cbc_spmv(ctx, SBM_OP_N, 1.0, s->A, x, 0.0, y));
     /* y = A x + A^T x - D x, accumulated in y through the SpMV's beta */
-    SBM__TRY(SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, s->A, x, 0.0, y)));
-    SBM__TRY(SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_T, 1.0, s->A, x, 1.0, y)));
-    return SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_N, -1.0, s->D, x, 1.0, y));
+    SBM__TRY(SBM__INNER(ctx, "sbm_cbc_spmv", sbm__cbc_spmv(ctx, SBM_OP_N, 1.0, s->A, x, 0.0, y)));
+    SBM__TRY(SBM__INNER(ctx, "sbm_cbc_spmv", sbm__cbc_spmv(ctx, SBM_OP_T, 1.0, s->A, x, 1.0, y)));
+    return SBM__INNER(ctx, "sbm_cbc_spmv", sbm__cbc_spmv(ctx, SBM_OP_N, -1.0, s->D, x, 1.0, y));
 }
 
 sbm_status sbm__symup_diag_inverse(sbm_ctx *ctx, const sbm__symup *s, sbm_cbc *Dinv)
 {
-    if (s->complete) return SBM__NESTED(ctx, sbm__bdiag_inverse_checked(ctx, s->D, Dinv));
+    /* complete: D holds every diagonal block; Dinv is a copy of D */
+    if (s->complete)
+        return SBM__INNER(ctx, "sbm_bdiag_inverse", sbm__bdiag_inverse(ctx, s->D, Dinv));
     return SBM__NESTED(ctx, sbm_bdiag_inverse(ctx, s->D, Dinv));
 }
 
@@ -301,6 +304,7 @@ sbm_status sbm__bdiag_pattern_create(sbm_ctx *ctx, int64_t n, int b, sbm_cbc **D
 
 sbm_status sbm__bdiag_apply(sbm_ctx *ctx, void *data, const double *x, double *y)
 {
+    /* PCG's vectors, apart, of Dinv's size */
     const sbm_cbc *Dinv = data;
-    return SBM__NESTED(ctx, sbm_cbc_spmv(ctx, SBM_OP_N, 1.0, Dinv, x, 0.0, y));
+    return SBM__INNER(ctx, "sbm_cbc_spmv", sbm__cbc_spmv(ctx, SBM_OP_N, 1.0, Dinv, x, 0.0, y));
 }

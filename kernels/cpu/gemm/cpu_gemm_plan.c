@@ -179,7 +179,7 @@ static inline void add_row(uint32_t *mark, uint32_t tag, int32_t *col, int64_t *
  *     given up after 8n moves;
  *   - otherwise (random patterns) the bitmap again, from the marked rows, unless the span is
  *     too thin for it (more than 16n+64 words): qsort.
- * Measured per product on 2D/3D Poisson, random and BA patterns (bench/NOTES-cpu.md), this is
+ * Measured per product on 2D/3D Poisson, random and BA patterns (bench/results/NOTES-cpu.md), this is
  * within 30% of the best single way on each, where each single way is 2-10x off on some. */
 static int64_t column_rows(sym_args *s, int64_t j, int32_t *col)
 {

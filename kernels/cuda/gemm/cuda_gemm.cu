@@ -16,7 +16,7 @@
  *               variants are implemented: CUB's stable segmented sort on the row key, and a
  *               stable LSD radix sort on a packed key (column in slice << row bits | row) with
  *               only as many bits as the slice needs. Both were measured on an H100
- *               (bench/RESULTS.md): the segmented sort wins on short output columns (2D/3D
+ *               (bench/results/RESULTS.md): the segmented sort wins on short output columns (2D/3D
  *               Poisson), the radix sort on long ones (BA); the plan picks by the mean column
  *               length of the expansion (sbm__gemm_use_radix).
  *   compress    Algorithm 3: tails (row changes within a column) -> scan -> C.colptr, C.rowind,
@@ -67,7 +67,7 @@ __global__ void sbm__k_gemm_max_run(int64_t nnzb_c, const int64_t *seg, unsigned
 /* ---------------------------------------------------------------------------------------- */
 
 /* Numeric kernel for a fast triple (the generic path is always SBM__NUM_TEAM). Measured on an
- * H100 (bench/NOTES-gpu.md, runs 1 and 2 of 2026-11-22; execute ms, 2D Poisson A*A, run 2,
+ * H100 (bench/results/NOTES-gpu.md, runs 1 and 2 of 2026-11-22; execute ms, 2D Poisson A*A, run 2,
  * team / dmma / stage / sdmma): 1x1 0.026 / 0.275 / 0.030 / 0.198, 2x2 0.074 / 0.420 / 0.060 /
  * 0.205, 3x3 0.160 / 0.450 / 0.153 / 0.221, 4x4 0.260 / 0.473 / 0.188 / 0.237, 5x5 0.545 /
  * 0.537 / 0.422 / 0.369, 6x6 0.987 / 0.561 / 0.508 / 0.406, 7x7 1.453 / 0.592 / 0.882 / 0.582,

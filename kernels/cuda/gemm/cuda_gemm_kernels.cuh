@@ -176,7 +176,7 @@ __global__ void __launch_bounds__(256)
 /* Both kernels above walk an output block's entries one after the other, each a chain of
  * dependent loads (seg -> entry -> operand blocks), so a warp has at most one product's operands
  * in flight: on an H100 they are latency-bound (2D Poisson A*A: dmma flat at 0.45-0.59 ms for
- * b = 2..8, the thread-per-element kernel at 1.1-1.3 TB/s; bench/NOTES-gpu.md). The staged
+ * b = 2..8, the thread-per-element kernel at 1.1-1.3 TB/s; bench/results/NOTES-gpu.md). The staged
  * kernels below give every CTA a tile of consecutive output blocks and copy, with cp.async
  * (global -> shared without registers, sm_80+), all the tile's entries and then all their
  * operand blocks into shared memory at once, so a CTA has a whole tile's loads in flight. The
@@ -187,7 +187,7 @@ __global__ void __launch_bounds__(256)
  * so the order of summation is the sorted order, as in the other kernels. Two ways to compute
  * from shared memory: one thread per output element (CUDA cores; small blocks) or one warp per
  * output block on the FP64 tensor cores (mma.sync m8n8k4), several blocks per warp. Measured
- * (H100, bench/NOTES-gpu.md): 1.05-1.5x faster than the unstaged kernels for b = 2..6, 1.7x on
+ * (H100, bench/results/NOTES-gpu.md): 1.05-1.5x faster than the unstaged kernels for b = 2..6, 1.7x on
  * BA; still latency-bound (Nsight Compute: memory and compute both under 45% at b = 6), since a
  * CTA's copy, wait, compute and store run one after the other and about 5 CTAs fit per SM;
  * overlapping them within a CTA (two operand stages) is the next step. */
