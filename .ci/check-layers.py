@@ -9,10 +9,15 @@ never includes a kernel header (it dispatches through its kernel table). Each la
 its own headers, those of the layers listed below for it, the public headers of those layers
 (include/), and system headers (<...>).
 Run from anywhere: python3 .ci/check-layers.py [--root DIR]
+python3 .ci/check-layers.py --self-test copies the tree to a temporary folder and checks that the
+check passes there and fails once a core file includes a header of the BA layer (CI runs both).
 """
 import os
 import re
+import shutil
+import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -33,7 +38,7 @@ COMPONENTS = {
     "gemm": "src/core", "csr_gemm": "src/core", "csr_spmv": "src/core", "csr_spmm": "src/core",
     "spmv": "src/core", "bdiag": "src/core", "matrix": "src/core", "vector": "src/core",
     "primitives": "src/core",
-    "chol": "src/solve",
+    "chol": "src/solve", "lm": "src/solve",
     "ba": "src/ba",
     "slam": "src/slam",
 }
@@ -81,10 +86,7 @@ def layer_folders(root):
     return found, unknown
 
 
-def main():
-    root = ROOT
-    if len(sys.argv) == 3 and sys.argv[1] == "--root":
-        root = os.path.abspath(sys.argv[2])
+def check(root):
     folders, unknown = layer_folders(root)
     errors = [f"{d}: a folder that is not a layer in .ci/check-layers.py" for d in unknown]
     headers = {}
@@ -118,6 +120,45 @@ def main():
     print(f"check-layers: {len(files)} files in {len(folders)} layers, {checked} includes, "
           f"{len(errors)} violations")
     return 1 if errors else 0
+
+
+def self_test():
+    """The check passes on a copy of the tree and fails once src/core includes a BA header."""
+    with tempfile.TemporaryDirectory(prefix="check-layers-") as tmp:
+        for top in ("blocks", "src", "kernels", "include"):
+            shutil.copytree(os.path.join(ROOT, top), os.path.join(tmp, top))
+        script = os.path.abspath(__file__)
+
+        def run(what):
+            r = subprocess.run([sys.executable, script, "--root", tmp], capture_output=True,
+                               text=True)
+            print(f"self-test, {what}: exit {r.returncode}: {r.stdout.strip().splitlines()[-1]}")
+            return r
+
+        clean = run("the copy as it is")
+        victim = os.path.join(tmp, "src", "core", "context.c")
+        with open(victim, encoding="utf-8") as fh:
+            text = fh.read()
+        with open(victim, "w", encoding="utf-8") as fh:
+            fh.write('#include "ba_internal.h"\n' + text)
+        upward = run("src/core/context.c including ba_internal.h")
+        named = "src/core/context.c:1: layer src/core includes \"ba_internal.h\" of layer src/ba"
+        ok = clean.returncode == 0 and upward.returncode == 1 and named in upward.stdout
+        print("check-layers self-test: " + ("passed" if ok else "FAILED (expected exit 0, then exit 1 "
+                                             "naming " + named + ")"))
+        return 0 if ok else 1
+
+
+def main():
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
+    root = ROOT
+    if len(sys.argv) == 3 and sys.argv[1] == "--root":
+        root = os.path.abspath(sys.argv[2])
+    elif len(sys.argv) != 1:
+        print("usage: check-layers.py [--root DIR | --self-test]", file=sys.stderr)
+        return 2
+    return check(root)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 /* Sparse block Cholesky (sbm_chol_*): every error of the API, by status and message. */
 #include "chol_test_common.h"
+#include "solve_kernels.h" /* white-box: a table without chol_factor */
 
 /* sbm_chol_plan: NULL arguments, shapes, options, a block below the diagonal, a backend without
  * the operation. */
@@ -47,14 +48,13 @@ static void test_chol_plan_errors(void **state)
                      "argument A: block (3, 1) is below the diagonal, but sbm_chol_plan takes the "
                      "upper block triangle");
     sbm_cbc_destroy(R);
-    /* an operation the backend lacks */
-    const sbm__backend_ops *ops = ctx->ops;
-    sbm__backend_ops fake = *ops;
+    /* an operation the backend lacks (in the solve layer's table, solve_kernels.h) */
+    sbm__solve_kernels fake = *sbm__solve_kernels_of(ctx);
     fake.chol_factor = NULL;
-    ctx->ops = &fake;
+    sbm__solve_kernels_replace(e->backend, &fake);
     SBM_ASSERT_FAILS(ctx, sbm_chol_plan(ctx, A, NULL, &chol), SBM_ERR_NOT_SUPPORTED,
                      "the sparse block Cholesky is not available on the");
-    ctx->ops = ops;
+    sbm__solve_kernels_replace(e->backend, NULL);
     assert_null(chol);
     sbm_chol_destroy(chol);
     sbm_cbc_destroy(A);

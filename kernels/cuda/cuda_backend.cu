@@ -1,5 +1,5 @@
-/* The CUDA backend's operations table: device memory, the context (device, stream, workspace
- * pool, memory budget) and the dispatch of every block operation to the kernels of kernels/cuda/. */
+/* The CUDA backend's core table: device memory, the context (device, stream, workspace pool,
+ * memory budget) and the dispatch of every core operation to the kernels of kernels/cuda/. */
 #include "cuda_internal.cuh"
 
 #include <stdio.h>
@@ -27,7 +27,7 @@ sbm_status sbm__cuda_fail(sbm_ctx *ctx, cudaError_t err, const char *what, const
 /* Memory                                                                                   */
 /* ---------------------------------------------------------------------------------------- */
 
-static void *sbm__cuda_default_alloc(void *user, size_t bytes)
+void *sbm__cuda_default_alloc(void *user, size_t bytes)
 {
     (void)user;
     void *p = NULL;
@@ -38,7 +38,7 @@ static void *sbm__cuda_default_alloc(void *user, size_t bytes)
     return p;
 }
 
-static void sbm__cuda_default_free(void *user, void *ptr)
+void sbm__cuda_default_free(void *user, void *ptr)
 {
     (void)user;
     if (ptr) cudaFree(ptr);
@@ -57,7 +57,7 @@ done:
 /* kind: 0 host -> device, 1 device -> host, 2 device -> device. The CPU front end also calls
  * this with a CPU context for device -> host copies (src/core/memory.c): then the default stream is
  * used, and every device -> host copy is complete on return. */
-static sbm_status sbm__cuda_copy(sbm_ctx *ctx, void *dst, const void *src, size_t bytes, int kind)
+sbm_status sbm__cuda_copy(sbm_ctx *ctx, void *dst, const void *src, size_t bytes, int kind)
 {
     sbm_status st = SBM_SUCCESS;
     if (bytes == 0) return SBM_SUCCESS;
@@ -73,7 +73,7 @@ done:
     return st;
 }
 
-static sbm_status sbm__cuda_memset0(sbm_ctx *ctx, void *dst, size_t bytes)
+sbm_status sbm__cuda_memset0(sbm_ctx *ctx, void *dst, size_t bytes)
 {
     sbm_status st = SBM_SUCCESS;
     if (bytes == 0) return SBM_SUCCESS;
@@ -90,7 +90,7 @@ done:
     return st;
 }
 
-static sbm_status sbm__cuda_synchronize(sbm_ctx *ctx) { return sbm__cuda_sync(ctx); }
+sbm_status sbm__cuda_synchronize(sbm_ctx *ctx) { return sbm__cuda_sync(ctx); }
 
 sbm_status sbm__cuda_d2h(sbm_ctx *ctx, void *h_dst, const void *d_src, size_t bytes)
 {
@@ -195,7 +195,7 @@ extern "C" int sbm__cuda_device_count(void)
     return n;
 }
 
-static sbm_status sbm__cuda_ctx_init(sbm_ctx *ctx, int device)
+sbm_status sbm__cuda_ctx_init(sbm_ctx *ctx, int device)
 {
     sbm_status st = SBM_SUCCESS;
     sbm__cuda_state *S = NULL;
@@ -223,7 +223,7 @@ done:
     return st;
 }
 
-static void sbm__cuda_ctx_destroy(sbm_ctx *ctx)
+void sbm__cuda_ctx_destroy(sbm_ctx *ctx)
 {
     sbm__cuda_state *S = sbm__cuda_st(ctx);
     if (!S) return;
@@ -241,7 +241,7 @@ static void sbm__cuda_ctx_destroy(sbm_ctx *ctx)
     ctx->backend_data = NULL;
 }
 
-static sbm_status sbm__cuda_set_stream(sbm_ctx *ctx, struct CUstream_st *stream)
+sbm_status sbm__cuda_set_stream(sbm_ctx *ctx, struct CUstream_st *stream)
 {
     /* work queued on the old stream may still use the workspace pool, which work on the new
      * stream would then overwrite */
@@ -254,70 +254,8 @@ static sbm_status sbm__cuda_set_stream(sbm_ctx *ctx, struct CUstream_st *stream)
 /* Table                                                                                    */
 /* ---------------------------------------------------------------------------------------- */
 
-static sbm__backend_ops sbm__make_cuda_ops(void)
-{
-    sbm__backend_ops o;
-    memset(&o, 0, sizeof o);
-    o.name = "CUDA";
-    o.default_alloc = sbm__cuda_default_alloc;
-    o.default_free = sbm__cuda_default_free;
-    o.copy = sbm__cuda_copy;
-    o.memset0 = sbm__cuda_memset0;
-    o.synchronize = sbm__cuda_synchronize;
-    o.ctx_init = sbm__cuda_ctx_init;
-    o.ctx_destroy = sbm__cuda_ctx_destroy;
-    o.set_stream = sbm__cuda_set_stream;
-    o.cbc_validate = sbm__cuda_cbc_validate;
-    o.csr_validate = sbm__cuda_csr_validate;
-    o.cbc_transpose = sbm__cuda_cbc_transpose;
-    o.csr_transpose = sbm__cuda_csr_transpose;
-    o.cbc_to_csr = sbm__cuda_cbc_to_csr;
-    o.csr_to_cbc = sbm__cuda_csr_to_cbc;
-    o.cbc_to_bsr = sbm__cuda_cbc_to_bsr;
-    o.cbc_add = sbm__cuda_cbc_add;
-    o.gemm_plan = sbm__cuda_gemm_plan;
-    o.gemm_execute = sbm__cuda_gemm_execute;
-    o.gemm_plan_destroy = sbm__cuda_gemm_plan_destroy;
-    o.bdiag_inverse = sbm__cuda_bdiag_inverse;
-    o.bdiag_scale = sbm__cuda_bdiag_scale;
-    o.cbc_spmv = sbm__cuda_cbc_spmv;
-    o.csr_spmv = sbm__cuda_csr_spmv;
-    o.csr_spmm = sbm__cuda_csr_spmm;
-    o.csr_gemm_plan = sbm__cuda_csr_gemm_plan;
-    o.csr_gemm_execute = sbm__cuda_csr_gemm_execute;
-    o.csr_gemm_plan_destroy = sbm__cuda_csr_gemm_plan_destroy;
-    o.csr_gemm = sbm__cuda_csr_gemm;
-    o.csr_spmv_plan = sbm__cuda_csr_spmv_plan;
-    o.csr_spmv_plan_update = sbm__cuda_csr_spmv_plan_update;
-    o.csr_spmv_plan_execute = sbm__cuda_csr_spmv_plan_execute;
-    o.spmv_plan_destroy = sbm__cuda_spmv_plan_destroy;
-    o.cbc_pattern_hash = sbm__cuda_cbc_pattern_hash;
-    o.csr_pattern_hash = sbm__cuda_csr_pattern_hash;
-    o.vec_dot = sbm__cuda_vec_dot;
-    o.vec_axpy = sbm__cuda_vec_axpy;
-    o.vec_xpay = sbm__cuda_vec_xpay;
-    o.vec_scale = sbm__cuda_vec_scale;
-    o.vec_amax = sbm__cuda_vec_amax;
-    o.chol_numeric_create = sbm__cuda_chol_numeric_create;
-    o.chol_factor = sbm__cuda_chol_factor;
-    o.chol_solve = sbm__cuda_chol_solve;
-    o.chol_numeric_destroy = sbm__cuda_chol_numeric_destroy;
-    /* ba-lin */
-    o.ba_linearize = sbm__cuda_ba_linearize;
-    o.ba_cost = sbm__cuda_ba_cost;
-    o.ba_damp = sbm__cuda_ba_damp;
-    o.lm_predicted = sbm__cuda_lm_predicted;
-    /* ba-solve */
-    o.ba_schur_diagonal = sbm__cuda_ba_schur_diagonal;
-    o.dense_spd_solve = sbm__cuda_dense_spd_solve;
-    /* slam-gpu */
-    o.slam_linearize = sbm__cuda_slam_linearize;
-    o.slam_oplus = sbm__cuda_slam_oplus;
-    o.slam_diag_get = sbm__cuda_slam_diag_get;
-    o.slam_diag_add = sbm__cuda_slam_diag_add;
-    return o;
-}
-
-static const sbm__backend_ops sbm__cuda_ops_table = sbm__make_cuda_ops();
+/* In the list's order (core_backend.h); a constant aggregate, no code runs at load time. */
+static const sbm__backend_ops sbm__cuda_ops_table = {
+    "CUDA", SBM__CORE_KERNELS(SBM__KERNEL_CUDA_INIT, SBM__KERNEL_CUDA_INIT)};
 
 extern "C" const sbm__backend_ops *sbm__cuda_ops(void) { return &sbm__cuda_ops_table; }

@@ -271,119 +271,24 @@ sbm_status sbm__cuda_pattern_transpose(sbm_ctx *ctx, int slot, int64_t nmajor, i
 /* Operations (one file per group)                                                          */
 /* ---------------------------------------------------------------------------------------- */
 
-/* cuda_matrix.cu (validation, fingerprints, transposes, BSR, row views), cuda_convert.cu */
-sbm_status sbm__cuda_cbc_validate(sbm_ctx *ctx, const char *arg, const sbm_cbc *A, int check_finite);
-sbm_status sbm__cuda_csr_validate(sbm_ctx *ctx, const char *arg, const sbm_csr *A, int check_finite);
-sbm_status sbm__cuda_cbc_pattern_hash(sbm_ctx *ctx, const sbm_cbc *A, uint64_t *hash);
-sbm_status sbm__cuda_csr_pattern_hash(sbm_ctx *ctx, const sbm_csr *A, uint64_t *hash);
-sbm_status sbm__cuda_cbc_transpose(sbm_ctx *ctx, const sbm_cbc *A, sbm_cbc **AT);
-sbm_status sbm__cuda_csr_transpose(sbm_ctx *ctx, const sbm_csr *A, sbm_csr **AT);
-sbm_status sbm__cuda_cbc_to_csr(sbm_ctx *ctx, const sbm_cbc *A, sbm_csr **B);
-sbm_status sbm__cuda_csr_to_cbc(sbm_ctx *ctx, const sbm_csr *A, int r, int c, sbm_cbc **B);
-sbm_status sbm__cuda_cbc_to_bsr(sbm_ctx *ctx, const sbm_cbc *A, sbm_layout layout,
-                                int64_t *rowptr, int32_t *colind, double *values);
-sbm_status sbm__cuda_cbc_add(sbm_ctx *ctx, double alpha, const sbm_cbc *A, double beta,
-                             const sbm_cbc *B, sbm_cbc **C);
-/* Row-major view of A's pattern (cached per pattern id in the context). */
+/* The operations' prototypes (sbm__cuda_<name>, C linkage) come from the lists of the kernel
+ * tables: core_backend.h (the core table, kernels/cuda/cuda_backend.cu), solve_kernels.h,
+ * ba_kernels.h and slam_kernels.h. Below, what the components share besides. */
+
+/* cuda_matrix.cu: row-major view of A's pattern (cached per pattern id in the context). */
 sbm_status sbm__cuda_cbc_rows(sbm_ctx *ctx, const sbm_cbc *A, const int64_t **rowptr,
                               const int32_t **colind, const int64_t **perm);
 void sbm__cuda_tcache_clear(sbm_ctx *ctx);
 
-/* cuda_gemm.cu, cuda_gemm_plan.cu (declarations of the parts: cuda_gemm.cuh) */
-sbm_status sbm__cuda_gemm_plan(sbm_ctx *ctx, sbm_op op_a, const sbm_cbc *A, sbm_op op_b,
-                               const sbm_cbc *B, const sbm_cbc *U, unsigned flags,
-                               sbm_gemm_plan **plan, sbm_cbc **C);
-sbm_status sbm__cuda_gemm_execute(sbm_ctx *ctx, const sbm_gemm_plan *plan, double alpha,
-                                  const sbm_cbc *A, const sbm_cbc *B, const sbm_cbc *U, sbm_cbc *C);
-void sbm__cuda_gemm_plan_destroy(sbm_gemm_plan *plan);
-
-/* cuda_csr_gemm.cu, cuda_csr_gemm_plan.cu (declarations of the parts: cuda_csr_gemm.cuh) */
-sbm_status sbm__cuda_csr_gemm_plan(sbm_ctx *ctx, const sbm_csr *A, const sbm_csr *B,
-                                   sbm_csr_plan **plan, sbm_csr **C);
-sbm_status sbm__cuda_csr_gemm_execute(sbm_ctx *ctx, const sbm_csr_plan *plan, const sbm_csr *A,
-                                      const sbm_csr *B, sbm_csr *C);
-void sbm__cuda_csr_gemm_plan_destroy(sbm_csr_plan *plan);
-sbm_status sbm__cuda_csr_gemm(sbm_ctx *ctx, const sbm_csr *A, const sbm_csr *B, sbm_csr **C);
-
-/* cuda_bdiag.cu */
-sbm_status sbm__cuda_bdiag_inverse(sbm_ctx *ctx, const sbm_cbc *D, sbm_cbc *Dinv);
-sbm_status sbm__cuda_bdiag_scale(sbm_ctx *ctx, sbm_side side, const sbm_cbc *D, const sbm_cbc *A,
-                                 sbm_cbc *B);
-
-/* cuda_csr_spmm.cu */
-sbm_status sbm__cuda_csr_spmm(sbm_ctx *ctx, double alpha, const sbm_csr *A, int64_t ncols,
-                              sbm_layout layout, const double *B, int64_t ldb, double beta,
-                              double *C, int64_t ldc);
-
-/* cuda_spmv.cu */
-sbm_status sbm__cuda_cbc_spmv(sbm_ctx *ctx, sbm_op op, double alpha, const sbm_cbc *A,
-                              const double *x, double beta, double *y);
-
-/* cuda_csr_spmv.cu, cuda_csr_spmv_plan.cu (declarations of the parts: cuda_csr_spmv.cuh) */
-sbm_status sbm__cuda_csr_spmv(sbm_ctx *ctx, double alpha, const sbm_csr *A, const double *x,
-                              double beta, double *y);
-sbm_status sbm__cuda_csr_spmv_plan(sbm_ctx *ctx, const sbm_csr *A, sbm_spmv_format format,
-                                   sbm_spmv_plan **plan);
-sbm_status sbm__cuda_csr_spmv_plan_update(sbm_ctx *ctx, sbm_spmv_plan *plan, const sbm_csr *A);
-sbm_status sbm__cuda_csr_spmv_plan_execute(sbm_ctx *ctx, const sbm_spmv_plan *plan, double alpha,
-                                           const double *x, double beta, double *y);
-void sbm__cuda_spmv_plan_destroy(sbm_spmv_plan *plan);
+/* cuda_csr_spmv.cu: the CSR row-statistics cache; longest row and warp slots (sum over groups of
+ * 32 rows of 32 x the group's longest row) of A's pattern, from that cache (computed on a miss). */
 void sbm__cuda_scache_clear(sbm_ctx *ctx);
-/* Longest row and warp slots (sum over groups of 32 rows of 32 x the group's longest row) of A's
- * pattern, from the context's row-statistics cache (computed on a miss). */
 sbm_status sbm__cuda_csr_row_stats(sbm_ctx *ctx, const sbm_csr *A, int64_t *max_row,
                                    int64_t *warp_slots);
 
-/* cuda_vector.cu: vector operations of the solvers */
-sbm_status sbm__cuda_vec_dot(sbm_ctx *ctx, int64_t n, const double *x, const double *y,
-                             double *h_dot);
-sbm_status sbm__cuda_vec_axpy(sbm_ctx *ctx, int64_t n, double a, const double *x, double *y);
-sbm_status sbm__cuda_vec_xpay(sbm_ctx *ctx, int64_t n, const double *x, double a, double *y);
-sbm_status sbm__cuda_vec_scale(sbm_ctx *ctx, int64_t n, double a, double *x);
-sbm_status sbm__cuda_vec_amax(sbm_ctx *ctx, int64_t n, const double *x, double *h_max);
-
-/* cuda_chol.cu: the sparse block Cholesky's numeric phase (chol_internal.h) */
-sbm_status sbm__cuda_chol_numeric_create(sbm_ctx *ctx, const struct sbm__chol_symbolic *sym,
-                                         struct sbm__chol_numeric **num);
-sbm_status sbm__cuda_chol_factor(sbm_ctx *ctx, const struct sbm__chol_symbolic *sym,
-                                 struct sbm__chol_numeric *num, const sbm_cbc *A, int damping,
-                                 double lambda, int64_t *failed);
-sbm_status sbm__cuda_chol_solve(sbm_ctx *ctx, const struct sbm__chol_symbolic *sym,
-                                const struct sbm__chol_numeric *num, int64_t nrhs, const double *B,
-                                int64_t ldb, double *X, int64_t ldx);
-void sbm__cuda_chol_numeric_destroy(struct sbm__chol_numeric *num);
-/* Destroys the context's cuBLAS and cuSOLVER handles and cuBLAS's workspace (ctx_destroy). */
+/* cuda_chol.cu: destroys the context's cuBLAS and cuSOLVER handles and cuBLAS's workspace
+ * (ctx_destroy). */
 void sbm__cuda_chol_release(sbm_ctx *ctx);
-
-/* ba-lin: cuda_ba.cu: the BA linearisation (sbm__ba_model) */
-/* slam-gpu: pose-graph SLAM iterations (kernels/cuda/slam/cuda_slam.cu), the slam_* ops */
-sbm_status sbm__cuda_slam_linearize(sbm_ctx *ctx, const sbm__slam_edges *E, const double *x,
-                                    double *rho, double *e, double *w, double *J, double *omega);
-sbm_status sbm__cuda_slam_oplus(sbm_ctx *ctx, int dim, int64_t nfree, double alpha,
-                                const double *dx, const double *x, double *y);
-sbm_status sbm__cuda_slam_diag_get(sbm_ctx *ctx, int64_t nb, int d, const int64_t *pos,
-                                   const double *V, double lo, double hi, double *D);
-sbm_status sbm__cuda_slam_diag_add(sbm_ctx *ctx, int64_t nb, int d, const int64_t *pos,
-                                   double lambda, const double *D, const double *L, double *V,
-                                   double *blocks, int64_t *h_bad);
-
-sbm_status sbm__cuda_ba_linearize(sbm_ctx *ctx, const sbm__ba_model *m, const double *params,
-                                  const sbm__ba_lin_out *out, sbm__ba_lin_result *res);
-sbm_status sbm__cuda_ba_cost(sbm_ctx *ctx, const sbm__ba_model *m, const double *params,
-                             double *h_cost);
-sbm_status sbm__cuda_ba_damp(sbm_ctx *ctx, int64_t nblocks, int b, double lambda,
-                             const double *und, double *out);
-sbm_status sbm__cuda_lm_predicted(sbm_ctx *ctx, int64_t n, double lambda, const double *D,
-                                  double gsign, const double *g, const double *step,
-                                  double *h_pred);
-
-/* cuda_ba_solve.cu: the BA iteration's Schur-Jacobi blocks and dense Cholesky (ba-solve) */
-sbm_status sbm__cuda_ba_schur_diagonal(sbm_ctx *ctx, const sbm_cbc *U, const int64_t *udiag,
-                                       const sbm_cbc *Y, const sbm_cbc *W,
-                                       const int64_t *wrow_ptr, const int64_t *wrow_blk,
-                                       sbm_cbc *D);
-sbm_status sbm__cuda_dense_spd_solve(sbm_ctx *ctx, const sbm_cbc *A, const double *b, double *x,
-                                     int64_t *failed);
 
 /* ---------------------------------------------------------------------------------------- */
 /* Device helpers                                                                           */

@@ -3,13 +3,15 @@
  * sbm_ba_system_create uploads the observations once, with the lists the backends sum over
  * (struct sbm__ba_model: the observations of every camera and of every block of W, each in
  * increasing observation order, so the sums are deterministic). A linearisation at parameters
- * in the context's memory (sbm__ba_linearize_at) runs on the backend (ops->ba_linearize:
+ * in the context's memory (sbm__ba_linearize_at) runs on the backend (ba_linearize of the BA
+ * table, ba_kernels.h:
  * records r', Jc', Jp' with the robust loss, then U, V, W, g = -J'^T r' and the damping scale
  * per camera and per point) and copies only the cost and max |g| to the host. The undamped U
- * and V stay in the context's memory and the damping is applied there (ops->ba_damp).
+ * and V stay in the context's memory and the damping is applied there (ba_damp).
  * sbm_ba_linearize(problem) uploads the problem's parameters and does the same. The host views
  * of the solver are in ba_views.c; the Schur complement in ba_schur.c. */
 #include "ba_system.h"
+#include "solve_kernels.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -289,7 +291,7 @@ sbm_status sbm__ba_linearize_at(sbm_ctx *ctx, sbm_ba_system *s, const double *d_
                                  s->W->values, s->g, s->D};
     sbm__ba_lin_result res;
     memset(&res, 0, sizeof res);
-    SBM__TRY(ctx->ops->ba_linearize(ctx, &s->model, d_params, &out, &res));
+    SBM__TRY(sbm__ba_kernels_of(ctx)->ba_linearize(ctx, &s->model, d_params, &out, &res));
     int32_t c, j;
     if (res.bad_prediction >= 0) {
         observation_ends(ctx, s, res.bad_prediction, &c, &j);
@@ -321,7 +323,7 @@ sbm_status sbm__ba_linearize_at(sbm_ctx *ctx, sbm_ba_system *s, const double *d_
 sbm_status sbm__ba_cost_at(sbm_ctx *ctx, const sbm_ba_system *s, const double *d_params,
                            double *cost)
 {
-    return ctx->ops->ba_cost(ctx, &s->model, d_params, cost);
+    return sbm__ba_kernels_of(ctx)->ba_cost(ctx, &s->model, d_params, cost);
 }
 
 double sbm__ba_gradient_max(const sbm_ba_system *s) { return s->gmax; }
@@ -329,8 +331,8 @@ double sbm__ba_gradient_max(const sbm_ba_system *s) { return s->gmax; }
 sbm_status sbm__ba_predicted_decrease(sbm_ctx *ctx, const sbm_ba_system *s,
                                       const double *d_step, double lambda, double *predicted)
 {
-    return ctx->ops->lm_predicted(ctx, sbm__ba_nparams(s), lambda, s->D, 1.0, s->g, d_step,
-                                  predicted);
+    return sbm__solve_kernels_of(ctx)->lm_predicted(ctx, sbm__ba_nparams(s), lambda, s->D, 1.0,
+                                                    s->g, d_step, predicted);
 }
 
 sbm_status sbm_ba_linearize(sbm_ctx *ctx, sbm_ba_system *s, const sbm_bal_problem *problem)
@@ -370,8 +372,9 @@ sbm_status sbm_ba_set_damping(sbm_ctx *ctx, sbm_ba_system *s, double lambda)
     if (!(lambda >= 0.0) || !isfinite(lambda))
         return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
                           "argument lambda = %g must be finite and >= 0", lambda);
-    if (s->nc > 0) SBM__TRY(ctx->ops->ba_damp(ctx, s->nc, 9, lambda, s->U_und, s->U->values));
-    if (s->np > 0) SBM__TRY(ctx->ops->ba_damp(ctx, s->np, 3, lambda, s->V_und, s->V->values));
+    const sbm__ba_kernels *k = sbm__ba_kernels_of(ctx);
+    if (s->nc > 0) SBM__TRY(k->ba_damp(ctx, s->nc, 9, lambda, s->U_und, s->U->values));
+    if (s->np > 0) SBM__TRY(k->ba_damp(ctx, s->np, 3, lambda, s->V_und, s->V->values));
     s->lambda = lambda;
     return SBM_SUCCESS;
 }

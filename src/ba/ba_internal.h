@@ -3,6 +3,7 @@
 #ifndef SBM_BA_INTERNAL_H
 #define SBM_BA_INTERNAL_H
 
+#include "ba_kernels.h"
 #include "io_internal.h"
 #include "sbm_ba.h"
 #include "sbm_geometry.h"

@@ -35,9 +35,6 @@
 #include <math.h>
 #include <string.h>
 
-/* Above this damping a step is too short to change anything: the solve has stalled. */
-#define LAMBDA_MAX 1e32
-
 /* ---------------------------------------------------------------------------------------- */
 /* Operators of the reduced system for PCG (vectors in the context's memory)                */
 /* ---------------------------------------------------------------------------------------- */
@@ -396,7 +393,7 @@ static sbm_status lm_step(lm_state *s, int it, double *cost, double *lambda, dou
         *lambda *= *nu;
         *nu *= 2.0;
         *stop = small_step ? SBM_STOP_PARAMETER_TOLERANCE
-                : *lambda > LAMBDA_MAX ? SBM_STOP_NO_PROGRESS : SBM_STOP_NONE;
+                : *lambda > SBM__LM_LAMBDA_MAX ? SBM_STOP_NO_PROGRESS : SBM_STOP_NONE;
     }
     return SBM_SUCCESS;
 }

@@ -150,8 +150,7 @@ static sbm_status plan_rows(sbm_ctx *ctx, sbm_schur_plan *p, const sbm_cbc *W)
         for (int64_t k = cp[j]; k < cp[j + 1]; k++) blk[ptr[ri[k]]++] = k;
     for (int64_t i = nc; i > 0; i--) ptr[i] = ptr[i - 1];
     ptr[0] = 0;
-    st = sbm__copy_between(ctx, &sbm__cpu_ops, SBM_BACKEND_CPU, p->rows, h,
-                           (size_t)len * sizeof(int64_t));
+    st = sbm__upload(ctx, p->rows, h, (size_t)len * sizeof(int64_t));
     p->d_hash = bdiag_hash(nc, p->p);
 done:
     if (h) sbm__host_free(ctx, h);
@@ -403,11 +402,12 @@ sbm_status sbm_ba_schur_diagonal(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_c
 sbm_status sbm__ba_schur_diagonal(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *U,
                                   const sbm_cbc *W, sbm_cbc *D)
 {
-    if (!ctx->ops->ba_schur_diagonal)
+    const sbm__ba_kernels *k = sbm__ba_kernels_of(ctx);
+    if (!k || !k->ba_schur_diagonal)
         return sbm__error(ctx, SBM_ERR_NOT_SUPPORTED,
                           "the Schur complement's diagonal is not available on the %s backend",
                           ctx->ops->name);
     const int64_t nc = plan->nc;
-    return ctx->ops->ba_schur_diagonal(ctx, U, plan->rows, plan->Y, W, plan->rows + nc,
-                                       plan->rows + 2 * nc + 1, D);
+    return k->ba_schur_diagonal(ctx, U, plan->rows, plan->Y, W, plan->rows + nc,
+                                plan->rows + 2 * nc + 1, D);
 }

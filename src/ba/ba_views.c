@@ -6,7 +6,7 @@
  * iteration (ba_internal.h: sbm__ba_gradient_max, sbm__ba_predicted_decrease) needs none of
  * this. */
 #include "ba_system.h"
-#include "chol_internal.h"
+#include "sbm_damp.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -57,7 +57,7 @@ static void damped_v_block(const sbm_ba_system *s, const double *hV, int64_t j, 
 {
     memcpy(v, hV + 9 * j, 9 * sizeof(double));
     for (int a = 0; a < 3; a++)
-        v[4 * a] += s->lambda * fmin(fmax(v[4 * a], SBM__DAMP_MIN_DIAGONAL), SBM__DAMP_MAX_DIAGONAL);
+        v[4 * a] = sbm_blk_marquardt(v[4 * a], s->lambda);
 }
 
 int64_t sbm__ba_npd_point(const sbm_ba_system *s)

@@ -45,6 +45,9 @@ void sbm__free_with(const sbm_allocator *a, void *ptr);
 /* n doubles in the context's memory (freed with ctx->allocator, which the owner records). */
 double *sbm__vec_alloc(sbm_ctx *ctx, int64_t n, const char *what);
 
+/* bytes from host memory into the context's memory, through the context's table (the front
+ * ends above the core never name a backend's table). */
+sbm_status sbm__upload(sbm_ctx *ctx, void *dst, const void *h_src, size_t bytes);
 /* Copies between host arrays and arrays in the context's memory (n doubles). */
 sbm_status sbm__vec_upload(sbm_ctx *ctx, double *dst, const double *h_src, int64_t n);
 sbm_status sbm__vec_download(sbm_ctx *ctx, double *h_dst, const double *src, int64_t n);

@@ -40,6 +40,12 @@ double *sbm__vec_alloc(sbm_ctx *ctx, int64_t n, const char *what)
     return sbm__alloc(ctx, bytes, what);
 }
 
+sbm_status sbm__upload(sbm_ctx *ctx, void *dst, const void *h_src, size_t bytes)
+{
+    if (bytes == 0) return SBM_SUCCESS;
+    return ctx->ops->copy(ctx, dst, h_src, bytes, 0);
+}
+
 sbm_status sbm__vec_upload(sbm_ctx *ctx, double *dst, const double *h_src, int64_t n)
 {
     if (n <= 0 || dst == h_src) return SBM_SUCCESS;

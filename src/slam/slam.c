@@ -278,8 +278,8 @@ sbm_status sbm__slam_linearize_current(sbm_ctx *ctx, sbm_slam_system *s)
 {
     const double t0 = sbm__now(ctx, 1);
     double *omega = s->E.loss == SBM_LOSS_NONE ? NULL : s->Omega->values;
-    SBM__TRY(ctx->ops->slam_linearize(ctx, &s->E, s->x[s->cur], s->rho, s->e, s->w,
-                                      s->J->values, omega));
+    SBM__TRY(sbm__slam_kernels_of(ctx)->slam_linearize(ctx, &s->E, s->x[s->cur], s->rho, s->e,
+                                                       s->w, s->J->values, omega));
     SBM__TRY(sum_cost(ctx, s, &s->cost));
     const double t1 = sbm__now(ctx, 1);
     /* The system's own operands (sbm_slam_system_create): Omega block diagonal with J's block
@@ -300,8 +300,9 @@ sbm_status sbm__slam_try(sbm_ctx *ctx, sbm_slam_system *s, double alpha, const d
                          double *cost)
 {
     double *trial = s->x[1 - s->cur];
-    SBM__TRY(ctx->ops->slam_oplus(ctx, s->E.dim, s->nfree, alpha, dx, s->x[s->cur], trial));
-    SBM__TRY(ctx->ops->slam_linearize(ctx, &s->E, trial, s->rho, NULL, NULL, NULL, NULL));
+    const sbm__slam_kernels *k = sbm__slam_kernels_of(ctx);
+    SBM__TRY(k->slam_oplus(ctx, s->E.dim, s->nfree, alpha, dx, s->x[s->cur], trial));
+    SBM__TRY(k->slam_linearize(ctx, &s->E, trial, s->rho, NULL, NULL, NULL, NULL));
     return sum_cost(ctx, s, cost);
 }
 

@@ -4,6 +4,7 @@
 #define SBM_SLAM_INTERNAL_H
 
 #include "io_internal.h"
+#include "slam_kernels.h"
 #include "sbm_geometry.h"
 #include "sbm_slam.h"
 #include "solve_internal.h"

@@ -19,8 +19,6 @@
 #include <math.h>
 #include <string.h>
 
-#define MAX_LAMBDA 1e32
-
 sbm_status sbm__slam_levenberg_marquardt(sbm__slam_run *r)
 {
     sbm_ctx *ctx = r->ctx;
@@ -63,7 +61,7 @@ sbm_status sbm__slam_levenberg_marquardt(sbm__slam_run *r)
             /* the current poses never changed: dropping the trial is the rollback */
             lambda *= nu;
             nu *= 2.0;
-            if (lambda > MAX_LAMBDA)
+            if (lambda > SBM__LM_LAMBDA_MAX)
                 stop = SBM_STOP_NO_PROGRESS;
             else if (small)
                 stop = SBM_STOP_PARAMETER_TOLERANCE;

@@ -14,10 +14,10 @@
  *     with block Jacobi: on a copy of Lambda whose diagonal carries the damping, made in the
  *     context's memory (the backend's slam_diag_add).
  * The damping scale D (SBM_DAMPING_DIAGONAL, Marquardt's): Lambda's diagonal clamped to
- * [1e-6, 1e32], the rule the sparse Cholesky applies (chol_internal.h). A matrix that is not
+ * [1e-6, 1e32], the rule the sparse Cholesky applies (sbm_blk_damp_scale, sbm_damp.h). A matrix that is not
  * positive definite is reported by the vertex id of the file and the free vertex. */
-#include "chol_internal.h"
 #include "slam_internal.h"
+#include "solve_kernels.h"
 
 #include <inttypes.h>
 #include <lapacke.h>
@@ -134,9 +134,9 @@ sbm_status sbm__slam_run_linearize(sbm__slam_run *r, sbm_iteration_report *rep, 
     SBM__TRY(sbm__vec_amax(ctx, r->n, r->si.b, &r->gradient_norm));
     SBM__TRY(sbm__slam_pose_norm(ctx, r->sys, &r->x_norm));
     /* the damping scale: Lambda's diagonal, clamped */
-    SBM__TRY(ctx->ops->slam_diag_get(ctx, r->si.free_vertices, r->si.error_dim, r->diag_pos,
-                                     r->si.Lambda->values, SBM__DAMP_MIN_DIAGONAL,
-                                     SBM__DAMP_MAX_DIAGONAL, r->d_diag));
+    SBM__TRY(sbm__slam_kernels_of(ctx)->slam_diag_get(ctx, r->si.free_vertices, r->si.error_dim,
+                                                      r->diag_pos, r->si.Lambda->values,
+                                                      r->d_diag));
     rep->time_schur += sbm__now(ctx, 1) - t0;
     r->damped_stale = 1;
     return SBM_SUCCESS;
@@ -162,10 +162,10 @@ static sbm_status make_damped(sbm__slam_run *r, sbm_damping damping, double lamb
     const int pcg = r->ls == SBM_LINEAR_PCG && !r->lsym.block_diagonal;
     double *blocks = pcg && r->lsym.complete ? r->lsym.D->values : NULL;
     int64_t bad = -1;
-    SBM__TRY(ctx->ops->slam_diag_add(ctx, r->si.free_vertices, d, r->diag_pos,
-                                     damping == SBM_DAMPING_NONE ? 0.0 : lambda,
-                                     damping == SBM_DAMPING_DIAGONAL ? r->d_diag : NULL,
-                                     r->si.Lambda->values, r->damped->values, blocks, &bad));
+    SBM__TRY(sbm__slam_kernels_of(ctx)->slam_diag_add(
+        ctx, r->si.free_vertices, d, r->diag_pos, damping == SBM_DAMPING_NONE ? 0.0 : lambda,
+        damping == SBM_DAMPING_DIAGONAL ? r->d_diag : NULL, r->si.Lambda->values,
+        r->damped->values, blocks, &bad));
     if (bad >= 0 && damping != SBM_DAMPING_NONE)
         return not_positive_definite(r, damping, lambda, bad, "its damped diagonal overflows");
     if (pcg && !blocks) SBM__TRY(sbm__symup_refresh(ctx, &r->lsym));
@@ -300,7 +300,8 @@ sbm_status sbm__slam_run_predicted(sbm__slam_run *r, double lambda, double *pred
 {
     sbm_ctx *ctx = r->ctx;
     /* 0.5 dx^T (lambda D dx - b): b is the gradient J^T Omega e */
-    return ctx->ops->lm_predicted(ctx, r->n, lambda, r->d_diag, -1.0, r->si.b, r->d_x, predicted);
+    return sbm__solve_kernels_of(ctx)->lm_predicted(ctx, r->n, lambda, r->d_diag, -1.0, r->si.b,
+                                                    r->d_x, predicted);
 }
 
 int sbm__slam_run_small_step(const sbm__slam_run *r, double alpha, double *step_norm)

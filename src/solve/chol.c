@@ -2,6 +2,7 @@
  * (chol_order.c, chol_symbolic.c) and dispatch of the numeric phase to the backend. */
 #include "chol_symbolic.h"
 #include "solve_internal.h"
+#include "solve_kernels.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -9,7 +10,8 @@
 struct sbm_chol {
     sbm_backend backend;           /* backend that planned it */
     int device;                    /* its device */
-    const sbm__backend_ops *ops;   /* that backend's ops (numeric state, destroy) */
+    const char *backend_name;      /* its name, for messages */
+    const sbm__solve_kernels *kernels; /* that backend's solve table (numeric phase, destroy) */
     sbm__chol_symbolic *sym;       /* symbolic structure (host) */
     sbm__chol_numeric *num;        /* the backend's factor */
     uint64_t pattern_id;           /* A's pattern at plan time */
@@ -67,7 +69,7 @@ static sbm_status check_square(sbm_ctx *ctx, const sbm_cbc *A)
 void sbm_chol_destroy(sbm_chol *chol)
 {
     if (!chol) return;
-    if (chol->num) chol->ops->chol_numeric_destroy(chol->num);
+    if (chol->num) chol->kernels->chol_numeric_destroy(chol->num);
     sbm__chol_symbolic_free(chol->sym);
     chol->alloc.free(chol->alloc.user, chol);
 }
@@ -79,8 +81,9 @@ static sbm_status plan(sbm_ctx *ctx, const sbm_cbc *A, const sbm_chol_options *o
     SBM__TRY(check_options(ctx, o));
     SBM__TRY(sbm__cbc_check_upper(ctx, "A", A,
                                   "sbm_chol_plan takes the upper block triangle of A"));
-    if (!ctx->ops->chol_numeric_create || !ctx->ops->chol_factor || !ctx->ops->chol_solve ||
-        !ctx->ops->chol_numeric_destroy)
+    const sbm__solve_kernels *k = sbm__solve_kernels_of(ctx);
+    if (!k || !k->chol_numeric_create || !k->chol_factor || !k->chol_solve ||
+        !k->chol_numeric_destroy)
         return sbm__error(ctx, SBM_ERR_NOT_SUPPORTED,
                           "the sparse block Cholesky is not available on the %s backend",
                           ctx->ops->name);
@@ -91,7 +94,8 @@ static sbm_status plan(sbm_ctx *ctx, const sbm_cbc *A, const sbm_chol_options *o
     c->alloc = al;
     c->backend = ctx->backend;
     c->device = ctx->device;
-    c->ops = ctx->ops;
+    c->backend_name = ctx->ops->name;
+    c->kernels = k;
     c->pattern_id = A->pattern_id;
     c->failed_column = -1;
     sbm_status st = sbm__cbc_pattern_hash(ctx, A, &c->pattern_hash);
@@ -102,7 +106,7 @@ static sbm_status plan(sbm_ctx *ctx, const sbm_cbc *A, const sbm_chol_options *o
         st = sbm__chol_analyse(ctx, A->nbc, A->r, cp, ri, o, &c->sym);
         sbm__cbc_pattern_release(ctx, A, cp, ri);
     }
-    if (st == SBM_SUCCESS) st = ctx->ops->chol_numeric_create(ctx, c->sym, &c->num);
+    if (st == SBM_SUCCESS) st = k->chol_numeric_create(ctx, c->sym, &c->num);
     if (st != SBM_SUCCESS) {
         sbm_chol_destroy(c);
         return st;
@@ -129,7 +133,7 @@ static sbm_status check_backend(sbm_ctx *ctx, const sbm_chol *chol)
         return sbm__error(ctx, SBM_ERR_BACKEND_MISMATCH,
                           "argument chol was planned on the %s backend (device %d), the context "
                           "is %s (device %d)",
-                          chol->ops->name, chol->device, ctx->ops->name, ctx->device);
+                          chol->backend_name, chol->device, ctx->ops->name, ctx->device);
     return SBM_SUCCESS;
 }
 
@@ -145,7 +149,7 @@ sbm_status sbm__chol_factor(sbm_ctx *ctx, sbm_chol *chol, const sbm_cbc *A, sbm_
     int64_t failed = -1;
     chol->factored = 0;
     chol->failed_column = -1;
-    const sbm_status st = ctx->ops->chol_factor(ctx, s, chol->num, A, (int)damping, lambda, &failed);
+    const sbm_status st = chol->kernels->chol_factor(ctx, s, chol->num, A, damping, lambda, &failed);
     if (st == SBM_ERR_NOT_POSITIVE_DEFINITE) {
         const int64_t col = failed >= 0 && failed < s->nb ? s->perm[failed] : -1;
         chol->failed_column = col;
@@ -199,7 +203,7 @@ sbm_status sbm__chol_solve(sbm_ctx *ctx, const sbm_chol *chol, int64_t nrhs, con
                            int64_t ldb, double *X, int64_t ldx)
 {
     if (nrhs == 0 || chol->sym->n == 0) return SBM_SUCCESS;
-    return ctx->ops->chol_solve(ctx, chol->sym, chol->num, nrhs, B, ldb, X, ldx);
+    return chol->kernels->chol_solve(ctx, chol->sym, chol->num, nrhs, B, ldb, X, ldx);
 }
 
 sbm_status sbm_chol_solve(sbm_ctx *ctx, const sbm_chol *chol, int64_t nrhs, const double *B,

@@ -39,6 +39,10 @@ sbm_status sbm__symup_multiply(sbm_ctx *ctx, sbm__symup *s, const double *x, dou
 sbm_status sbm__symup_diag_inverse(sbm_ctx *ctx, const sbm__symup *s, sbm_cbc *Dinv);
 void sbm__symup_free(sbm__symup *s);
 
+/* Levenberg-Marquardt's damping limit (BA's src/ba/ba_lm.c, SLAM's src/slam/slam_lm.c): above it
+ * a step is too short to change anything, the solve has stalled (SBM_STOP_NO_PROGRESS). */
+#define SBM__LM_LAMBDA_MAX 1e32
+
 /* Validate solver options (src/solve/solver_options.c). */
 sbm_status sbm__check_solver_options(sbm_ctx *ctx, const sbm_solver_options *o);
 /* A loss named arg in messages ("argument <arg>.scale = ..."): a known type, and a finite

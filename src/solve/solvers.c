@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 199309L
 
 #include "solve_internal.h"
+#include "solve_kernels.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -245,10 +246,11 @@ sbm_status sbm__dense_spd_solve_device(sbm_ctx *ctx, const sbm_cbc *A, const dou
                           "dense Cholesky on %" PRId64 " unknowns (at most %d): use PCG", n,
                           DENSE_MAX_N);
     if (n == 0) return SBM_SUCCESS;
-    if (!ctx->ops->dense_spd_solve)
+    const sbm__solve_kernels *k = sbm__solve_kernels_of(ctx);
+    if (!k || !k->dense_spd_solve)
         return sbm__error(ctx, SBM_ERR_NOT_SUPPORTED,
                           "dense Cholesky is not available on the %s backend", ctx->ops->name);
-    const sbm_status st = ctx->ops->dense_spd_solve(ctx, A, b, x, &f);
+    const sbm_status st = k->dense_spd_solve(ctx, A, b, x, &f);
     if (st != SBM_ERR_NOT_POSITIVE_DEFINITE) return st;
     if (failed) *failed = f;
     return sbm__error(ctx, SBM_ERR_NOT_POSITIVE_DEFINITE,

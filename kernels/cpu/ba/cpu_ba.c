@@ -1,4 +1,4 @@
-/* Bundle-adjustment linearisation on the CPU backend (struct sbm__ba_model, sbm_internal.h).
+/* Bundle-adjustment linearisation on the CPU backend (struct sbm__ba_model, ba_kernels.h).
  *
  * Passes over threads (sbm__cpu_parallel_for), each output owned by one item so the bits do
  * not depend on the thread count:
@@ -13,9 +13,10 @@
  *      and V = sum Jp'^T Jp', gp = -sum Jp'^T r' over the point's blocks in order.
  * The cost is the sum of the chunk sums in chunk order. A bad prediction stops after pass 1,
  * leaving the outputs as they were. */
-#include "chol_internal.h"
+#include "ba_kernels.h"
 #include "cpu_backend.h"
 #include "sbm_ba_observation.h"
+#include "sbm_damp.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -109,7 +110,7 @@ static void camera_pass(void *data, int64_t i0, int64_t i1)
         for (int e = 0; e < 81; e++) o->U_und[81 * i + e] = o->U[81 * i + e] = u[e];
         for (int a = 0; a < 9; a++) {
             o->g[9 * i + a] = g[a];
-            o->D[9 * i + a] = fmin(fmax(u[10 * a], SBM__DAMP_MIN_DIAGONAL), SBM__DAMP_MAX_DIAGONAL);
+            o->D[9 * i + a] = sbm_blk_damp_scale(u[10 * a]);
         }
     }
 }
@@ -143,7 +144,7 @@ static void point_pass(void *data, int64_t p0, int64_t p1)
         for (int e = 0; e < 9; e++) o->V_und[9 * p + e] = o->V[9 * p + e] = v[e];
         for (int a = 0; a < 3; a++) {
             gp[3 * p + a] = g[a];
-            Dp[3 * p + a] = fmin(fmax(v[4 * a], SBM__DAMP_MIN_DIAGONAL), SBM__DAMP_MAX_DIAGONAL);
+            Dp[3 * p + a] = sbm_blk_damp_scale(v[4 * a]);
         }
     }
 }
@@ -202,20 +203,7 @@ sbm_status sbm__cpu_ba_damp(sbm_ctx *ctx, int64_t nblocks, int b, double lambda,
     for (int64_t i = 0; i < nblocks; i++)
         for (int a = 0; a < b; a++) {
             const double d = und[bb * i + (b + 1) * a];
-            out[bb * i + (b + 1) * a] =
-                d + lambda * fmin(fmax(d, SBM__DAMP_MIN_DIAGONAL), SBM__DAMP_MAX_DIAGONAL);
+            out[bb * i + (b + 1) * a] = sbm_blk_marquardt(d, lambda);
         }
-    return SBM_SUCCESS;
-}
-
-sbm_status sbm__cpu_lm_predicted(sbm_ctx *ctx, int64_t n, double lambda, const double *D,
-                                 double gsign, const double *g, const double *step,
-                                 double *h_pred)
-{
-    (void)ctx;
-    /* four interleaved partial sums, as sbm__cpu_vec_dot */
-    double s[4] = {0.0, 0.0, 0.0, 0.0};
-    for (int64_t i = 0; i < n; i++) s[i & 3] += step[i] * (lambda * D[i] * step[i] + gsign * g[i]);
-    *h_pred = 0.5 * ((s[0] + s[1]) + (s[2] + s[3]));
     return SBM_SUCCESS;
 }

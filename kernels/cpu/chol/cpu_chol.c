@@ -3,8 +3,9 @@
  * by extend-add, dpotrf / dtrsm / dsyrk per front; update matrices on a stack), and the
  * supernodal forward and backward substitutions (dtrsm / dgemm on all right-hand sides at once).
  * Multithreading comes from OpenBLAS inside each call. */
-#include "chol_internal.h"
 #include "cpu_backend.h"
+#include "solve_kernels.h"
+#include "sbm_damp.h"
 
 #include <cblas.h>
 #include <lapacke.h>
@@ -78,8 +79,8 @@ sbm_status sbm__cpu_chol_numeric_create(sbm_ctx *ctx, const sbm__chol_symbolic *
 }
 
 /* L = A + damping, scattered into the zeroed panels. */
-static void assemble_a(const sbm__chol_symbolic *s, double *L, const sbm_cbc *A, int damping,
-                       double lambda)
+static void assemble_a(const sbm__chol_symbolic *s, double *L, const sbm_cbc *A,
+                       sbm_damping damping, double lambda)
 {
     const int b = s->b;
     memset(L, 0, (size_t)s->L_ptr[s->nsuper] * sizeof(double));
@@ -91,17 +92,15 @@ static void assemble_a(const sbm__chol_symbolic *s, double *L, const sbm_cbc *A,
             for (int i = 0; i < b; i++)
                 dst[j * ld + i] += s->a_trans[t] ? src[i * b + j] : src[j * b + i];
     }
-    if (damping == SBM__DAMPING_NONE) return;
+    if (damping == SBM_DAMPING_NONE) return;
     for (int64_t c = 0; c < s->nb; c++) {
         const int64_t t = s->col_sup[c], ld = (s->sup_rowptr[t + 1] - s->sup_rowptr[t]) * b;
         const int64_t o = (c - s->sup_col[t]) * b;
         double *d = L + s->L_ptr[t] + o * ld + o;
         for (int i = 0; i < b; i++) {
             const double v = d[i * ld + i];
-            d[i * ld + i] += damping == SBM__DAMPING_IDENTITY
-                                 ? lambda
-                                 : lambda * fmin(fmax(v, SBM__DAMP_MIN_DIAGONAL),
-                                                 SBM__DAMP_MAX_DIAGONAL);
+            d[i * ld + i] = damping == SBM_DAMPING_IDENTITY ? v + lambda
+                                                             : sbm_blk_marquardt(v, lambda);
         }
     }
 }
@@ -142,8 +141,8 @@ static int64_t nonfinite_pivot(const double *F, int64_t k, int64_t ld)
 }
 
 sbm_status sbm__cpu_chol_factor(sbm_ctx *ctx, const sbm__chol_symbolic *s,
-                                struct sbm__chol_numeric *num, const sbm_cbc *A, int damping,
-                                double lambda, int64_t *failed)
+                                struct sbm__chol_numeric *num, const sbm_cbc *A,
+                                sbm_damping damping, double lambda, int64_t *failed)
 {
     (void)ctx;
     *failed = -1;

@@ -1,8 +1,10 @@
-/* Pose-graph SLAM iterations on the CPU backend (the slam_* ops of sbm__backend_ops): the edges'
+/* Pose-graph SLAM iterations on the CPU backend (the SLAM table, slam_kernels.h): the edges'
  * errors, Jacobians and robust weights, g2o's increments of the poses, and the damping of
  * Lambda's diagonal. The linearisation and the increments run on sbm__cpu_parallel_for; every
  * output belongs to one edge or one slot, so the bits do not depend on the thread count. */
 #include "cpu_backend.h"
+#include "slam_kernels.h"
+#include "sbm_damp.h"
 #include "sbm_pose_edge.h"
 
 #include <math.h>
@@ -79,13 +81,13 @@ sbm_status sbm__cpu_slam_oplus(sbm_ctx *ctx, int dim, int64_t nfree, double alph
 }
 
 sbm_status sbm__cpu_slam_diag_get(sbm_ctx *ctx, int64_t nb, int d, const int64_t *pos,
-                                  const double *V, double lo, double hi, double *D)
+                                  const double *V, double *D)
 {
     (void)ctx;
     for (int64_t j = 0; j < nb; j++)
         for (int a = 0; a < d; a++) {
             const double v = pos[j] >= 0 ? V[pos[j] + a * (d + 1)] : 0.0;
-            D[d * j + a] = fmin(fmax(v, lo), hi);
+            D[d * j + a] = sbm_blk_damp_scale(v);
         }
     return SBM_SUCCESS;
 }

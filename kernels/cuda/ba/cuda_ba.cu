@@ -1,4 +1,4 @@
-/* Bundle-adjustment linearisation on the CUDA backend (struct sbm__ba_model, sbm_internal.h),
+/* Bundle-adjustment linearisation on the CUDA backend (struct sbm__ba_model, ba_kernels.h),
  * on the context's stream, deterministic (no floating atomics; every sum in a fixed order).
  *
  * ba_linearize, a few kernels and one 32-byte copy to the host:
@@ -30,9 +30,10 @@
  *   k_wblock: [Jc'; Jp'] 192 B/obs (614 MB); W 216 B/block written (691 MB);
  *   total ~3.0 GB: ~1.1 ms at the H100's ~2.7 TB/s copy bandwidth (the 9 ms target of issue
  *   14 is 15 % of a 60 ms iteration). */
+#include "ba_kernels.h"
 #include "cuda_internal.cuh"
-#include "chol_internal.h"
 #include "sbm_ba_observation.h"
+#include "sbm_damp.h"
 
 #include <float.h>
 
@@ -142,11 +143,6 @@ __global__ void __launch_bounds__(BA_THREADS)
     }
 }
 
-__device__ __forceinline__ double ba_clamp(double d)
-{
-    return fmin(fmax(d, SBM__DAMP_MIN_DIAGONAL), SBM__DAMP_MAX_DIAGONAL);
-}
-
 __global__ void __launch_bounds__(CAM_THREADS)
     k_camera(sbm__ba_model m, sbm__ba_lin_out o, const sbm__ba_lin_result *res)
 {
@@ -182,7 +178,7 @@ __global__ void __launch_bounds__(CAM_THREADS)
     if (e < 81) {
         o.U_und[81 * i + e] = acc;
         o.U[81 * i + e] = acc;
-        if (a == b) o.D[9 * i + a] = ba_clamp(acc);
+        if (a == b) o.D[9 * i + a] = sbm_blk_damp_scale(acc);
     } else if (e < 90) {
         o.g[9 * i + a] = acc;
     }
@@ -212,7 +208,7 @@ __global__ void __launch_bounds__(BA_THREADS)
         if (e < 9) {
             o.V_und[9 * p + e] = acc;
             o.V[9 * p + e] = acc;
-            if (a == b) o.D[9 * m.nc + 3 * p + a] = ba_clamp(acc);
+            if (a == b) o.D[9 * m.nc + 3 * p + a] = sbm_blk_damp_scale(acc);
         } else {
             o.g[9 * m.nc + 3 * p + a] = acc;
         }
@@ -237,44 +233,33 @@ __global__ void __launch_bounds__(BA_THREADS)
     }
 }
 
-/* MODE 0: max |x|; MODE 1: sum step (lambda D step + g). Fixed grid BA_AMAX_BLOCKS. */
-template <int MODE>
+/* max |x| over the fixed grid BA_AMAX_BLOCKS: one partial per block (NaN wins). */
 __global__ void __launch_bounds__(BA_THREADS)
-    k_vec_partial(int64_t n, double lambda, double gsign, const double *__restrict__ x,
-                  const double *__restrict__ D, const double *__restrict__ g,
-                  double *__restrict__ part)
+    k_amax(int64_t n, const double *__restrict__ x, double *__restrict__ part)
 {
     __shared__ double sh[BA_THREADS];
     double s = 0.0;
     for (int64_t i = (int64_t)blockIdx.x * BA_THREADS + threadIdx.x; i < n;
          i += (int64_t)BA_AMAX_BLOCKS * BA_THREADS)
-        s = MODE == 0 ? ba_join<2>(s, fabs(x[i])) : s + x[i] * (lambda * D[i] * x[i] + gsign * g[i]);
+        s = ba_join<2>(s, fabs(x[i]));
     sh[threadIdx.x] = s;
-    ba_tree<MODE == 0 ? 2 : 0>(sh);
+    ba_tree<2>(sh);
     if (threadIdx.x == 0) part[blockIdx.x] = sh[0];
 }
 
-/* The partials of k_vec_partial into *out (MODE 1: halved), or into res->gmax (res not NULL:
- * 0 when a prediction was bad). */
-template <int MODE>
+/* The partials of k_amax into res->gmax (0 when a prediction was bad). */
 __global__ void __launch_bounds__(BA_THREADS)
-    k_vec_final(const double *__restrict__ part, double *out, sbm__ba_lin_result *res)
+    k_amax_final(const double *__restrict__ part, sbm__ba_lin_result *res)
 {
     __shared__ double sh[BA_THREADS];
     double s = 0.0;
-    for (int i = threadIdx.x; i < BA_AMAX_BLOCKS; i += BA_THREADS)
-        s = MODE == 0 ? ba_join<2>(s, part[i]) : s + part[i];
+    for (int i = threadIdx.x; i < BA_AMAX_BLOCKS; i += BA_THREADS) s = ba_join<2>(s, part[i]);
     sh[threadIdx.x] = s;
-    ba_tree<MODE == 0 ? 2 : 0>(sh);
-    if (threadIdx.x == 0) {
-        if (res)
-            res->gmax = res->bad_prediction >= 0 ? 0.0 : sh[0];
-        else
-            *out = MODE == 0 ? sh[0] : 0.5 * sh[0];
-    }
+    ba_tree<2>(sh);
+    if (threadIdx.x == 0) res->gmax = res->bad_prediction >= 0 ? 0.0 : sh[0];
 }
 
-/* Workspace of the reductions: k_obs partials, k_vec partials, the result. */
+/* Workspace of the reductions: k_obs partials, k_amax partials, the result. */
 typedef struct ba_ws {
     double *pcost, *pvec;
     long long *pbad;
@@ -348,10 +333,9 @@ sbm_status sbm__cuda_ba_linearize(sbm_ctx *ctx, const sbm__ba_model *m,
         k_wblock<<<sbm__grid(27 * m->nnzb, BA_THREADS), BA_THREADS, 0, s>>>(*m, *out, w.res);
         SBM__LAUNCHED(ctx, "the BA W kernel");
     }
-    k_vec_partial<0><<<BA_AMAX_BLOCKS, BA_THREADS, 0, s>>>(9 * m->nc + 3 * m->np, 0.0, 0.0,
-                                                           out->g, NULL, NULL, w.pvec);
+    k_amax<<<BA_AMAX_BLOCKS, BA_THREADS, 0, s>>>(9 * m->nc + 3 * m->np, out->g, w.pvec);
     SBM__LAUNCHED(ctx, "the BA gradient maximum");
-    k_vec_final<0><<<1, BA_THREADS, 0, s>>>(w.pvec, NULL, w.res);
+    k_amax_final<<<1, BA_THREADS, 0, s>>>(w.pvec, w.res);
     SBM__LAUNCHED(ctx, "the BA gradient maximum");
     SBM__CK(sbm__cuda_d2h(ctx, res, w.res, sizeof *res));
 done:
@@ -378,7 +362,7 @@ __global__ void k_damp(int64_t n, int b, double lambda, const double *__restrict
     SBM__GRID_STRIDE(i, n)
     {
         const double d = und[i];
-        out[i] = (i % bb) % (b + 1) == 0 ? d + lambda * ba_clamp(d) : d;
+        out[i] = (i % bb) % (b + 1) == 0 ? sbm_blk_marquardt(d, lambda) : d;
     }
 }
 
@@ -393,24 +377,6 @@ sbm_status sbm__cuda_ba_damp(sbm_ctx *ctx, int64_t nblocks, int b, double lambda
                                                                                     und, out);
         SBM__LAUNCHED(ctx, "the BA damping");
     }
-done:
-    return st;
-}
-
-sbm_status sbm__cuda_lm_predicted(sbm_ctx *ctx, int64_t n, double lambda, const double *D,
-                                  double gsign, const double *g, const double *step,
-                                  double *h_pred)
-{
-    sbm_status st = SBM_SUCCESS;
-    cudaStream_t s = sbm__cuda_stream(ctx);
-    ba_ws w;
-    SBM__CK(sbm__cuda_enter(ctx));
-    SBM__CK(ba_workspace(ctx, &w));
-    k_vec_partial<1><<<BA_AMAX_BLOCKS, BA_THREADS, 0, s>>>(n, lambda, gsign, step, D, g, w.pvec);
-    SBM__LAUNCHED(ctx, "the predicted decrease");
-    k_vec_final<1><<<1, BA_THREADS, 0, s>>>(w.pvec, &w.res->cost, NULL);
-    SBM__LAUNCHED(ctx, "the predicted decrease");
-    SBM__CK(sbm__cuda_d2h(ctx, h_pred, &w.res->cost, sizeof *h_pred));
 done:
     return st;
 }

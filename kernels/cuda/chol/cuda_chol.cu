@@ -21,7 +21,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chol_internal.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* Errors of cuBLAS and cuSOLVER; the context's handles (cuda_libs.cuh)                     */
@@ -546,8 +545,8 @@ done:
  * factorisation to the next), the level loop (the factor graph, or plain), then the failed
  * column word, read after the loop as on the plain path. */
 sbm_status sbm__cuda_chol_factor(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
-                                 sbm__chol_numeric *num, const sbm_cbc *A, int damping,
-                                 double lambda, int64_t *failed)
+                                 sbm__chol_numeric *num, const sbm_cbc *A,
+                                 sbm_damping damping, double lambda, int64_t *failed)
 {
     sbm_status st = SBM_SUCCESS;
     cudaStream_t s = sbm__cuda_stream(ctx);

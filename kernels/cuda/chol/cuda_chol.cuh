@@ -10,7 +10,7 @@
 #ifndef SBM_CUDA_CHOL_CUH
 #define SBM_CUDA_CHOL_CUH
 
-#include "chol_internal.h"
+#include "solve_kernels.h" /* the table this component fills, chol_internal.h */
 #include "cuda_internal.cuh"
 #include "cuda_libs.cuh" /* cuBLAS, cuSOLVER: the context's handles, SBM__BLAS, SBM__SOLVER */
 

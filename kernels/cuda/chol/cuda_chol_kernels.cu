@@ -10,7 +10,7 @@
 #include "cuda_chol.cuh"
 
 #include "sbm_internal.h"
-#include "chol_internal.h"
+#include "sbm_damp.h"
 
 /* ---------------------------------------------------------------------------------------- */
 /* Assembly                                                                                 */
@@ -58,9 +58,9 @@ __global__ void sbm__k_chol_damp(sbm__chol_dev d, int damping, double lambda)
         const int64_t lc = (k - d.sup_col[s]) * d.b + (i - k * d.b);
         double *p = d.F + d.f_ptr[s] + lc + lc * M;
         const double v = *p;
-        if (damping == SBM__DAMPING_IDENTITY) *p = v + lambda;
-        else if (damping == SBM__DAMPING_DIAGONAL)
-            *p = v + lambda * fmin(fmax(v, SBM__DAMP_MIN_DIAGONAL), SBM__DAMP_MAX_DIAGONAL);
+        if (damping == SBM_DAMPING_IDENTITY) *p = v + lambda;
+        else if (damping == SBM_DAMPING_DIAGONAL)
+            *p = sbm_blk_marquardt(v, lambda);
     }
 }
 
@@ -69,7 +69,7 @@ void sbm__chol_launch_assemble(const sbm__chol_dev &d, int64_t nnzb, const doubl
 {
     const int64_t items = nnzb * d.b * d.b;
     if (items > 0) sbm__k_chol_assemble<<<sbm__grid(items, 256), 256, 0, s>>>(d, nnzb, A_values);
-    if (damping != SBM__DAMPING_NONE && d.n > 0)
+    if (damping != SBM_DAMPING_NONE && d.n > 0)
         sbm__k_chol_damp<<<sbm__grid(d.n, 256), 256, 0, s>>>(d, damping, lambda);
 }
 

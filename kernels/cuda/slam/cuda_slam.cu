@@ -1,10 +1,12 @@
-/* Pose-graph SLAM iterations on the CUDA backend (the slam_* ops of sbm__backend_ops): one thread
+/* Pose-graph SLAM iterations on the CUDA backend (the SLAM table, slam_kernels.h): one thread
  * per edge for the errors, Jacobians and robust weights (the model of blocks/, the same
  * code as the CPU backend), one per free slot for g2o's increments, one per block column for
  * the damping of Lambda's diagonal. Every output belongs to one thread: no atomics on floating
  * point, so two runs agree bitwise. The only copy to the host is the 8-byte index of a damped
  * diagonal that is not finite. */
 #include "cuda_internal.cuh"
+#include "slam_kernels.h"
+#include "sbm_damp.h"
 #include "sbm_pose_edge.h"
 
 #define SLAM_THREADS 128
@@ -75,26 +77,25 @@ done:
 }
 
 __global__ void sbm__k_slam_diag_get(int64_t nb, int d, const int64_t *__restrict__ pos,
-                                     const double *__restrict__ V, double lo, double hi,
-                                     double *__restrict__ D)
+                                     const double *__restrict__ V, double *__restrict__ D)
 {
     SBM__GRID_STRIDE(j, nb)
     {
         for (int a = 0; a < d; a++) {
             const double v = pos[j] >= 0 ? V[pos[j] + a * (d + 1)] : 0.0;
-            D[d * j + a] = fmin(fmax(v, lo), hi);
+            D[d * j + a] = sbm_blk_damp_scale(v);
         }
     }
 }
 
 sbm_status sbm__cuda_slam_diag_get(sbm_ctx *ctx, int64_t nb, int d, const int64_t *pos,
-                                   const double *V, double lo, double hi, double *D)
+                                   const double *V, double *D)
 {
     sbm_status st = SBM_SUCCESS;
     SBM__CK(sbm__cuda_enter(ctx));
     if (nb == 0) goto done;
-    sbm__k_slam_diag_get<<<sbm__grid(nb, 256), 256, 0, sbm__cuda_stream(ctx)>>>(nb, d, pos, V, lo,
-                                                                              hi, D);
+    sbm__k_slam_diag_get<<<sbm__grid(nb, 256), 256, 0, sbm__cuda_stream(ctx)>>>(nb, d, pos, V,
+                                                                              D);
     SBM__LAUNCHED(ctx, "damping scale");
 done:
     return st;

@@ -1,5 +1,6 @@
 /* The symbolic factorisation of the sparse block Cholesky, shared by the front end (src/solve/,
- * which computes it) and the backends (kernels/cpu/, kernels/cuda/, which factor and solve from it).
+ * which computes it) and the backends (kernels/cpu/chol/, kernels/cuda/chol/, which factor and
+ * solve from it; their operations are in the solve layer's table, solve_kernels.h).
  *
  * Multifrontal layout. Block columns are renumbered by perm (new k = old perm[k]). A supernode s
  * owns the consecutive new block columns sup_col[s] .. sup_col[s+1]-1 (k_s of them). Its front
@@ -15,9 +16,9 @@
  *    elimination tree, so each supernode's columns are consecutive. sup_parent[s] > s; the
  *    parent is the supernode of the first update row of s (sup_rows[sup_rowptr[s] + k_s]).
  *  - The numeric phase computes L L^T = A + D, where D is the damping of A's own diagonal: for
- *    SBM__DAMPING_IDENTITY every diagonal scalar gets + lambda; for SBM__DAMPING_DIAGONAL a
+ *    SBM_DAMPING_IDENTITY every diagonal scalar gets + lambda; for SBM_DAMPING_DIAGONAL a
  *    diagonal scalar d of A (0 where a block column has no stored diagonal block) gets
- *    + lambda * min(max(d, SBM__DAMP_MIN_DIAGONAL), SBM__DAMP_MAX_DIAGONAL). D is taken from A's
+ *    + lambda * sbm_blk_damp_scale(d) (sbm_blk_marquardt, blocks/sbm_damp.h). D is taken from A's
  *    values, never from the front after the children's updates are added.
  *  - A panel is zeroed, then A is assembled into it (a_dst), then the children's updates are
  *    added, then it is factored: dpotrf on the top k_s b x k_s b (lower), a triangular solve for
@@ -35,7 +36,7 @@
 
 #include <stdint.h>
 
-#include "sbm.h"
+#include "sbm_solve.h" /* sbm_damping */
 
 typedef struct sbm__chol_symbolic {
     int64_t nb;           /* block columns of A */
@@ -97,14 +98,5 @@ typedef struct sbm__chol_symbolic {
 
 /* Backend numeric state (opaque to the front end). */
 typedef struct sbm__chol_numeric sbm__chol_numeric;
-
-/* Values of sbm_damping (sbm_solve.h, a layer above the backends), for the backends. */
-#define SBM__DAMPING_NONE 0
-#define SBM__DAMPING_IDENTITY 1
-#define SBM__DAMPING_DIAGONAL 2
-
-/* The damping rule of SBM_DAMPING_DIAGONAL (shared by every backend and sbm_ba_set_damping). */
-#define SBM__DAMP_MIN_DIAGONAL 1e-6
-#define SBM__DAMP_MAX_DIAGONAL 1e32
 
 #endif /* SBM_CHOL_INTERNAL_H */
