@@ -2,32 +2,34 @@
  * on the context's stream, deterministic (no floating atomics; every sum in a fixed order).
  *
  * ba_linearize, a few kernels and one 32-byte copy to the host:
- *   0. k_camera_prep: one thread per camera, R(w), Jr(w), t, f, k1, k2 (sbm__bal_camera) into
- *      the model, so the trigonometry runs once per camera, not per observation;
- *   1. k_obs: one thread per observation (grid-stride over a grid fixed by nobs): the record
- *      [r'; Jc'; Jp'] (sbm_ba_observation.h, the CPU backend's arithmetic) into the model's
+ *   0. sbm__k_ba_camera_prep: one thread per camera, R(w), Jr(w), t, f, k1, k2
+ *      (sbm__bal_camera) into the model, so the trigonometry runs once per camera, not per
+ *      observation;
+ *   1. sbm__k_ba_obs: one thread per observation (grid-stride over a grid fixed by nobs): the
+ *      record [r'; Jc'; Jp'] (sbm_ba_observation.h, the CPU backend's arithmetic) into the model's
  *      scratch; per block, the cost by a fixed tree and the first bad observations (min);
- *   2. k_obs_final: one block joins the partials into the device result (cost, first bad
+ *   2. sbm__k_ba_obs_final: one block joins the partials into the device result (cost, first bad
  *      prediction, first bad Jacobian). The kernels after it return at once when a prediction
  *      is bad, so the outputs keep their values (the front end's error, no host round trip);
- *   3. k_camera: one block per camera: the records of its observations (increasing) staged in
- *      shared memory CAM_CHUNK at a time, one thread per entry of U (81) and gc (9) summing
- *      them in order; U written twice (undamped, damped at 0) and the damping scale;
- *   4. k_point: one thread per entry of V (9) and gp (3) of a point, over its W blocks' lists;
- *      k_wblock: one thread per entry of a W block (27), over the block's list: coalesced
- *      writes of W;
- *   5. k_amax + k_amax_final: max |g| into the result, then the copy.
- * ba_cost: k_obs without Jacobians, k_obs_final, 8 bytes back.
+ *   3. sbm__k_ba_camera: one block per camera: the records of its observations (increasing)
+ *      staged in shared memory CAM_CHUNK at a time, one thread per entry of U (81) and gc (9)
+ *      summing them in order; U written twice (undamped, damped at 0) and the damping scale;
+ *   4. sbm__k_ba_point: one thread per entry of V (9) and gp (3) of a point, over its W blocks'
+ *      lists; sbm__k_ba_wblock: one thread per entry of a W block (27), over the block's list:
+ *      coalesced writes of W;
+ *   5. sbm__k_ba_amax + sbm__k_ba_amax_final: max |g| into the result, then the copy.
+ * ba_cost: sbm__k_ba_obs without Jacobians, sbm__k_ba_obs_final, 8 bytes back.
  *
  * DRAM traffic of ba_linearize, synthetic 5000 cameras / 400k points / 3.2M observations
  * (8 per point, W 3.2M blocks), the bytes it must move:
- *   k_obs:    observation indices + xy 24 B/obs (77 MB), point parameters 9.6 MB, prepared
- *             cameras 1 MB (read from L2 by every observation); the records 208 B/obs written
- *             (666 MB);
- *   k_camera: cam_obs 4 B/obs + [r'; Jc'] 160 B/obs read (525 MB); U twice, gc, D (7 MB);
- *   k_point:  blk_obs 4 B/obs + the sectors of r' and Jp' ~96 B/obs (320 MB); V twice, gp, D
- *             (77 MB);
- *   k_wblock: [Jc'; Jp'] 192 B/obs (614 MB); W 216 B/block written (691 MB);
+ *   sbm__k_ba_obs:    observation indices + xy 24 B/obs (77 MB), point parameters 9.6 MB,
+ *                     prepared cameras 1 MB (read from L2 by every observation); the records
+ *                     208 B/obs written (666 MB);
+ *   sbm__k_ba_camera: cam_obs 4 B/obs + [r'; Jc'] 160 B/obs read (525 MB); U twice, gc, D
+ *                     (7 MB);
+ *   sbm__k_ba_point:  blk_obs 4 B/obs + the sectors of r' and Jp' ~96 B/obs (320 MB); V twice,
+ *                     gp, D (77 MB);
+ *   sbm__k_ba_wblock: [Jc'; Jp'] 192 B/obs (614 MB); W 216 B/block written (691 MB);
  *   total ~3.0 GB: ~1.1 ms at the H100's ~2.7 TB/s copy bandwidth (the 9 ms target of issue
  *   14 is 15 % of a 60 ms iteration). */
 #include "ba_kernels.h"
@@ -37,12 +39,12 @@
 
 #include <float.h>
 
-#define BA_THREADS 256        /* k_obs, k_point, k_wblock, reductions */
-#define BA_MAX_PARTIALS 1024  /* k_obs blocks at most (the grid depends on nobs alone) */
-#define BA_AMAX_BLOCKS 256    /* k_amax's fixed grid */
-#define CAM_THREADS 96        /* k_camera: 81 + 9 entries */
+#define BA_THREADS 256        /* sbm__k_ba_obs, sbm__k_ba_point, sbm__k_ba_wblock, reductions */
+#define BA_MAX_PARTIALS 1024  /* sbm__k_ba_obs blocks at most (the grid depends on nobs alone) */
+#define BA_AMAX_BLOCKS 256    /* sbm__k_ba_amax's fixed grid */
+#define CAM_THREADS 96        /* sbm__k_ba_camera: 81 + 9 entries */
 #define CAM_CHUNK 32          /* observations staged per step */
-#define CAM_REC 20            /* doubles of a record k_camera reads: r' and Jc' */
+#define CAM_REC 20            /* doubles of a record sbm__k_ba_camera reads: r' and Jc' */
 
 /* The device result, laid out as sbm__ba_lin_result (copied into it as is). */
 static_assert(sizeof(sbm__ba_lin_result) == 32, "sbm__ba_lin_result is 4 scalars");
@@ -86,8 +88,8 @@ __device__ __forceinline__ void ba_obs_join(double *shc, long long *shp, long lo
 
 template <int JAC>
 __global__ void __launch_bounds__(BA_THREADS)
-    k_obs(sbm__ba_model m, const double *__restrict__ params, double *__restrict__ pcost,
-          long long *__restrict__ pbad)
+    sbm__k_ba_obs(sbm__ba_model m, const double *__restrict__ params,
+                  double *__restrict__ pcost, long long *__restrict__ pbad)
 {
     __shared__ double shc[BA_THREADS];
     __shared__ long long shp[BA_THREADS], shj[BA_THREADS];
@@ -122,8 +124,8 @@ __global__ void __launch_bounds__(BA_THREADS)
 }
 
 __global__ void __launch_bounds__(BA_THREADS)
-    k_obs_final(int nparts, long long nobs, const double *__restrict__ pcost,
-                const long long *__restrict__ pbad, sbm__ba_lin_result *res)
+    sbm__k_ba_obs_final(int nparts, long long nobs, const double *__restrict__ pcost,
+                        const long long *__restrict__ pbad, sbm__ba_lin_result *res)
 {
     __shared__ double shc[BA_THREADS];
     __shared__ long long shp[BA_THREADS], shj[BA_THREADS];
@@ -144,7 +146,7 @@ __global__ void __launch_bounds__(BA_THREADS)
 }
 
 __global__ void __launch_bounds__(CAM_THREADS)
-    k_camera(sbm__ba_model m, sbm__ba_lin_out o, const sbm__ba_lin_result *res)
+    sbm__k_ba_camera(sbm__ba_model m, sbm__ba_lin_out o, const sbm__ba_lin_result *res)
 {
     __shared__ double sh[CAM_CHUNK * CAM_REC];
     if (res->bad_prediction >= 0) return;
@@ -185,7 +187,7 @@ __global__ void __launch_bounds__(CAM_THREADS)
 }
 
 __global__ void __launch_bounds__(BA_THREADS)
-    k_point(sbm__ba_model m, sbm__ba_lin_out o, const sbm__ba_lin_result *res)
+    sbm__k_ba_point(sbm__ba_model m, sbm__ba_lin_out o, const sbm__ba_lin_result *res)
 {
     if (res->bad_prediction >= 0) return;
     SBM__GRID_STRIDE(x, 12 * m.np)
@@ -216,7 +218,7 @@ __global__ void __launch_bounds__(BA_THREADS)
 }
 
 __global__ void __launch_bounds__(BA_THREADS)
-    k_wblock(sbm__ba_model m, sbm__ba_lin_out o, const sbm__ba_lin_result *res)
+    sbm__k_ba_wblock(sbm__ba_model m, sbm__ba_lin_out o, const sbm__ba_lin_result *res)
 {
     if (res->bad_prediction >= 0) return;
     SBM__GRID_STRIDE(x, 27 * m.nnzb)
@@ -235,7 +237,7 @@ __global__ void __launch_bounds__(BA_THREADS)
 
 /* max |x| over the fixed grid BA_AMAX_BLOCKS: one partial per block (NaN wins). */
 __global__ void __launch_bounds__(BA_THREADS)
-    k_amax(int64_t n, const double *__restrict__ x, double *__restrict__ part)
+    sbm__k_ba_amax(int64_t n, const double *__restrict__ x, double *__restrict__ part)
 {
     __shared__ double sh[BA_THREADS];
     double s = 0.0;
@@ -247,9 +249,9 @@ __global__ void __launch_bounds__(BA_THREADS)
     if (threadIdx.x == 0) part[blockIdx.x] = sh[0];
 }
 
-/* The partials of k_amax into res->gmax (0 when a prediction was bad). */
+/* The partials of sbm__k_ba_amax into res->gmax (0 when a prediction was bad). */
 __global__ void __launch_bounds__(BA_THREADS)
-    k_amax_final(const double *__restrict__ part, sbm__ba_lin_result *res)
+    sbm__k_ba_amax_final(const double *__restrict__ part, sbm__ba_lin_result *res)
 {
     __shared__ double sh[BA_THREADS];
     double s = 0.0;
@@ -259,7 +261,7 @@ __global__ void __launch_bounds__(BA_THREADS)
     if (threadIdx.x == 0) res->gmax = res->bad_prediction >= 0 ? 0.0 : sh[0];
 }
 
-/* Workspace of the reductions: k_obs partials, k_amax partials, the result. */
+/* Workspace of the reductions: sbm__k_ba_obs partials, sbm__k_ba_amax partials, the result. */
 typedef struct ba_ws {
     double *pcost, *pvec;
     long long *pbad;
@@ -284,8 +286,8 @@ static sbm_status ba_workspace(sbm_ctx *ctx, ba_ws *w)
 }
 
 /* One thread per camera: its point-independent quantities (sbm_geometry.h). */
-__global__ void k_camera_prep(int64_t nc, int jac, const double *__restrict__ params,
-                              sbm__bal_camera *__restrict__ cams)
+__global__ void sbm__k_ba_camera_prep(int64_t nc, int jac, const double *__restrict__ params,
+                                      sbm__bal_camera *__restrict__ cams)
 {
     SBM__GRID_STRIDE(i, nc) sbm__bal_camera_prepare(params + 9 * i, jac, cams + i);
 }
@@ -299,13 +301,14 @@ static sbm_status obs_pass(sbm_ctx *ctx, const sbm__ba_model *m, const double *p
     cudaStream_t s = sbm__cuda_stream(ctx);
     const unsigned nb = obs_blocks(m->nobs);
     if (m->nc > 0) {
-        k_camera_prep<<<sbm__grid(m->nc, 128), 128, 0, s>>>(m->nc, JAC, params,
-                                                             (sbm__bal_camera *)m->cameras);
+        sbm__k_ba_camera_prep<<<sbm__grid(m->nc, 128), 128, 0, s>>>(
+            m->nc, JAC, params, (sbm__bal_camera *)m->cameras);
         SBM__LAUNCHED(ctx, "the BA camera preparation");
     }
-    k_obs<JAC><<<nb, BA_THREADS, 0, s>>>(*m, params, w->pcost, w->pbad);
+    sbm__k_ba_obs<JAC><<<nb, BA_THREADS, 0, s>>>(*m, params, w->pcost, w->pbad);
     SBM__LAUNCHED(ctx, "the BA observations kernel");
-    k_obs_final<<<1, BA_THREADS, 0, s>>>((int)nb, (long long)m->nobs, w->pcost, w->pbad, w->res);
+    sbm__k_ba_obs_final<<<1, BA_THREADS, 0, s>>>((int)nb, (long long)m->nobs, w->pcost, w->pbad,
+                                                 w->res);
     SBM__LAUNCHED(ctx, "the BA cost reduction");
 done:
     return st;
@@ -322,20 +325,21 @@ sbm_status sbm__cuda_ba_linearize(sbm_ctx *ctx, const sbm__ba_model *m,
     SBM__CK(ba_workspace(ctx, &w));
     SBM__CK(obs_pass<1>(ctx, m, params, &w));
     if (m->nc > 0) {
-        k_camera<<<(unsigned)m->nc, CAM_THREADS, 0, s>>>(*m, *out, w.res);
+        sbm__k_ba_camera<<<(unsigned)m->nc, CAM_THREADS, 0, s>>>(*m, *out, w.res);
         SBM__LAUNCHED(ctx, "the BA camera kernel");
     }
     if (m->np > 0) {
-        k_point<<<sbm__grid(12 * m->np, BA_THREADS), BA_THREADS, 0, s>>>(*m, *out, w.res);
+        sbm__k_ba_point<<<sbm__grid(12 * m->np, BA_THREADS), BA_THREADS, 0, s>>>(*m, *out, w.res);
         SBM__LAUNCHED(ctx, "the BA point kernel");
     }
     if (m->nnzb > 0) {
-        k_wblock<<<sbm__grid(27 * m->nnzb, BA_THREADS), BA_THREADS, 0, s>>>(*m, *out, w.res);
+        sbm__k_ba_wblock<<<sbm__grid(27 * m->nnzb, BA_THREADS), BA_THREADS, 0, s>>>(*m, *out,
+                                                                                    w.res);
         SBM__LAUNCHED(ctx, "the BA W kernel");
     }
-    k_amax<<<BA_AMAX_BLOCKS, BA_THREADS, 0, s>>>(9 * m->nc + 3 * m->np, out->g, w.pvec);
+    sbm__k_ba_amax<<<BA_AMAX_BLOCKS, BA_THREADS, 0, s>>>(9 * m->nc + 3 * m->np, out->g, w.pvec);
     SBM__LAUNCHED(ctx, "the BA gradient maximum");
-    k_amax_final<<<1, BA_THREADS, 0, s>>>(w.pvec, w.res);
+    sbm__k_ba_amax_final<<<1, BA_THREADS, 0, s>>>(w.pvec, w.res);
     SBM__LAUNCHED(ctx, "the BA gradient maximum");
     SBM__CK(sbm__cuda_d2h(ctx, res, w.res, sizeof *res));
 done:
@@ -355,8 +359,8 @@ done:
     return st;
 }
 
-__global__ void k_damp(int64_t n, int b, double lambda, const double *__restrict__ und,
-                       double *__restrict__ out)
+__global__ void sbm__k_ba_damp(int64_t n, int b, double lambda, const double *__restrict__ und,
+                               double *__restrict__ out)
 {
     const int bb = b * b;
     SBM__GRID_STRIDE(i, n)
@@ -373,8 +377,8 @@ sbm_status sbm__cuda_ba_damp(sbm_ctx *ctx, int64_t nblocks, int b, double lambda
     const int64_t n = nblocks * b * b;
     SBM__CK(sbm__cuda_enter(ctx));
     if (n > 0) {
-        k_damp<<<sbm__grid(n, BA_THREADS), BA_THREADS, 0, sbm__cuda_stream(ctx)>>>(n, b, lambda,
-                                                                                    und, out);
+        sbm__k_ba_damp<<<sbm__grid(n, BA_THREADS), BA_THREADS, 0, sbm__cuda_stream(ctx)>>>(
+            n, b, lambda, und, out);
         SBM__LAUNCHED(ctx, "the BA damping");
     }
 done:

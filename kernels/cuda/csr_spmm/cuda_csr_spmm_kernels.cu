@@ -10,13 +10,13 @@ void spmm_launch(const sbm__spmm_args &a, sbm__spmm_kernel kind, cudaStream_t s)
     const unsigned gy = (unsigned)(a.ntiles_c < 65535 ? a.ntiles_c : 65535);
     if (kind == SBM__SPMM_ROWSPLIT) {
         const dim3 grid(sbm__grid(a.m, SPMM_THREADS / G), gy);
-        k_spmm_rowsplit<G, VEC, CPT><<<grid, SPMM_THREADS, 0, s>>>(
+        sbm__k_spmm_rowsplit<G, VEC, CPT><<<grid, SPMM_THREADS, 0, s>>>(
             a.m, a.rowptr, a.colind, a.av, a.ncols, a.ntiles_c, a.alpha, a.B, a.ldb, a.beta, a.C,
             a.ldc);
     } else {
         const int64_t gx = a.ntiles < (int64_t)1 << 30 ? a.ntiles : (int64_t)1 << 30;
         const size_t smem = ((size_t)(SPMM_THREADS / G) * a.items + 1) * sizeof(int32_t);
-        k_spmm_merge<G, VEC, CPT><<<dim3((unsigned)gx, gy), SPMM_THREADS, smem, s>>>(
+        sbm__k_spmm_merge<G, VEC, CPT><<<dim3((unsigned)gx, gy), SPMM_THREADS, smem, s>>>(
             a.m, a.nnz, a.rowptr, a.colind, a.av, a.ncols, a.ntiles_c, a.alpha, a.B, a.ldb,
             a.beta, a.C, a.ldc, a.items, a.ntiles, a.tile_row, a.carry_row, a.carry);
     }
@@ -46,8 +46,8 @@ sbm_status sbm__csr_spmm_launch_colmajor(sbm_ctx *ctx, const sbm_csr *A, int64_t
     cudaStream_t s = sbm__cuda_stream(ctx);
     const int64_t strips = (ncols + SPMM_COLMAJOR_STRIP - 1) / SPMM_COLMAJOR_STRIP;
     const dim3 grid(sbm__grid(A->m, SPMM_THREADS), (unsigned)(strips < 65535 ? strips : 65535));
-    k_spmm_colmajor<<<grid, SPMM_THREADS, 0, s>>>(A->m, A->rowptr, A->colind, A->values, ncols,
-                                                  alpha, B, ldb, beta, C, ldc);
+    sbm__k_spmm_colmajor<<<grid, SPMM_THREADS, 0, s>>>(A->m, A->rowptr, A->colind, A->values,
+                                                       ncols, alpha, B, ldb, beta, C, ldc);
     SBM__LAUNCHED(ctx, "CSR SpMM kernel (column-major)");
 done:
     return st;
@@ -57,7 +57,7 @@ sbm_status sbm__csr_spmm_launch_partition(sbm_ctx *ctx, const sbm__spmm_args &a,
 {
     sbm_status st = SBM_SUCCESS;
     cudaStream_t s = sbm__cuda_stream(ctx);
-    k_spmm_partition<<<sbm__grid(a.ntiles + 1, SPMM_THREADS), SPMM_THREADS, 0, s>>>(
+    sbm__k_spmm_partition<<<sbm__grid(a.ntiles + 1, SPMM_THREADS), SPMM_THREADS, 0, s>>>(
         a.m, a.nnz, a.rowptr, tile_items, a.ntiles, (int64_t *)a.tile_row);
     SBM__LAUNCHED(ctx, "CSR SpMM partition kernel");
 done:
@@ -81,7 +81,7 @@ sbm_status sbm__csr_spmm_launch_fixup(sbm_ctx *ctx, const sbm__spmm_args &a, int
 {
     sbm_status st = SBM_SUCCESS;
     cudaStream_t s = sbm__cuda_stream(ctx);
-    k_spmm_fixup<<<sbm__grid(nunits * a.ncols, SPMM_THREADS), SPMM_THREADS, 0, s>>>(
+    sbm__k_spmm_fixup<<<sbm__grid(nunits * a.ncols, SPMM_THREADS), SPMM_THREADS, 0, s>>>(
         nunits, a.ncols, a.carry_row, a.carry, a.alpha, a.C, a.ldc);
     SBM__LAUNCHED(ctx, "CSR SpMM carry-out kernel");
 done:

@@ -120,10 +120,11 @@ __device__ __forceinline__ void load_entries(const int32_t *__restrict__ colind,
 
 template <int G, int VEC, int CPT>
 __global__ void __launch_bounds__(SPMM_THREADS, SPMM_MINB_ROWSPLIT)
-    k_spmm_rowsplit(int64_t m, const int64_t *__restrict__ rowptr,
-                    const int32_t *__restrict__ colind, const double *__restrict__ av,
-                    int64_t ncols, int64_t ntiles, double alpha, const double *__restrict__ B,
-                    int64_t ldb, double beta, double *__restrict__ C, int64_t ldc)
+    sbm__k_spmm_rowsplit(int64_t m, const int64_t *__restrict__ rowptr,
+                         const int32_t *__restrict__ colind, const double *__restrict__ av,
+                         int64_t ncols, int64_t ntiles, double alpha,
+                         const double *__restrict__ B, int64_t ldb, double beta,
+                         double *__restrict__ C, int64_t ldc)
 {
     constexpr int U = spmm_batch<VEC, CPT>::U;
     constexpr int CH = G > U ? G : U; /* entries loaded per round */
@@ -195,8 +196,9 @@ __device__ __forceinline__ int64_t merge_path(const T *end, int64_t nr, int64_t 
 }
 
 /* PartitionSpmm: the row where each CTA tile starts (tile_row[0..ntiles]). */
-__global__ void k_spmm_partition(int64_t m, int64_t nnz, const int64_t *__restrict__ rowptr,
-                                 int64_t tile_items, int64_t ntiles, int64_t *__restrict__ tile_row)
+__global__ void sbm__k_spmm_partition(int64_t m, int64_t nnz, const int64_t *__restrict__ rowptr,
+                                      int64_t tile_items, int64_t ntiles,
+                                      int64_t *__restrict__ tile_row)
 {
     SBM__GRID_STRIDE(t, ntiles + 1)
     {
@@ -210,12 +212,13 @@ __global__ void k_spmm_partition(int64_t m, int64_t nnz, const int64_t *__restri
  * carry[unit*ncols ...], or -1 when the unit ended on a row it had added nothing to. */
 template <int G, int VEC, int CPT>
 __global__ void __launch_bounds__(SPMM_THREADS, SPMM_MINB_MERGE)
-    k_spmm_merge(int64_t m, int64_t nnz, const int64_t *__restrict__ rowptr,
-                 const int32_t *__restrict__ colind, const double *__restrict__ av, int64_t ncols,
-                 int64_t ntiles_c, double alpha, const double *__restrict__ B, int64_t ldb,
-                 double beta, double *__restrict__ C, int64_t ldc, int items, int64_t ntiles,
-                 const int64_t *__restrict__ tile_row, int64_t *__restrict__ carry_row,
-                 double *__restrict__ carry)
+    sbm__k_spmm_merge(int64_t m, int64_t nnz, const int64_t *__restrict__ rowptr,
+                      const int32_t *__restrict__ colind, const double *__restrict__ av,
+                      int64_t ncols, int64_t ntiles_c, double alpha, const double *__restrict__ B,
+                      int64_t ldb, double beta, double *__restrict__ C, int64_t ldc, int items,
+                      int64_t ntiles,
+                      const int64_t *__restrict__ tile_row, int64_t *__restrict__ carry_row,
+                      double *__restrict__ carry)
 {
     constexpr int U = spmm_batch<VEC, CPT>::U;
     constexpr int CH = G > U ? G : U;
@@ -346,9 +349,10 @@ __device__ __forceinline__ double spmm_carry_sum(int64_t u, int64_t j, int64_t r
  * carry row r are consecutive: a unit between two of them would lie inside row r, so it holds
  * nonzeros of r and carries r too (units with no items exist only past the last row). The
  * first unit of each run sums the run. */
-__global__ void k_spmm_fixup(int64_t nunits, int64_t ncols, const int64_t *__restrict__ carry_row,
-                             const double *__restrict__ carry, double alpha, double *__restrict__ C,
-                             int64_t ldc)
+__global__ void sbm__k_spmm_fixup(int64_t nunits, int64_t ncols,
+                                  const int64_t *__restrict__ carry_row,
+                                  const double *__restrict__ carry, double alpha,
+                                  double *__restrict__ C, int64_t ldc)
 {
     SBM__GRID_STRIDE(idx, nunits * ncols)
     {
@@ -364,10 +368,10 @@ __global__ void k_spmm_fixup(int64_t nunits, int64_t ncols, const int64_t *__res
 /* ---------------------------------------------------------------------------------------- */
 
 __global__ void __launch_bounds__(SPMM_THREADS)
-    k_spmm_colmajor(int64_t m, const int64_t *__restrict__ rowptr,
-                    const int32_t *__restrict__ colind, const double *__restrict__ av,
-                    int64_t ncols, double alpha, const double *__restrict__ B, int64_t ldb,
-                    double beta, double *__restrict__ C, int64_t ldc)
+    sbm__k_spmm_colmajor(int64_t m, const int64_t *__restrict__ rowptr,
+                         const int32_t *__restrict__ colind, const double *__restrict__ av,
+                         int64_t ncols, double alpha, const double *__restrict__ B, int64_t ldb,
+                         double beta, double *__restrict__ C, int64_t ldc)
 {
     constexpr int W = SPMM_COLMAJOR_STRIP;
     for (int64_t j0 = (int64_t)blockIdx.y * W; j0 < ncols; j0 += (int64_t)gridDim.y * W) {

@@ -7,7 +7,7 @@
 #include "solve_kernels.h"
 
 #define LM_THREADS 256 /* threads of both kernels */
-#define LM_BLOCKS 256  /* k_lm_partial's fixed grid */
+#define LM_BLOCKS 256  /* sbm__k_lm_partial's fixed grid */
 
 /* sh[0..LM_THREADS) summed into sh[0] by a fixed halving tree. */
 __device__ __forceinline__ void lm_tree(double *sh)
@@ -21,9 +21,9 @@ __device__ __forceinline__ void lm_tree(double *sh)
 
 /* One partial per block of sum step_i (lambda D_i step_i + gsign g_i). */
 __global__ void __launch_bounds__(LM_THREADS)
-    k_lm_partial(int64_t n, double lambda, double gsign, const double *__restrict__ step,
-                 const double *__restrict__ D, const double *__restrict__ g,
-                 double *__restrict__ part)
+    sbm__k_lm_partial(int64_t n, double lambda, double gsign, const double *__restrict__ step,
+                      const double *__restrict__ D, const double *__restrict__ g,
+                      double *__restrict__ part)
 {
     __shared__ double sh[LM_THREADS];
     double s = 0.0;
@@ -35,9 +35,9 @@ __global__ void __launch_bounds__(LM_THREADS)
     if (threadIdx.x == 0) part[blockIdx.x] = sh[0];
 }
 
-/* The partials of k_lm_partial, halved, into *out. */
+/* The partials of sbm__k_lm_partial, halved, into *out. */
 __global__ void __launch_bounds__(LM_THREADS)
-    k_lm_final(const double *__restrict__ part, double *out)
+    sbm__k_lm_final(const double *__restrict__ part, double *out)
 {
     __shared__ double sh[LM_THREADS];
     double s = 0.0;
@@ -62,9 +62,9 @@ sbm_status sbm__cuda_lm_predicted(sbm_ctx *ctx, int64_t n, double lambda, const 
     SBM__CK(sbm__cuda_workspace(ctx, SBM__WS_OP_A, cv.total, (void **)&base));
     part = (double *)(base + o_part);
     out = (double *)(base + o_out);
-    k_lm_partial<<<LM_BLOCKS, LM_THREADS, 0, s>>>(n, lambda, gsign, step, D, g, part);
+    sbm__k_lm_partial<<<LM_BLOCKS, LM_THREADS, 0, s>>>(n, lambda, gsign, step, D, g, part);
     SBM__LAUNCHED(ctx, "the predicted decrease");
-    k_lm_final<<<1, LM_THREADS, 0, s>>>(part, out);
+    sbm__k_lm_final<<<1, LM_THREADS, 0, s>>>(part, out);
     SBM__LAUNCHED(ctx, "the predicted decrease");
     SBM__CK(sbm__cuda_d2h(ctx, h_pred, out, sizeof *h_pred));
 done:

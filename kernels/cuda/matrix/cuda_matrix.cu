@@ -134,9 +134,9 @@ static void sbm__hcache_put(sbm_ctx *ctx, uint64_t id, const int64_t dims[4], ui
 /* Sums of the fingerprint terms (sbm__fp_term in sbm_internal.h) of an offsets array (nptr
  * entries) and an index array (nind): grid-stride, warp shuffles, one integer atomic per warp and
  * sum (integer sums are exact, so the result does not depend on the order). */
-__global__ void sbm__fp_sum_kernel(const int64_t *__restrict__ ptr, int64_t nptr,
-                                   const int32_t *__restrict__ ind, int64_t nind,
-                                   unsigned long long *out)
+__global__ void sbm__k_fp_sum(const int64_t *__restrict__ ptr, int64_t nptr,
+                              const int32_t *__restrict__ ind, int64_t nind,
+                              unsigned long long *out)
 {
     uint64_t sp = 0, si = 0;
     const int64_t stride = (int64_t)gridDim.x * blockDim.x;
@@ -170,7 +170,7 @@ static sbm_status sbm__cuda_fp_sums(sbm_ctx *ctx, const int64_t *ptr, int64_t n,
     if (grid < 1) grid = 1;
     SBM__CK(sbm__cuda_workspace(ctx, SBM__WS_OP_A, 3 * sizeof(unsigned long long), (void **)&d));
     SBM__CU(ctx, cudaMemsetAsync(d, 0, 2 * sizeof *d, s), "clearing the fingerprint sums");
-    sbm__fp_sum_kernel<<<(unsigned)grid, 256, 0, s>>>(ptr, n + 1, ind, nnz, d);
+    sbm__k_fp_sum<<<(unsigned)grid, 256, 0, s>>>(ptr, n + 1, ind, nnz, d);
     SBM__LAUNCHED(ctx, "the pattern fingerprint kernel");
     SBM__CU(ctx, cudaMemcpyAsync(d + 2, ptr + n, sizeof(int64_t), cudaMemcpyDeviceToDevice, s),
             "reading the last offset");
