@@ -1,0 +1,87 @@
+/* sbm_chol.h: the sparse block Cholesky, plan / factor / solve (library sbm). */
+#ifndef SBM_CHOL_H
+#define SBM_CHOL_H
+
+#include "sbm.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Damping added to the diagonal of a symmetric matrix before it is factored. */
+typedef enum sbm_damping {
+    SBM_DAMPING_NONE = 0,     /* A itself */
+    SBM_DAMPING_IDENTITY = 1, /* A + lambda I (g2o's Levenberg-Marquardt) */
+    SBM_DAMPING_DIAGONAL = 2  /* every diagonal entry d -> d + lambda*min(max(d, 1e-6), 1e32)
+                               * (Marquardt's scaling, as Ceres and sbm_ba_set_damping do) */
+} sbm_damping;
+
+/* ---- Sparse block Cholesky ------------------------------------------------------------------ */
+
+/* A = L L^T for a symmetric positive definite block matrix A given by its upper block triangle
+ * (square b x b blocks, nb x nb blocks; diagonal blocks stored whole), in the context's memory.
+ * Plan / factor / solve, like the SpGEMM:
+ *   - sbm_chol_plan, once per sparsity pattern: a fill-reducing ordering of the block graph
+ *     (AMD), the elimination tree, block column counts and supernodes of block columns with
+ *     relaxed amalgamation;
+ *   - sbm_chol_factor, for every new set of values: the numeric factorisation of A + damping
+ *     (Levenberg-Marquardt refactors with a new lambda without planning again);
+ *   - sbm_chol_solve: one or many right-hand sides.
+ * On the CPU the supernodes are factored with LAPACKE/OpenBLAS; on a CUDA context the factor
+ * and the solves stay on the device, and their walks of the tree levels (thousands of small
+ * launches) are captured once per plan as CUDA graphs and replayed from the second call on
+ * (per number of right-hand sides for the solves; the results are bitwise those of plain
+ * launches). The environment variable SBM_CUDA_GRAPHS=0, read when a CUDA context is created,
+ * keeps that context on plain launches. */
+typedef struct sbm_chol sbm_chol;
+
+typedef enum sbm_chol_ordering {
+    SBM_CHOL_ORDERING_AMD = 0,    /* approximate minimum degree of the block graph (SuiteSparse AMD) */
+    SBM_CHOL_ORDERING_NATURAL = 1 /* the block columns as given */
+} sbm_chol_ordering;
+
+typedef struct sbm_chol_options {
+    sbm_chol_ordering ordering;
+    /* relaxed amalgamation: a child supernode is merged into its parent while the merged front
+     * has at most this fraction of explicit zeros (0 turns amalgamation off) */
+    double relax_zeros;
+    int64_t relax_max_columns;    /* merged supernodes have at most this many block columns */
+} sbm_chol_options;
+
+/* AMD, relax_zeros 0.2, relax_max_columns 64. */
+sbm_chol_options sbm_chol_default_options(void);
+
+typedef struct sbm_chol_info {
+    int64_t block_columns;   /* nb */
+    int block_size;          /* b */
+    int64_t supernodes;      /* after amalgamation */
+    int64_t factor_values;   /* doubles stored for L (explicit zeros of amalgamation included) */
+    int64_t max_front;       /* rows (scalars) of the largest frontal matrix */
+    double flops;            /* floating-point operations of one factorisation */
+    const int64_t *perm;     /* host, nb: perm[k] = block column of A eliminated k-th */
+    int64_t failed_column;   /* block column of A (A's numbering) where the last factorisation
+                              * found A not positive definite, or -1 */
+    int factored;            /* 1 once a factorisation succeeded and no later one failed */
+} sbm_chol_info;
+
+/* Symbolic phase for A's pattern. options may be NULL (defaults). */
+sbm_status sbm_chol_plan(sbm_ctx *ctx, const sbm_cbc *A, const sbm_chol_options *options,
+                         sbm_chol **chol);
+/* Numeric phase: L L^T = A + damping(lambda) for A with the planned pattern.
+ * @return SBM_ERR_NOT_POSITIVE_DEFINITE naming the block column of A (info.failed_column) where
+ * a pivot is not positive; the factor is then unusable until a factorisation succeeds. Never
+ * yields NaN: a non-finite pivot is reported the same way. */
+sbm_status sbm_chol_factor(sbm_ctx *ctx, sbm_chol *chol, const sbm_cbc *A, sbm_damping damping,
+                           double lambda);
+/* X = (A + damping)^-1 B for nrhs column-major right-hand sides (context memory, leading
+ * dimensions ldb, ldx >= n = nb*b). X may be B (in place). */
+sbm_status sbm_chol_solve(sbm_ctx *ctx, const sbm_chol *chol, int64_t nrhs, const double *B,
+                          int64_t ldb, double *X, int64_t ldx);
+sbm_chol_info sbm_chol_get_info(const sbm_chol *chol);
+void sbm_chol_destroy(sbm_chol *chol);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SBM_CHOL_H */
