@@ -105,13 +105,17 @@ int sbm_has_cuda(void);
 /* @return the number of usable CUDA devices (0 without CUDA support or without a GPU). */
 int sbm_cuda_device_count(void);
 
-/* Create a context for a backend. device is the CUDA device ordinal (ignored for CPU). A CUDA
- * context reads the environment variable SBM_CUDA_GRAPHS here, once: 0 keeps the sparse
- * Cholesky on plain kernel launches; unset, empty or 1 replays its level loops as CUDA graphs;
- * 2 cuts the factor's graph at every cuSOLVER call (its fallback, for tests and diagnosis).
+/* Create a context for a backend. device is the CUDA device ordinal (ignored for CPU). The
+ * context reads two environment variables here, once, as the defaults of its tuning
+ * (sbm_tuning.num_threads and .cuda_graphs, which override them): SBM_NUM_THREADS, the threads
+ * of the CPU backend (a number, clamped to 1 to 64; unset or empty: the online cores), and, for
+ * a CUDA context, SBM_CUDA_GRAPHS: 0 keeps the sparse Cholesky on plain kernel launches; unset,
+ * empty or 1 replays its level loops as CUDA graphs; 2 cuts the factor's graph at every
+ * cuSOLVER call (its fallback, for tests and diagnosis).
  * @return SBM_ERR_NOT_SUPPORTED if CUDA is not built in, SBM_ERR_NO_DEVICE if the device
- *         does not exist, SBM_ERR_INVALID_ARGUMENT if SBM_CUDA_GRAPHS is another value. *ctx is NULL on failure; there is then no context to hold a message,
- *         so sbm_ctx_last_error(NULL) returns the message of the last failed create on this thread. */
+ *         does not exist, SBM_ERR_INVALID_ARGUMENT if SBM_CUDA_GRAPHS is another value. *ctx is
+ *         NULL on failure; there is then no context to hold a message, so
+ *         sbm_ctx_last_error(NULL) returns the message of the last failed create on this thread. */
 sbm_status sbm_ctx_create(sbm_ctx **ctx, sbm_backend backend, int device);
 /* Destroy a context. Matrices and plans made with it must be destroyed first. NULL is accepted and does nothing. */
 void sbm_ctx_destroy(sbm_ctx *ctx);
@@ -143,15 +147,15 @@ void sbm_ctx_clear_error(sbm_ctx *ctx);
 sbm_status sbm_ctx_synchronize(sbm_ctx *ctx);
 
 /* ---------------------------------------------------------------------------------------- */
-/* Tuning: kernel choices of the CUDA backend                                               */
+/* Tuning: kernel choices of the CUDA backend, threads of the CPU backend                    */
 /* ---------------------------------------------------------------------------------------- */
 
 /* The CUDA backend picks a kernel per call from the operands' shape and statistics (the rules
  * and the measurements behind them are in the kernel sources and bench/results/NOTES-gpu.md). A tuning
  * struct overrides those picks, for measurements and tests; results agree within rounding
  * whatever the choice. In every field zero lets the library decide, so a zeroed struct (and
- * sbm_tuning_default()) is the library's own choice. The CPU backend stores the struct and
- * ignores it. A kernel forced on operands or a device it cannot serve is handled as the field
+ * sbm_tuning_default()) is the library's own choice. The CPU backend reads num_threads alone
+ * and the CUDA backend every field but num_threads. A kernel forced on operands or a device it cannot serve is handled as the field
  * says: the forced GEMM kernels fall back to the thread-per-element one for block triples
  * without a fast kernel or on devices before compute capability 8.0, and tile sizes are clamped
  * to what the block shape holds. */
@@ -204,6 +208,17 @@ typedef enum sbm_tune_gemm_sort {
     SBM_TUNE_GEMM_SORT_RADIX = 2      /* radix sort of packed (column, row) keys */
 } sbm_tune_gemm_sort;
 
+/* CUDA graphs of the sparse Cholesky's level loops (sbm_chol_factor, sbm_chol_solve). */
+typedef enum sbm_tune_cuda_graphs {
+    SBM_TUNE_CUDA_GRAPHS_AUTO = 0, /* SBM_CUDA_GRAPHS as read by sbm_ctx_create (0: off, 1: on,
+                                      2: cut), on when unset */
+    SBM_TUNE_CUDA_GRAPHS_OFF = 1,  /* plain kernel launches (SBM_CUDA_GRAPHS=0) */
+    SBM_TUNE_CUDA_GRAPHS_ON = 2,   /* loops captured once and replayed (SBM_CUDA_GRAPHS=1) */
+    SBM_TUNE_CUDA_GRAPHS_CUT = 3   /* replayed, the factor's graph cut at every cuSOLVER call,
+                                      its fallback when cuSOLVER cannot be captured
+                                      (SBM_CUDA_GRAPHS=2) */
+} sbm_tune_cuda_graphs;
+
 typedef struct sbm_tuning {
     sbm_tune_spmv spmv;               /* kernel of sbm_cbc_spmv */
     sbm_tune_csr_spmv csr_spmv;       /* kernel of sbm_csr_spmv */
@@ -234,15 +249,20 @@ typedef struct sbm_tuning {
                                          many rows (scalars) go to cuSOLVER/cuBLAS, smaller ones to
                                          the batched kernels (0: the library's threshold, 128;
                                          1: every front to cuSOLVER; INT_MAX: every front batched) */
+    int num_threads;                  /* CPU backend: threads a call may use, 1 to 64 (0:
+                                         SBM_NUM_THREADS as read by sbm_ctx_create, else the
+                                         online cores); results are bitwise the same for any */
+    sbm_tune_cuda_graphs cuda_graphs; /* CUDA graphs of the sparse Cholesky; results are bitwise
+                                         the same either way */
 } sbm_tuning;
 
 /* @return the library's own choice everywhere (every field zero). */
 sbm_tuning sbm_tuning_default(void);
 /* Set the context's tuning (NULL restores sbm_tuning_default()); calls made afterwards use it.
- * @return SBM_ERR_INVALID_ARGUMENT naming the field and its value for a value outside its enum
- *         or list, a configuration not compiled, a pair given half (vector width and rows,
- *         merge threads and items, tile blocks and entries), or a configuration field set for
- *         another kernel than the one forced; the context's tuning is then unchanged. */
+ * @return SBM_ERR_INVALID_ARGUMENT naming the field and its value for a value outside its enum,
+ *         list or range, a configuration not compiled, a pair given half (vector width and
+ *         rows, merge threads and items, tile blocks and entries), or a configuration field set
+ *         for another kernel than the one forced; the context's tuning is then unchanged. */
 sbm_status sbm_ctx_set_tuning(sbm_ctx *ctx, const sbm_tuning *tuning);
 /* *tuning = the context's tuning. @return SBM_ERR_NULL_ARGUMENT if tuning is NULL. */
 sbm_status sbm_ctx_get_tuning(sbm_ctx *ctx, sbm_tuning *tuning);

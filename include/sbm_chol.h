@@ -31,8 +31,8 @@ typedef enum sbm_damping {
  * and the solves stay on the device, and their walks of the tree levels (thousands of small
  * launches) are captured once per plan as CUDA graphs and replayed from the second call on
  * (per number of right-hand sides for the solves; the results are bitwise those of plain
- * launches). The environment variable SBM_CUDA_GRAPHS=0, read when a CUDA context is created,
- * keeps that context on plain launches. */
+ * launches). The context's tuning (sbm_tuning.cuda_graphs, sbm.h; its default the environment
+ * variable SBM_CUDA_GRAPHS, read when the context is created) can keep them on plain launches. */
 typedef struct sbm_chol sbm_chol;
 
 typedef enum sbm_chol_ordering {

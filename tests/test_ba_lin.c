@@ -351,6 +351,15 @@ static void test_lin_gradient_fd(void **state)
     sbm_bal_destroy(p);
 }
 
+/* The CPU backend's threads for the calls on ctx that follow (sbm_tuning.num_threads). */
+static void set_threads(sbm_ctx *ctx, int threads)
+{
+    sbm_tuning t;
+    SBM_ASSERT_OK(ctx, sbm_ctx_get_tuning(ctx, &t));
+    t.num_threads = threads;
+    SBM_ASSERT_OK(ctx, sbm_ctx_set_tuning(ctx, &t));
+}
+
 static void test_lin_deterministic(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
@@ -363,24 +372,19 @@ static void test_lin_deterministic(void **state)
     SBM_ASSERT_OK(ctx, sbm_ba_system_create(ctx, p, &s));
     const sbm_loss huber = {SBM_LOSS_HUBER, median_residual(e->host, p)};
     SBM_ASSERT_OK(ctx, sbm_ba_system_set_loss(ctx, s, &huber));
-    const char *old = getenv("SBM_NUM_THREADS");
-    char *saved = old ? strdup(old) : NULL;
-    if (e->backend == SBM_BACKEND_CPU) setenv("SBM_NUM_THREADS", "1", 1);
+    sbm_tuning saved;
+    SBM_ASSERT_OK(ctx, sbm_ctx_get_tuning(ctx, &saved));
+    if (e->backend == SBM_BACKEND_CPU) set_threads(ctx, 1);
     SBM_TEST_OK_OR_SKIP(e, sbm_ba_linearize(ctx, s, p));
     lin_got a = fetch(ctx, s);
-    if (e->backend == SBM_BACKEND_CPU) setenv("SBM_NUM_THREADS", "2", 1);
+    if (e->backend == SBM_BACKEND_CPU) set_threads(ctx, 2);
     SBM_ASSERT_OK(ctx, sbm_ba_linearize(ctx, s, p));
     lin_got b = fetch(ctx, s);
     double c1 = 0.0, c2 = 0.0;
     SBM_ASSERT_OK(ctx, sbm__ba_cost_at(ctx, s, sbm_ba_system_get_info(s).gc, &c1));
-    if (e->backend == SBM_BACKEND_CPU) setenv("SBM_NUM_THREADS", "1", 1);
+    if (e->backend == SBM_BACKEND_CPU) set_threads(ctx, 1);
     SBM_ASSERT_OK(ctx, sbm__ba_cost_at(ctx, s, sbm_ba_system_get_info(s).gc, &c2));
-    if (saved) {
-        setenv("SBM_NUM_THREADS", saved, 1);
-        free(saved);
-    } else {
-        unsetenv("SBM_NUM_THREADS");
-    }
+    SBM_ASSERT_OK(ctx, sbm_ctx_set_tuning(ctx, &saved));
     assert_same(&a, &b, s, e->backend == SBM_BACKEND_CPU ? "1 and 2 threads" : "two runs");
     assert_true(c1 == c2);
     /* and the result is right */

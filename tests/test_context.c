@@ -192,6 +192,8 @@ static void test_tuning(void **state)
     t.gemm_tile_grid = 2;
     t.gemm_sort = SBM_TUNE_GEMM_SORT_RADIX;
     t.chol_dense_front = 1;
+    t.num_threads = 64;
+    t.cuda_graphs = SBM_TUNE_CUDA_GRAPHS_CUT;
     SBM_ASSERT_OK(e->ctx, sbm_ctx_set_tuning(e->ctx, &t));
     SBM_ASSERT_OK(e->ctx, sbm_ctx_get_tuning(e->ctx, &got));
     assert_memory_equal(&got, &t, sizeof t);
@@ -239,6 +241,10 @@ static void test_tuning(void **state)
         {19, -3, "argument tuning: gemm_tile_grid is -3, negative"},
         {20, 3, "argument tuning: gemm_sort is 3, not an sbm_tune_gemm_sort (0 to 2)"},
         {21, -1, "argument tuning: chol_dense_front is -1, negative"},
+        {22, -1, "argument tuning: num_threads is -1, not 0 or 1 to 64"},
+        {22, 65, "argument tuning: num_threads is 65, not 0 or 1 to 64"},
+        {23, 4, "argument tuning: cuda_graphs is 4, not an sbm_tune_cuda_graphs (0 to 3)"},
+        {23, -1, "argument tuning: cuda_graphs is -1, not an sbm_tune_cuda_graphs (0 to 3)"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         sbm_tuning b = merge;
@@ -268,7 +274,9 @@ static void test_tuning(void **state)
         case 18: b.gemm_tile_entries = x; break;
         case 19: b.gemm_tile_grid = x; break;
         case 20: b.gemm_sort = (sbm_tune_gemm_sort)x; break;
-        default: b.chol_dense_front = x; break;
+        case 21: b.chol_dense_front = x; break;
+        case 22: b.num_threads = x; break;
+        default: b.cuda_graphs = (sbm_tune_cuda_graphs)x; break;
         }
         SBM_ASSERT_FAILS(e->ctx, sbm_ctx_set_tuning(e->ctx, &b), SBM_ERR_INVALID_ARGUMENT, bad[i].msg);
         assert_non_null(strstr(sbm_ctx_last_error(e->ctx), "sbm_ctx_set_tuning: "));

@@ -513,6 +513,58 @@ static void test_cuda_chol_graph_lifecycle(void **state)
                                                      "\"yes\" is neither 0"));
 }
 
+/* sbm_tuning.cuda_graphs overrides SBM_CUDA_GRAPHS call by call, on a context made with graphs
+ * on and one made with them off: OFF launches no graph, ON replays them as the warm-up rule says
+ * (factor and solve: every call after the first), CUT replays at least the solves', AUTO brings
+ * back the environment's choice; the results are bitwise the plain path's in every mode. */
+static void test_cuda_chol_graph_tuning(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    const int b = 6;
+    const int64_t nb = 50, n = nb * b;
+    static const sbm_tune_cuda_graphs modes[4] = {SBM_TUNE_CUDA_GRAPHS_OFF, SBM_TUNE_CUDA_GRAPHS_ON,
+                                                  SBM_TUNE_CUDA_GRAPHS_CUT,
+                                                  SBM_TUNE_CUDA_GRAPHS_AUTO};
+    sbm_ctx *ctx[2] = {graphs_ctx(e, 1), graphs_ctx(e, 0)};
+    double *plain[3] = {NULL, NULL, NULL};
+    for (int k = 0; k < 2; k++)
+        for (int m = 0; m < 4; m++) {
+            sbm_tuning tune = sbm_tuning_default();
+            tune.cuda_graphs = modes[m];
+            SBM_ASSERT_OK(ctx[k], sbm_ctx_set_tuning(ctx[k], &tune));
+            sbm_cbc *A = pose_graph(ctx[k], 5, nb, b, 0.08, 1);
+            sbm_chol *chol = NULL;
+            SBM_ASSERT_OK(ctx[k], sbm_chol_plan(ctx[k], A, NULL, &chol));
+            sbm__stats_reset(ctx[k]);
+            double *X[3];
+            for (int r = 0; r < 3; r++)
+                X[r] = factor_solve(ctx[k], chol, A, SBM_DAMPING_IDENTITY, 1.0 + r, n, 2, n, 9);
+            const uint64_t launches = sbm__stats_get(ctx[k]).graph_launches;
+            const sbm_tune_cuda_graphs mode =
+                modes[m] != SBM_TUNE_CUDA_GRAPHS_AUTO ? modes[m]
+                : k == 0                              ? SBM_TUNE_CUDA_GRAPHS_ON
+                                                      : SBM_TUNE_CUDA_GRAPHS_OFF;
+            print_message("  context made with graphs %s, cuda_graphs %d: %llu graph launches\n",
+                          k == 0 ? "on" : "off", (int)modes[m], (unsigned long long)launches);
+            if (mode == SBM_TUNE_CUDA_GRAPHS_OFF) assert_int_equal(launches, 0);
+            if (mode == SBM_TUNE_CUDA_GRAPHS_ON) assert_int_equal(launches, 4);
+            if (mode == SBM_TUNE_CUDA_GRAPHS_CUT) assert_true(launches >= 2);
+            for (int r = 0; r < 3; r++) {
+                if (!plain[r]) { /* the first run: the context made with graphs on, under OFF */
+                    plain[r] = X[r];
+                    continue;
+                }
+                assert_memory_equal(X[r], plain[r], (size_t)(2 * n) * sizeof(double));
+                free(X[r]);
+            }
+            sbm_chol_destroy(chol);
+            sbm_cbc_destroy(A);
+        }
+    for (int r = 0; r < 3; r++) free(plain[r]);
+    sbm_ctx_destroy(ctx[0]);
+    sbm_ctx_destroy(ctx[1]);
+}
+
 static double now_s(void)
 {
     struct timespec t;
@@ -613,6 +665,7 @@ int main(void)
         SBM_TEST_CUDA(test_cuda_chol_graph_equal),
         SBM_TEST_CUDA(test_cuda_chol_graph_not_pd),
         SBM_TEST_CUDA(test_cuda_chol_graph_lifecycle),
+        SBM_TEST_CUDA(test_cuda_chol_graph_tuning),
         SBM_TEST_CUDA(test_cuda_chol_timing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -368,15 +368,15 @@ static int64_t file_pose_values(sbm_ctx *ctx, const char *path)
     return np;
 }
 
-/* The CPU backend with SBM_NUM_THREADS 1 and 2, and twice with 2: bitwise the same costs and
+/* The CPU backend with 1 and 2 threads (sbm_tuning.num_threads), and twice with 2: bitwise the same costs and
  * poses, with and without a loss, on graphs with enough edges for two threads (2048 each at
  * least: manhattan, SE2, 5453 edges; parking-garage, SE3, 6275). Four iterations keep it
  * short under valgrind. */
 static void test_threads_bitwise(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
-    const char *old = getenv("SBM_NUM_THREADS");
-    char *saved = old ? strdup(old) : NULL;
+    sbm_tuning saved;
+    SBM_ASSERT_OK(e->ctx, sbm_ctx_get_tuning(e->ctx, &saved));
     static const char *const big[] = {"manhattan", "parking-garage"};
     for (size_t f = 0; f < (quick() ? 1 : sizeof big / sizeof big[0]); f++)
         for (int l = 0; l < (quick() ? 1 : 2); l++) {
@@ -389,7 +389,9 @@ static void test_threads_bitwise(void **state)
             sbm_solver_summary s[3];
             double *x[3];
             for (int r = 0; r < 3; r++) {
-                setenv("SBM_NUM_THREADS", r == 0 ? "1" : "2", 1);
+                sbm_tuning tune = saved;
+                tune.num_threads = r == 0 ? 1 : 2;
+                SBM_ASSERT_OK(e->ctx, sbm_ctx_set_tuning(e->ctx, &tune));
                 x[r] = traced_solve(e->ctx, path, loss, SBM_LINEAR_SPARSE_CHOLESKY,
                                     quick() ? 2 : 4, &t[r], &s[r]);
             }
@@ -403,11 +405,7 @@ static void test_threads_bitwise(void **state)
             }
             for (int r = 0; r < 3; r++) free(x[r]);
         }
-    if (saved)
-        setenv("SBM_NUM_THREADS", saved, 1);
-    else
-        unsetenv("SBM_NUM_THREADS");
-    free(saved);
+    SBM_ASSERT_OK(e->ctx, sbm_ctx_set_tuning(e->ctx, &saved));
 }
 
 /* Two runs of the CUDA backend agree bitwise (its sums have a fixed order; the CPU backend's

@@ -512,7 +512,9 @@ static void test_callback_names(void **state)
 }
 
 /* The CPU backend's threads: every item of [0, n) visited once, by contiguous pieces in order,
- * whatever SBM_NUM_THREADS says (1, 2, 7, more threads than items, nonsense), and n = 0. */
+ * whatever the context's count is, and n = 0. The count is the tuning's num_threads (1, 2, 7,
+ * 64), else SBM_NUM_THREADS as read when the context was created (1, 2, 7, more threads than
+ * items, nonsense; setting it afterwards changes nothing), and 0 restores that default. */
 typedef struct par_log {
     int64_t *owner;  /* piece start that visited each item */
     int *visits;
@@ -524,34 +526,61 @@ static void par_mark(void *data, int64_t begin, int64_t end)
     for (int64_t i = begin; i < end; i++) l->owner[i] = begin, l->visits[i]++;
 }
 
+/* sbm__cpu_parallel_for on ctx over every size: each item once, pieces contiguous, at most t. */
+static void check_pieces(const sbm_ctx *ctx, int t)
+{
+    static const int64_t sizes[] = {0, 1, 5, 1000};
+    for (int z = 0; z < 4; z++) {
+        const int64_t n = sizes[z];
+        par_log l = {calloc((size_t)n + 1, sizeof(int64_t)), calloc((size_t)n + 1, sizeof(int))};
+        sbm__cpu_parallel_for(ctx, n, 2, par_mark, &l);
+        int64_t pieces = 0;
+        for (int64_t i = 0; i < n; i++) {
+            assert_int_equal(l.visits[i], 1);
+            if (i == 0 || l.owner[i] != l.owner[i - 1]) {
+                assert_int_equal(l.owner[i], i); /* a piece starts where the last ended */
+                pieces++;
+            }
+        }
+        assert_true(pieces <= t && pieces <= (n + 1) / 2 + 1);
+        free(l.owner);
+        free(l.visits);
+    }
+}
+
 static void test_cpu_parallel_for(void **state)
 {
     (void)state;
+    const char *old = getenv("SBM_NUM_THREADS");
+    char *saved = old ? strdup(old) : NULL;
     const char *counts[] = {"1", "2", "7", "100", "0", "junk"};
-    const int64_t sizes[] = {0, 1, 5, 1000};
     for (int c = 0; c < 6; c++) {
+        sbm_ctx *ctx = NULL;
         setenv("SBM_NUM_THREADS", counts[c], 1);
-        const int t = sbm__cpu_threads();
+        SBM_ASSERT_OK(NULL, sbm_ctx_create(&ctx, SBM_BACKEND_CPU, 0));
+        setenv("SBM_NUM_THREADS", c == 0 ? "2" : "1", 1); /* read once, at creation */
+        const int t = sbm__cpu_threads(ctx);
         assert_true(t >= 1 && t <= 64);
         if (c < 4) assert_int_equal(t, atoi(counts[c]) < 64 ? atoi(counts[c]) : 64);
-        for (int z = 0; z < 4; z++) {
-            const int64_t n = sizes[z];
-            par_log l = {calloc((size_t)n + 1, sizeof(int64_t)), calloc((size_t)n + 1, sizeof(int))};
-            sbm__cpu_parallel_for(n, 2, par_mark, &l);
-            int64_t pieces = 0;
-            for (int64_t i = 0; i < n; i++) {
-                assert_int_equal(l.visits[i], 1);
-                if (i == 0 || l.owner[i] != l.owner[i - 1]) {
-                    assert_int_equal(l.owner[i], i); /* a piece starts where the last ended */
-                    pieces++;
-                }
-            }
-            assert_true(pieces <= t && pieces <= (n + 1) / 2 + 1);
-            free(l.owner);
-            free(l.visits);
+        check_pieces(ctx, t);
+        /* the tuning's num_threads overrides the environment, 0 restores it */
+        static const int fields[] = {1, 2, 7, 64};
+        for (int f = 0; f < 4; f++) {
+            sbm_tuning tune = sbm_tuning_default();
+            tune.num_threads = fields[f];
+            SBM_ASSERT_OK(ctx, sbm_ctx_set_tuning(ctx, &tune));
+            assert_int_equal(sbm__cpu_threads(ctx), fields[f]);
+            check_pieces(ctx, fields[f]);
         }
+        SBM_ASSERT_OK(ctx, sbm_ctx_set_tuning(ctx, NULL));
+        assert_int_equal(sbm__cpu_threads(ctx), t);
+        sbm_ctx_destroy(ctx);
     }
-    unsetenv("SBM_NUM_THREADS");
+    if (saved)
+        setenv("SBM_NUM_THREADS", saved, 1);
+    else
+        unsetenv("SBM_NUM_THREADS");
+    free(saved);
 }
 
 int main(void)

@@ -8,11 +8,13 @@
 #include "sbm_internal.h"
 
 /* Threads (cpu_parallel.c): fn(data, begin, end) over fixed contiguous pieces of [0, n), one
- * per thread, at least min_per_thread items each (fewer threads for small n); returns when all
- * are done. Deterministic for kernels whose outputs each belong to one item. */
+ * per thread of ctx, at least min_per_thread items each (fewer threads for small n); returns
+ * when all are done. Deterministic for kernels whose outputs each belong to one item. */
 typedef void (*sbm__cpu_range_fn)(void *data, int64_t begin, int64_t end);
-void sbm__cpu_parallel_for(int64_t n, int64_t min_per_thread, sbm__cpu_range_fn fn, void *data);
-/* Threads a call may use: SBM_NUM_THREADS, else the online cores (1 to 64). */
-int sbm__cpu_threads(void);
+void sbm__cpu_parallel_for(const sbm_ctx *ctx, int64_t n, int64_t min_per_thread,
+                           sbm__cpu_range_fn fn, void *data);
+/* Threads a call on ctx may use: its tuning's num_threads, else its default (SBM_NUM_THREADS at
+ * its creation, else the online cores), 1 to SBM__MAX_THREADS. */
+int sbm__cpu_threads(const sbm_ctx *ctx);
 
 #endif /* SBM_CPU_BACKEND_H */

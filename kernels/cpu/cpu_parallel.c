@@ -4,14 +4,11 @@
  * whatever the number of threads (the BA and SLAM linearisations: each thread owns whole
  * cameras, points or edges). The threads are created per call (a linearisation runs for
  * milliseconds; a thread costs tens of microseconds) and joined before the call returns.
- * SBM_NUM_THREADS overrides the count (1 = run in the caller's thread). */
+ * The count is the context's: sbm_tuning.num_threads, else its default (SBM_NUM_THREADS at its
+ * creation, else the online cores); 1 runs in the caller's thread. */
 #include "cpu_backend.h"
 
 #include <pthread.h>
-#include <stdlib.h>
-#include <unistd.h>
-
-#define SBM__CPU_MAX_THREADS 64
 
 typedef struct piece {
     sbm__cpu_range_fn fn;
@@ -26,28 +23,26 @@ static void *run_piece(void *arg)
     return NULL;
 }
 
-int sbm__cpu_threads(void)
+int sbm__cpu_threads(const sbm_ctx *ctx)
 {
-    const char *env = getenv("SBM_NUM_THREADS");
-    long t = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
-    if (t < 1) t = 1;
-    if (t > SBM__CPU_MAX_THREADS) t = SBM__CPU_MAX_THREADS;
-    return (int)t;
+    const int t = ctx->tuning.num_threads > 0 ? ctx->tuning.num_threads : ctx->default_threads;
+    return t < 1 ? 1 : t > SBM__MAX_THREADS ? SBM__MAX_THREADS : t;
 }
 
-void sbm__cpu_parallel_for(int64_t n, int64_t min_per_thread, sbm__cpu_range_fn fn, void *data)
+void sbm__cpu_parallel_for(const sbm_ctx *ctx, int64_t n, int64_t min_per_thread,
+                           sbm__cpu_range_fn fn, void *data)
 {
     if (n <= 0) return;
-    int t = sbm__cpu_threads();
+    int t = sbm__cpu_threads(ctx);
     if (min_per_thread < 1) min_per_thread = 1;
     if ((int64_t)t > n / min_per_thread) t = (int)(n / min_per_thread);
     if (t <= 1) {
         fn(data, 0, n);
         return;
     }
-    piece pieces[SBM__CPU_MAX_THREADS];
-    pthread_t tid[SBM__CPU_MAX_THREADS];
-    int started[SBM__CPU_MAX_THREADS] = {0};
+    piece pieces[SBM__MAX_THREADS];
+    pthread_t tid[SBM__MAX_THREADS];
+    int started[SBM__MAX_THREADS] = {0};
     for (int k = 0; k < t; k++) {
         pieces[k].fn = fn, pieces[k].data = data;
         pieces[k].begin = n * k / t, pieces[k].end = n * (k + 1) / t;

@@ -109,7 +109,7 @@ sbm_status sbm__cuda_graph_run(sbm_ctx *ctx, sbm__cuda_graph *g, sbm__cuda_recor
         SBM__CU(ctx, cudaDeviceSynchronize(), "cudaDeviceSynchronize (a graph of another context)");
         sbm__cuda_graph_reset(g);
     }
-    if (!S->graphs || g->failed) return record(ctx, s, data);
+    if (!sbm__cuda_graphs_on(ctx) || g->failed) return record(ctx, s, data);
     if (!g->exec) {
         if (!g->warm) {
             st = record(ctx, s, data);

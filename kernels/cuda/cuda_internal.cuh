@@ -94,9 +94,10 @@ typedef struct sbm__cuda_state {
     void *solver;                             /* cusolverDnHandle_t, likewise */
     sbm__cuda_buffer blas_ws;                 /* that cuBLAS handle's workspace (cuda_libs.cuh):
                                                  ours, so that captured graphs can use it */
-    /* chol-graph: CUDA graphs (cuda_graph.cu) */
-    int graphs;                               /* 1 or 2: replay captured launch sequences
-                                                 (SBM_CUDA_GRAPHS at creation, 0: off) */
+    /* CUDA graphs (cuda_graph.cu) */
+    int graphs;                               /* SBM_CUDA_GRAPHS at creation, the default of
+                                                 sbm_tuning.cuda_graphs: 1 or 2 replay captured
+                                                 launch sequences, 0 not */
     uint64_t serial;                          /* unique per context in the process: the owner
                                                  tag of the graphs it captures */
     void *capture_stream;                     /* cudaStream_t the captures record on (made at
@@ -216,9 +217,9 @@ typedef struct sbm__cuda_graph {
  * not allow fails the capture (the sequence then runs plain). */
 typedef sbm_status (*sbm__cuda_record_fn)(sbm_ctx *ctx, cudaStream_t s, void *data);
 
-/* Context set-up: SBM_CUDA_GRAPHS ("0": off; unset, empty or "1": on; "2": on, the sparse
- * Cholesky's factor graph cut at every cuSOLVER call, its fallback, forced for tests; else
- * SBM_ERR_INVALID_ARGUMENT) and the serial. */
+/* Context set-up: SBM_CUDA_GRAPHS, read once ("0": off; unset, empty or "1": on; "2": on, the
+ * sparse Cholesky's factor graph cut at every cuSOLVER call, its fallback, forced for tests;
+ * else SBM_ERR_INVALID_ARGUMENT) and the serial. */
 sbm_status sbm__cuda_graphs_init(sbm_ctx *ctx, sbm__cuda_state *S);
 /* Context tear-down: the capture stream. */
 void sbm__cuda_graphs_release(sbm__cuda_state *S);
@@ -229,8 +230,17 @@ sbm_status sbm__cuda_graph_run(sbm_ctx *ctx, sbm__cuda_graph *g, sbm__cuda_recor
 /* Destroys g's graph (the caller makes its device current) and clears g. */
 void sbm__cuda_graph_reset(sbm__cuda_graph *g);
 
-/* 0: graphs off; 1: on; 2: on, cut at cuSOLVER calls. */
-static inline int sbm__cuda_graphs_on(sbm_ctx *ctx) { return sbm__cuda_st(ctx)->graphs; }
+/* The context's graphs, its tuning's cuda_graphs else SBM_CUDA_GRAPHS at its creation: 0 off;
+ * 1 on; 2 on, cut at cuSOLVER calls. */
+static inline int sbm__cuda_graphs_on(sbm_ctx *ctx)
+{
+    switch (ctx->tuning.cuda_graphs) {
+    case SBM_TUNE_CUDA_GRAPHS_OFF: return 0;
+    case SBM_TUNE_CUDA_GRAPHS_ON: return 1;
+    case SBM_TUNE_CUDA_GRAPHS_CUT: return 2;
+    default: return sbm__cuda_st(ctx)->graphs;
+    }
+}
 
 /* ---------------------------------------------------------------------------------------- */
 /* Primitives (cuda_primitives.cu)                                                          */

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef SBM_HAVE_CUDA
 const sbm__backend_ops *sbm__cuda_ops(void) { return NULL; }
@@ -13,6 +14,17 @@ int64_t sbm__cuda_graphs_live(void) { return 0; }
 int sbm_has_cuda(void) { return sbm__cuda_ops() != NULL; }
 
 int sbm_cuda_device_count(void) { return sbm__cuda_device_count(); }
+
+/* The default of sbm_tuning.num_threads, read once per context: SBM_NUM_THREADS (a number; what
+ * strtol makes of it, clamped), else the online cores, 1 to SBM__MAX_THREADS. */
+static int sbm__default_threads(void)
+{
+    const char *env = getenv("SBM_NUM_THREADS");
+    long t = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+    if (t < 1) t = 1;
+    if (t > SBM__MAX_THREADS) t = SBM__MAX_THREADS;
+    return (int)t;
+}
 
 sbm_status sbm_ctx_create(sbm_ctx **ctx, sbm_backend backend, int device)
 {
@@ -44,6 +56,7 @@ sbm_status sbm_ctx_create(sbm_ctx **ctx, sbm_backend backend, int device)
     c->fn = "sbm_ctx_create";
     c->allocator.alloc = ops->default_alloc;
     c->allocator.free = ops->default_free;
+    c->default_threads = sbm__default_threads();
     if (ops->ctx_init) {
         sbm_status st = ops->ctx_init(c, device);
         if (st != SBM_SUCCESS) {
@@ -218,6 +231,12 @@ sbm_status sbm_ctx_set_tuning(sbm_ctx *ctx, const sbm_tuning *tuning)
     if (tuning->chol_dense_front < 0)
         return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
                           "argument tuning: chol_dense_front is %d, negative", tuning->chol_dense_front);
+    if (tuning->num_threads < 0 || tuning->num_threads > SBM__MAX_THREADS)
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument tuning: num_threads is %d, not 0 or 1 to %d",
+                          tuning->num_threads, SBM__MAX_THREADS);
+    SBM__TRY(sbm__tuning_enum(ctx, "cuda_graphs", (int)tuning->cuda_graphs, "sbm_tune_cuda_graphs",
+                              SBM_TUNE_CUDA_GRAPHS_CUT));
     ctx->tuning = *tuning;
     return SBM_SUCCESS;
 }

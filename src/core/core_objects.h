@@ -81,7 +81,13 @@ struct sbm_ctx {
     int depth;                           /* public calls nested inside fn (SBM__NESTED) */
     const char *nest_fn[SBM__NEST_MAX];  /* their names, outermost first (NULL: internal) */
     sbm_tuning tuning;                   /* kernel overrides (sbm_ctx_set_tuning), checked */
+    int default_threads;                 /* CPU threads while tuning.num_threads is 0:
+                                            SBM_NUM_THREADS at creation, else the online cores
+                                            (1 to SBM__MAX_THREADS) */
 };
+
+/* sbm_tuning.num_threads at most: the CPU backend's thread pieces live on the stack. */
+#define SBM__MAX_THREADS 64
 
 /* Merge-path CSR SpMV configurations the CUDA backend compiles, X(index, threads, items per
  * thread, streaming loads of A, persistent grid loading ahead), and the default index: one list

@@ -159,8 +159,8 @@ static sbm_status run_obs_pass(sbm_ctx *ctx, ba_job *j, double *cost, sbm__ba_li
     if (!part) return SBM_ERR_OUT_OF_MEMORY;
     j->chunk_cost = part;
     j->chunk_bad = res ? (int64_t *)(part + nchunks + 1) : NULL;
-    sbm__cpu_parallel_for(j->m->nc, MIN_CAMERAS_PER_THREAD, camera_prep_pass, j);
-    sbm__cpu_parallel_for(nchunks, MIN_CHUNKS_PER_THREAD, obs_pass, j);
+    sbm__cpu_parallel_for(ctx, j->m->nc, MIN_CAMERAS_PER_THREAD, camera_prep_pass, j);
+    sbm__cpu_parallel_for(ctx, nchunks, MIN_CHUNKS_PER_THREAD, obs_pass, j);
     double c = 0.0;
     for (int64_t k = 0; k < nchunks; k++) c += part[k];
     *cost = c;
@@ -182,8 +182,8 @@ sbm_status sbm__cpu_ba_linearize(sbm_ctx *ctx, const sbm__ba_model *m, const dou
     SBM__TRY(run_obs_pass(ctx, &j, &res->cost, res));
     res->gmax = 0.0;
     if (res->bad_prediction >= 0) return SBM_SUCCESS;
-    sbm__cpu_parallel_for(m->nc, MIN_CAMERAS_PER_THREAD, camera_pass, &j);
-    sbm__cpu_parallel_for(m->np, MIN_POINTS_PER_THREAD, point_pass, &j);
+    sbm__cpu_parallel_for(ctx, m->nc, MIN_CAMERAS_PER_THREAD, camera_pass, &j);
+    sbm__cpu_parallel_for(ctx, m->np, MIN_POINTS_PER_THREAD, point_pass, &j);
     return sbm__cpu_vec_amax(ctx, 9 * m->nc + 3 * m->np, out->g, &res->gmax);
 }
 

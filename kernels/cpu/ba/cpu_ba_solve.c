@@ -46,9 +46,8 @@ sbm_status sbm__cpu_ba_schur_diagonal(sbm_ctx *ctx, const sbm_cbc *U, const int6
                                       const sbm_cbc *Y, const sbm_cbc *W, const int64_t *wrow_ptr,
                                       const int64_t *wrow_blk, sbm_cbc *D)
 {
-    (void)ctx;
     schur_diag_job j = {U, Y, W, udiag, wrow_ptr, wrow_blk, D};
     /* a camera row costs ~p*p*q flops per point it sees: a few rows per thread already pay */
-    sbm__cpu_parallel_for(W->nbr, 16, schur_diag_rows, &j);
+    sbm__cpu_parallel_for(ctx, W->nbr, 16, schur_diag_rows, &j);
     return SBM_SUCCESS;
 }

@@ -43,9 +43,8 @@ static void linearize_range(void *data, int64_t begin, int64_t end)
 sbm_status sbm__cpu_slam_linearize(sbm_ctx *ctx, const sbm__slam_edges *E, const double *x,
                                    double *rho, double *e, double *w, double *J, double *omega)
 {
-    (void)ctx;
     lin_job j = {E, x, rho, e, w, J, omega};
-    sbm__cpu_parallel_for(E->ne, MIN_EDGES_PER_THREAD, linearize_range, &j);
+    sbm__cpu_parallel_for(ctx, E->ne, MIN_EDGES_PER_THREAD, linearize_range, &j);
     return SBM_SUCCESS;
 }
 
@@ -74,9 +73,8 @@ static void oplus_range(void *data, int64_t begin, int64_t end)
 sbm_status sbm__cpu_slam_oplus(sbm_ctx *ctx, int dim, int64_t nfree, double alpha,
                                const double *dx, const double *x, double *y)
 {
-    (void)ctx;
     oplus_job o = {dim, alpha, dx, x, y};
-    sbm__cpu_parallel_for(nfree, MIN_SLOTS_PER_THREAD, oplus_range, &o);
+    sbm__cpu_parallel_for(ctx, nfree, MIN_SLOTS_PER_THREAD, oplus_range, &o);
     return SBM_SUCCESS;
 }
 

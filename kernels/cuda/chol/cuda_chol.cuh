@@ -110,8 +110,8 @@ struct sbm__chol_numeric {
     /* chol-graph: the level loops as CUDA graphs, with buffers of their own (a graph keeps its
      * pointers; the context's workspace pool may move) */
     sbm__cuda_graph fac_graph; /* the factor's levels at fac_dense */
-    /* when fac_graph cannot be captured (or SBM_CUDA_GRAPHS=2): the loop cut at every
-     * cusolverDnDpotrf, each piece a graph, the potrf calls plain between them */
+    /* when fac_graph cannot be captured (or graphs are cut: SBM_TUNE_CUDA_GRAPHS_CUT): the loop
+     * cut at every cusolverDnDpotrf, each piece a graph, the potrf calls plain between them */
     int64_t fac_ndense;        /* dense fronts at fac_dense */
     int64_t *fac_dense_sup;    /* [fac_ndense] those fronts in the loop's order (host) */
     sbm__cuda_graph *fac_segs; /* [fac_ndense + 1] the pieces' graphs, or NULL */
