@@ -61,7 +61,6 @@ typedef struct sbm__stats {
     uint64_t d2h_bytes;
     uint64_t allocs;       /* allocations in the context's memory space */
     uint64_t alloc_bytes;
-    /* chol-graph */
     uint64_t graph_launches; /* CUDA graphs launched (kernels/cuda/cuda_graph.cu) */
 } sbm__stats;
 

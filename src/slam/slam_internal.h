@@ -12,7 +12,7 @@
 /* ---------------------------------------------------------------------------------------- */
 /* Edge errors and the timing of the last linearisation                                     */
 /* ---------------------------------------------------------------------------------------- */
-/* Error of edge k of a graph at its current poses; Ji, Jj (d x d) may be NULL (src/g2o.c). */
+/* Error of edge k of a graph at its current poses; Ji, Jj (d x d) may be NULL (g2o_error.c). */
 void sbm__g2o_edge_error(const sbm_g2o_graph *g, int64_t k, double *e, double *Ji, double *Jj);
 double sbm__g2o_chi2_host(const sbm_g2o_graph *g);
 /* SBM_SUCCESS when the solve's initial cost is finite, else SBM_ERR_NOT_FINITE naming the first

@@ -1,6 +1,6 @@
 /* The CUDA backend's sparse block Cholesky numeric phase: chol_numeric_create / chol_factor /
- * chol_numeric_destroy of the operations table (src/core/sbm_internal.h), from the symbolic
- * structure of src/core/chol_internal.h; chol_solve is in cuda_chol_solve.cu.
+ * chol_numeric_destroy of the operations table (core_backend.h), from the symbolic structure
+ * of chol_internal.h; chol_solve is in cuda_chol_solve.cu.
  *
  * numeric_create uploads the index arrays once (one host-to-device copy) and allocates the
  * fronts: sum over the supernodes of (m_s b)^2 doubles, through the context's allocator, refused

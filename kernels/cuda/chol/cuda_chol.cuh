@@ -107,8 +107,8 @@ struct sbm__chol_numeric {
     int64_t fac_dense;         /* that threshold (0: not yet) */
     int fac_lwork;             /* cuSOLVER workspace of the largest dense front (doubles) */
     size_t fac_smem;           /* largest dynamic shared memory of the batched kernel */
-    /* chol-graph: the level loops as CUDA graphs, with buffers of their own (a graph keeps its
-     * pointers; the context's workspace pool may move) */
+    /* the level loops as CUDA graphs, with buffers of their own (a graph keeps its pointers;
+     * the context's workspace pool may move) */
     sbm__cuda_graph fac_graph; /* the factor's levels at fac_dense */
     /* when fac_graph cannot be captured (or graphs are cut: SBM_TUNE_CUDA_GRAPHS_CUT): the loop
      * cut at every cusolverDnDpotrf, each piece a graph, the potrf calls plain between them */

@@ -24,7 +24,7 @@ enum { SBM__CSR_SCALAR = 0, SBM__CSR_VECTOR = 1, SBM__CSR_MERGE = 2 };
  * 0.1834 (cuSPARSE 0.1695). Loading ahead on a persistent grid was slower (R-MAT 128x7 0.1909,
  * 256x7 0.1941, 128x5 0.1903; its 72-123 registers cost more resident CTAs than the overlap
  * gains); those stay selectable for measurements. */
-#define SBM__MERGE_CONFIGS SBM__CSR_MERGE_CONFIGS /* the list is in sbm_internal.h */
+#define SBM__MERGE_CONFIGS SBM__CSR_MERGE_CONFIGS /* the list is in core_objects.h */
 #define SBM__MERGE_DEFAULT SBM__CSR_MERGE_DEFAULT
 #define SBM__COO_NT 128
 #define SBM__COO_IPT 7

@@ -131,7 +131,7 @@ static void sbm__hcache_put(sbm_ctx *ctx, uint64_t id, const int64_t dims[4], ui
     e->hash = hash;
 }
 
-/* Sums of the fingerprint terms (sbm__fp_term in sbm_internal.h) of an offsets array (nptr
+/* Sums of the fingerprint terms (sbm__fp_term in core_matrix.h) of an offsets array (nptr
  * entries) and an index array (nind): grid-stride, warp shuffles, one integer atomic per warp and
  * sum (integer sums are exact, so the result does not depend on the order). */
 __global__ void sbm__k_fp_sum(const int64_t *__restrict__ ptr, int64_t nptr,

@@ -1,9 +1,9 @@
 /* The expand-sort-compress (ESC) layer shared by the block SpGEMM plan (cuda_gemm_plan.cu) and
- * the global path of the scalar CSR SpGEMM plan (cuda_csr_gemm_plan_esc.cu), DESIGN.md section 4:
- * the sort variant of an expansion, its cut into slices of whole segments (output columns or
- * rows) whose sort workspace fits the memory budget, that workspace, and the sort of a slice
- * over the CUB wrappers of cuda_primitives.cu. Each operation expands and compresses with its own
- * kernels. */
+ * the global path of the scalar CSR SpGEMM plan (cuda_csr_gemm_plan_esc.cu), section 4 of the
+ * design card: the sort variant of an expansion, its cut into slices of whole segments (output
+ * columns or rows) whose sort workspace fits the memory budget, that workspace, and the sort of
+ * a slice over the CUB wrappers of cuda_primitives.cu. Each operation expands and compresses with
+ * its own kernels. */
 #ifndef SBM_CUDA_ESC_CUH
 #define SBM_CUDA_ESC_CUH
 
