@@ -14,8 +14,9 @@
 #define SBM_BLK_INLINE static inline
 #endif
 
-/* Outputs of the accumulating routines never overlap their inputs; saying so lets the compiler
- * keep blocks in registers (2-5x faster fixed-size products on the CPU). */
+/* Outputs of the accumulating routines never overlap their inputs; saying so lets the compiler keep
+ * blocks in registers (faster fixed-size products on the CPU;
+ * see docs/DESIGN-NOTES.md, "Measurements behind code choices"). */
 #if defined(__CUDACC__) || defined(__GNUC__) || defined(__clang__)
 #define SBM_BLK_RESTRICT __restrict__
 #elif defined(_MSC_VER)

@@ -151,7 +151,7 @@ sbm_status sbm_ctx_synchronize(sbm_ctx *ctx);
 /* ---------------------------------------------------------------------------------------- */
 
 /* The CUDA backend picks a kernel per call from the operands' shape and statistics (the rules
- * and the measurements behind them are in the kernel sources and bench/results/NOTES-gpu.md). A tuning
+ * are in the kernel sources, the measurements behind them in docs/DESIGN-NOTES.md). A tuning
  * struct overrides those picks, for measurements and tests; results agree within rounding
  * whatever the choice. In every field zero lets the library decide, so a zeroed struct (and
  * sbm_tuning_default()) is the library's own choice. The CPU backend reads num_threads alone

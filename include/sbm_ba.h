@@ -165,7 +165,8 @@ void sbm_schur_plan_destroy(sbm_schur_plan *plan);
  * sharing points with most others), else the sparse Cholesky unless its symbolic analysis
  * finds a factorisation dearer than ~100 PCG iterations, then PCG on the explicit S (on a
  * device backend matrix-free PCG: forming S and its symmetric product cost more there)
- * (bench/results/NOTES-ba-solve.md). A factorisation that fails (a block of V, or S, or with PCG one of
+ * (see docs/DESIGN-NOTES.md, "Measurements behind code choices"). A factorisation that fails
+ * (a block of V, or S, or with PCG one of
  * S's diagonal blocks, not positive definite) is a rejected step: lambda rises,
  * summary->linear_failures counts it, the report says linear_failed, and the context keeps the
  * message, which names the point (V) or the camera (S's block column) as numbered in the BAL

@@ -101,18 +101,16 @@ static void lm_free(lm_state *s)
     sbm_ba_system_destroy(s->sys);
 }
 
-/* AUTO above dense_max_dim, first from S's size (counted from W's pattern, before S is
- * formed): matrix-free PCG when S would hold more values than W and Y together. A PCG iteration
- * reads S's values twice in the explicit product, W's and Y's once each in the matrix-free one,
- * and forming S costs about as much again (bench/results/NOTES-ba-solve.md: matrix-free 1.4 times
- * faster per solve on gen1000, where S holds 1.2 times the values of W and Y, 2.8 times on
- * gen5000, 3.5 times). */
+/* AUTO above dense_max_dim, first from S's size (counted from W's pattern, before S is formed):
+ * matrix-free PCG when S would hold more values than W and Y together. A PCG iteration reads S's
+ * values twice in the explicit product, W's and Y's once each in the matrix-free one, and forming S
+ * costs about as much again (see docs/DESIGN-NOTES.md, "Measurements behind code choices"). */
 #define AUTO_MATRIX_FREE_RATIO 1.0
 /* Then, from the sparse Cholesky's symbolic analysis of S: the sparse Cholesky when its
- * factorisation costs at most this many flops per stored value of S, else PCG on the explicit
- * S. One PCG iteration reads S's values twice at memory speed: ~1.1 ns per value on the 2-core
- * machine of the notes, where the factorisation's dense kernels run at ~18 GFlop/s, i.e. an
- * iteration costs as much as ~20 factorisation flops per value. The budget is a factorisation
+ * factorisation costs at most this many flops per stored value of S, else PCG on the explicit S.
+ * One PCG iteration reads S's values twice at memory speed, which on the CPU of the measurements
+ * costs as much as ~20 factorisation flops per value
+ * (see docs/DESIGN-NOTES.md, "Measurements behind code choices"). The budget is a factorisation
  * worth ~100 PCG iterations. */
 #define AUTO_SPARSE_FLOPS_PER_VALUE 2000.0
 
@@ -132,11 +130,10 @@ static sbm_status lm_choose_by_size(lm_state *s)
     return SBM_SUCCESS;
 }
 
-/* AUTO after the Schur plan: the sparse Cholesky unless its symbolic analysis shows a
- * factorisation dearer than PCG; then PCG on the explicit S on the CPU, matrix-free PCG on a
- * device, where forming S every iteration and its symmetric product cost more than the
- * products with W and Y (bench/results/NOTES-ba-solve.md: 500 cameras on an H200, explicit S 43.1 ms
- * per iteration, while 1666 cameras take 18.8 ms matrix-free). The plan made is kept for the
+/* AUTO after the Schur plan: the sparse Cholesky unless its symbolic analysis shows a factorisation
+ * dearer than PCG; then PCG on the explicit S on the CPU, matrix-free PCG on a device, where
+ * forming S every iteration and its symmetric product cost more than the products with W and Y
+ * (see docs/DESIGN-NOTES.md, "Measurements behind code choices"). The plan made is kept for the
  * sparse path. */
 static sbm_status lm_choose_by_factor(lm_state *s)
 {

@@ -169,9 +169,10 @@ sbm_status sbm__validate_csr_host(sbm_ctx *ctx, const char *arg, int64_t m, int6
     return SBM_SUCCESS;
 }
 
-/* Pattern fingerprints (definition in core_matrix.h): a sum of independent per-entry terms, so
- * the CUDA backend computes the same value on the device. The byte-wise FNV-1a used before took
- * 1.37 ns per byte and could not run in parallel; this is one multiply-xorshift mix per entry. */
+/* Pattern fingerprints (definition in core_matrix.h): a sum of independent per-entry terms, so the
+ * CUDA backend computes the same value on the device. The byte-wise FNV-1a used before was slower
+ * and could not run in parallel; this is one multiply-xorshift mix per entry
+ * (see docs/DESIGN-NOTES.md, "Measurements behind code choices"). */
 static uint64_t sbm__fp_sum64(uint64_t salt, const int64_t *a, int64_t n)
 {
     uint64_t s = 0;

@@ -8,12 +8,12 @@
  *   - A Cholesky factorisation that succeeds proves the matrix PSD within the tolerance
  *     (cholesky_ok): eigenvalues are computed only for the others (singular or indefinite).
  *   - The eigenvalues come from a cyclic Jacobi method here rather than LAPACK dsyev: dsyev on a
- *     6x6 matrix goes through OpenBLAS level-2 calls that may wake its thread pool (measured on
- *     a loaded 2-core machine: 7.5 to 40 us per dense 6x6 matrix with OpenBLAS's threads, 2 to 4
- *     us with one; Jacobi 4 to 7 us), and a library cannot set OpenBLAS's threads for its
- *     caller. Jacobi on the stack needs no library, always converges (no error path to report),
- *     and computes the small eigenvalues of a graded matrix (diag(1e-9, 1e4)) to high relative
- *     accuracy (Demmel and Veselic 1992), which is what the tolerance compares.
+ *     6x6 matrix goes through OpenBLAS level-2 calls that may wake its thread pool, several times
+ *     slower than Jacobi then (see docs/DESIGN-NOTES.md, "Measurements behind code choices"), and a
+ *     library cannot set OpenBLAS's threads for its caller. Jacobi on the stack needs no library,
+ *     always converges (no error path to report), and computes the small eigenvalues of a graded
+ *     matrix (diag(1e-9, 1e4)) to high relative accuracy (Demmel and Veselic 1992), which is what
+ *     the tolerance compares.
  *   - The repair is the Frobenius-nearest PSD matrix (Higham 1988): V max(W, 0) V^T. It changes
  *     nothing in the directions the file constrains properly and removes only the negative
  *     curvature; the upper triangle is computed and mirrored, so the result is exactly

@@ -10,12 +10,12 @@ sbm_solver_options sbm_solver_default_options(void)
     sbm_solver_options o;
     memset(&o, 0, sizeof o);
     /* Levenberg-Marquardt reaches the optimum of every shared pose graph to 1e-6 relative with
-     * these (measured, docs/DESIGN-NOTES.md): 9 to 30 iterations on the reference graphs, 78 on
-     * sphere_bignoise_vertex3, 140 on ais2klinik (tiny damping, long Gauss-Newton steps along a
-     * valley), hence 200 iterations at most. The tolerances stop where a further step changes
-     * the cost by round-off only: a relative decrease of 1e-10 (a cost summed over 1e4-1e5 edges
-     * carries ~1e-13 relative round-off), a step of 1e-10 relative to the parameters, a max
-     * gradient component of 1e-10 (absolute, as Ceres's). */
+     * these, the slowest (ais2klinik: tiny damping, long Gauss-Newton steps along a valley) within
+     * 200 iterations, hence 200 at most
+     * (see docs/DESIGN-NOTES.md, "Measurements behind code choices"). The tolerances stop where a
+     * further step changes the cost by round-off only: a relative decrease of 1e-10 (a cost summed
+     * over 1e4-1e5 edges carries ~1e-13 relative round-off), a step of 1e-10 relative to the
+     * parameters, a max gradient component of 1e-10 (absolute, as Ceres's). */
     o.max_iterations = 200;
     o.linear_solver = SBM_LINEAR_AUTO;
     o.dense_max_dim = 2000;

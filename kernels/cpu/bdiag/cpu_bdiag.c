@@ -42,12 +42,10 @@ sbm_status sbm__cpu_bdiag_inverse(sbm_ctx *ctx, const sbm_cbc *D, sbm_cbc *Dinv)
 {
     const int b = D->r;
     const int64_t bb = (int64_t)b * b;
-    /* The inline sbm_blk_spd_inverse, unrolled, where it beats LAPACKE dpotrf + dpotri (whose
-     * call and argument overhead dominates small blocks). Measured per block (thread CPU time,
-     * 10^5 blocks): b = 1: 8 vs 224 ns, 2: 56 vs 250, 3: 84 vs 305, 4: 212 vs 385, 5: 411 vs
-     * 930, 9: 2.3 vs 3.8-5.3 us; but 6: 880 vs 615-860 ns, 7: 1330 vs 730-800, 8: 1190-1350 vs
-     * 830-1340, where its 2b^2 dependent divisions (LAPACK: b reciprocals) cost more than the
-     * call: those and blocks above 9x9 go to LAPACK. */
+    /* The inline sbm_blk_spd_inverse, unrolled, where it beats LAPACKE dpotrf + dpotri (whose call
+     * and argument overhead dominates small blocks): b = 1 to 5 and 9. For 6 to 8 its 2b^2
+     * dependent divisions (LAPACK: b reciprocals) cost more than the call: those and blocks above
+     * 9x9 go to LAPACK (see docs/DESIGN-NOTES.md, "Measurements behind code choices"). */
     static const spd_inverse_fn inline_inverse[SBM__INV_INLINE_MAX + 1] = {
         NULL, spd_inverse_1, spd_inverse_2, spd_inverse_3, spd_inverse_4, spd_inverse_5,
         NULL, NULL, NULL, spd_inverse_9};

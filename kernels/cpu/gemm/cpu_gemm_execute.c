@@ -86,16 +86,14 @@ typedef double sbm__v4d __attribute__((vector_size(32))); /* four: one AVX regis
  * it is the transpose (BT = 1). Each element of acc gets its K terms added in increasing order,
  * as in sbm_blk_gemm_acc, so neither BT nor the form (VEC) changes a bit of the result.
  *
- * VEC = 1 (compile-time sizes): a column of acc is held in two-double vectors across the K
- * terms. GCC's own vectorisation of sbm_blk_gemm_acc, fully unrolled, shuffles and spills for
- * some sizes: measured in L1, 8x8x8 ran at 5.5 GFLOP/s with it and 12.2 with this form,
- * 16x16x16 at 2.7 and 10.1; other sizes equal or better. VEC = 2: four-double vectors (AVX2
- * only: without it GCC splits them, 10x slower at 8x8x8), then a pair and a single row for the
- * rest; in L1 1.1-1.7x the speed of VEC = 1 for R >= 4 (8x8x8 22 GFLOP/s), no gain below.
- * Run-time sizes (the generic path), where those forms are 2-4x slower than plain loops: rows in
- * chunks held in registers across the K terms, 4 rows as two pairs (VEC = 0) or, with AVX2, 8
- * rows as two quadruples and then 4 (VEC = 3); in L1 1.2-2.5x the plain loops (16x16x16: 9.4,
- * 11.0 and 23.6 GFLOP/s). */
+ * VEC = 1 (compile-time sizes): a column of acc is held in two-double vectors across the K terms.
+ * GCC's own vectorisation of sbm_blk_gemm_acc, fully unrolled, shuffles and spills for some sizes,
+ * where this form is faster; other sizes equal or better. VEC = 2: four-double vectors (AVX2 only:
+ * without it GCC splits them, much slower), then a pair and a single row for the rest; faster than
+ * VEC = 1 for R >= 4, no gain below. Run-time sizes (the generic path), where those forms are
+ * slower than plain loops: rows in chunks held in registers across the K terms, 4 rows as two pairs
+ * (VEC = 0) or, with AVX2, 8 rows as two quadruples and then 4 (VEC = 3), faster than the plain
+ * loops (see docs/DESIGN-NOTES.md, "Measurements behind code choices"). */
 
 #if defined(__GNUC__)
 /* VEC = 2: a column of acc in four-double vectors, then a pair and a single row for the rest. */
@@ -280,7 +278,8 @@ SBM__ALWAYS_INLINE void gemm_numeric(const gemm_args *g, const int R, const int 
 }
 
 /* flatten: the block kernel must be inlined at every call site with the constant sizes; GCC's
- * inliner otherwise gives up on some (a generic-size call made scatter mode 2.6x slower). */
+ * inliner otherwise gives up on some (a generic-size call slowed scatter mode down;
+ * see docs/DESIGN-NOTES.md, "Measurements behind code choices"). */
 #if defined(__GNUC__)
 #define SBM__FLATTEN __attribute__((flatten))
 #else

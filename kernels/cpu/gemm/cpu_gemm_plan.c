@@ -179,8 +179,9 @@ static inline void add_row(uint32_t *mark, uint32_t tag, int32_t *col, int64_t *
  *     given up after 8n moves;
  *   - otherwise (random patterns) the bitmap again, from the marked rows, unless the span is
  *     too thin for it (more than 16n+64 words): qsort.
- * Measured per product on 2D/3D Poisson, random and BA patterns (bench/results/NOTES-cpu.md), this is
- * within 30% of the best single way on each, where each single way is 2-10x off on some. */
+ * On 2D/3D Poisson, random and BA patterns this stays close to the best single way on each, where
+ * each single way is far off on some
+ * (see docs/DESIGN-NOTES.md, "Measurements behind code choices"). */
 static int64_t column_rows(sym_args *s, int64_t j, int32_t *col)
 {
     const int64_t *ap = s->ap, *bp = s->bp, *a_end = s->a_end;
@@ -237,10 +238,10 @@ static int64_t column_rows(sym_args *s, int64_t j, int32_t *col)
     return n;
 }
 
-/* Map in the pages of a large output array that is about to be written in full (Linux 5.14+,
- * memory from the default allocator only; elsewhere nothing happens). One madvise instead of a
- * page fault per 4 KiB page: on the VM this was measured on, the faults of a fresh C cost as
- * much as computing it for b >= 6 (1.7 us per page), prefaulting 1.1 us per page. */
+/* Map in the pages of a large output array that is about to be written in full (Linux 5.14+, memory
+ * from the default allocator only; elsewhere nothing happens). One madvise instead of a page fault
+ * per 4 KiB page: the faults of a fresh C cost as much as computing it for b >= 6, prefaulting less
+ * (see docs/DESIGN-NOTES.md, "Measurements behind code choices"). */
 static void prefault(const sbm_ctx *ctx, void *p, size_t bytes)
 {
 #if defined(__linux__) && defined(MADV_POPULATE_WRITE)

@@ -30,8 +30,8 @@
  *   sbm__k_ba_point:  blk_obs 4 B/obs + the sectors of r' and Jp' ~96 B/obs (320 MB); V twice,
  *                     gp, D (77 MB);
  *   sbm__k_ba_wblock: [Jc'; Jp'] 192 B/obs (614 MB); W 216 B/block written (691 MB);
- *   total ~3.0 GB: ~1.1 ms at the H100's ~2.7 TB/s copy bandwidth (the 9 ms target of issue
- *   14 is 15 % of a 60 ms iteration). */
+ *   total ~3.0 GB, the floor the kernels are measured against
+ *   (see docs/DESIGN-NOTES.md, "Measurements behind code choices"). */
 #include "ba_kernels.h"
 #include "cuda_internal.cuh"
 #include "sbm_ba_observation.h"

@@ -30,22 +30,22 @@
  *   path (tests, measurements); AUTO bins by product count.
  * one-shot (sbm_csr_gemm)
  *   Where every row is short, the second pass of the row kernels writes C's values beside its
- *   columns (each run head's lane adds the run in sorted order) and no plan is stored: on 2D
- *   Poisson 1500^2 that leaves out 680 MB of pairs and runs, and took the one-shot from 4.2 to
- *   2.7 ms on an H100 (cuSPARSE all phases 2.8-3.3 ms). With long rows: plan, execute, destroy.
+ *   columns (each run head's lane adds the run in sorted order) and no plan is stored, which leaves
+ *   out the pairs and runs and their traffic
+ *   (see docs/DESIGN-NOTES.md, "Measurements behind code choices"). With long rows: plan, execute,
+ *   destroy.
  * execute (numeric only; no allocation, no synchronisation)
  *   The plan holds, for every entry of C, its run of (A entry, B entry) pairs sorted by column,
  *   ties in expansion order (A's entries of the row in order, then B's): operand pointers, not
- *   values, as in the block SpGEMM (cuda_gemm.cu); 8 bytes per product and per entry of
- *   C. One thread per entry of C adds its products one at a time in that order (Dalton et al.
- *   Algorithm 5, sequential per entry): the CPU backend's order, no floating-point atomics, and
- *   bitwise the same result from both paths, with or without slicing. __dmul_rn/__dadd_rn keep
- *   FMA contraction out of the rounding.
- *   A first version accumulated short rows in shared memory at execute time (binary search of
- *   each product's slot, __match_any_sync to order equal slots) and kept no pairs; on an H100
- *   it reached 0.38x of cuSPARSE's reuse compute (2D Poisson 1000^2: 0.446 ms against
- *   0.225 ms), latency-bound on the per-step searches and warp synchronisation, which moved
- *   into the plan here.
+ *   values, as in the block SpGEMM (cuda_gemm.cu); 8 bytes per product and per entry of C. One
+ *   thread per entry of C adds its products one at a time in that order (Dalton et al. Algorithm 5,
+ *   sequential per entry): the CPU backend's order, no floating-point atomics, and bitwise the same
+ *   result from both paths, with or without slicing. __dmul_rn/__dadd_rn keep FMA contraction out
+ *   of the rounding. A first version accumulated short rows in shared memory at execute time
+ *   (binary search of each product's slot, __match_any_sync to order equal slots) and kept no
+ *   pairs; it stayed well behind cuSPARSE's reuse compute, latency-bound on the per-step searches
+ *   and warp synchronisation, which moved into the plan here
+ *   (see docs/DESIGN-NOTES.md, "Measurements behind code choices").
  */
 #include "cuda_csr_gemm.cuh"
 

@@ -19,11 +19,9 @@
 #define SBM__CG_SHORT 6
 #define SBM__CG_GLOBAL (SBM__CG_SHORT + 1)
 #define SBM__CG_NBINS (SBM__CG_GLOBAL + 1)
-/* 512 products. Measured on an H100 (ncu, run 2 of the CSR SpGEMM work): one warp per row is
- * latency-bound on longer rows when there are few of them (bcsstk13: 466 rows of up to 4096
- * products took 352 us, 367 rows of up to 8192 took 741 us, where the global path sorted
- * ca-CondMat's long rows in about 130 us); 2D Poisson with 4x4 blocks (400 products a row) stays
- * in shared memory. */
+/* 512 products: one warp per row is latency-bound on longer rows when there are few of them, where
+ * the global path is faster; 2D Poisson with 4x4 blocks (400 products a row) stays in shared memory
+ * (see docs/DESIGN-NOTES.md, "Measurements behind code choices"). */
 #define SBM__CG_SHORT_MAX (16 << (SBM__CG_SHORT - 1))
 
 /* Short rows keep the A entry of each product relative to the row in 16 bits: rows of A with

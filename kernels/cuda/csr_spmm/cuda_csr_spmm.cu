@@ -24,18 +24,18 @@
  *       (FixCarryout) adds the carry-outs of each row to C in unit order. There are no
  *       floating-point atomics, so results are deterministic.
  *
- * Choice. The paper (section 5.4, "Heuristic") picks merge when the mean row length nnz/m is
- * below 9.35 and row-split otherwise. On the H100 that rule chose wrong both ways: row-split is
- * faster on the short regular rows of 2D/3D Poisson (mean 5-7: 2.04x / 2.49x cuSPARSE at 16
- * columns against merge's 1.48x / 1.89x), and merge is needed on power-law rows whatever their
- * mean (R-MAT scale 20 with edge factor 16, mean 15, longest row 39582: row-split 0.13x
- * cuSPARSE, merge 1.68x). What hurts row-split is irregularity, not the mean, so the choice
- * uses the row statistics the SpMV path caches per pattern: merge when the rows of a warp-sized
- * group differ so much that padding each to the group's longest would more than double the work
- * (warp fill > 2, the SpMV kernel's rule) and either a row is longer than 64 entries or the
- * matrix has at least one merge tile per SM, or when one row is longer than 16384 entries;
- * row-split otherwise (a small matrix of short rows, however irregular, is a few CTAs of
- * row-split, while merge adds a second kernel and the carry-outs). The tuning's csr_spmm forces one.
+ * Choice. The paper (section 5.4, "Heuristic") picks merge when the mean row length nnz/m is below
+ * 9.35 and row-split otherwise. On the H100 that rule chose wrong both ways: row-split is faster on
+ * the short regular rows of 2D/3D Poisson (mean 5-7), and merge is needed on power-law rows
+ * whatever their mean (R-MAT, mean 15)
+ * (see docs/DESIGN-NOTES.md, "Measurements behind code choices"). What hurts row-split is
+ * irregularity, not the mean, so the choice uses the row statistics the SpMV path caches per
+ * pattern: merge when the rows of a warp-sized group differ so much that padding each to the
+ * group's longest would more than double the work (warp fill > 2, the SpMV kernel's rule) and
+ * either a row is longer than 64 entries or the matrix has at least one merge tile per SM, or when
+ * one row is longer than 16384 entries; row-split otherwise (a small matrix of short rows, however
+ * irregular, is a few CTAs of row-split, while merge adds a second kernel and the carry-outs). The
+ * tuning's csr_spmm forces one.
  *
  * Column-major B and C (accepted by the API, not the fast path): a dedicated kernel rather than
  * transposes through workspace, so that no temporary of the size of B or C is needed. One thread

@@ -9,19 +9,15 @@
 #include "cuda_internal.cuh"
 
 constexpr int SPMM_THREADS = 256;      /* threads per CTA, every kernel */
-/* merge: items (rows + nonzeros) per CTA tile. H100, alpha = 1, beta = 0, ms for 2048 / 4096 /
- * 8192 (16 | 64 columns): 2D Poisson 1500^2 0.49 / 0.56 / 0.57 | 1.61 / 1.75 / 1.84, 3D Poisson
- * 100^3 0.249 / 0.258 / 0.250 | 0.70 / 0.88 / 1.07, R-MAT scale 20 0.45 / 0.37 / 0.35 | 0.96 /
- * 0.95 / 1.03 (measured with a FixCarryout that fetched one carry-out per round trip). Smaller
- * tiles balance better, but split R-MAT's long rows into more carry-outs, whose sums FixCarryout
- * now fetches 8 at a time. */
+/* merge: items (rows + nonzeros) per CTA tile
+ * (see docs/DESIGN-NOTES.md, "Measurements behind code choices"). Smaller tiles balance better, but
+ * split R-MAT's long rows into more carry-outs, whose sums FixCarryout now fetches 8 at a time. */
 constexpr int SPMM_MERGE_TILE = 2048;
 constexpr int SPMM_COLMAJOR_STRIP = 8; /* column-major: columns per thread */
 constexpr double SPMM_MERGE_FILL = 2.0;     /* warp fill above which rows count as irregular */
 constexpr int64_t SPMM_MERGE_ROW = 16384;   /* a row longer than this: merge */
-/* irregular rows none longer than this, in a matrix of fewer than one merge tile per SM:
- * row-split (H100, 64 columns: karate, longest row 17 of 34, merge 0.53x cuSPARSE, row-split
- * 2.22x; lp_afiro 0.66x / 2.37x) */
+/* irregular rows none longer than this, in a matrix of fewer than one merge tile per SM: row-split
+ * (see docs/DESIGN-NOTES.md, "Measurements behind code choices") */
 constexpr int64_t SPMM_MERGE_SHORT = 64;
 
 enum sbm__spmm_kernel { SBM__SPMM_ROWSPLIT, SBM__SPMM_MERGE };

@@ -46,9 +46,8 @@ int sbm__csr_merge_items(int cfg)
     return 0;
 }
 
-/* Rows per lane group for W lanes: with 2 or 4 lanes, four rows per group keep loads in
- * flight (H100, rows of 0..3 entries: 4 lanes x 4 rows 0.362 ms, x 1 row 0.387); from 8 lanes
- * one row (random rows of 1..15 entries: 8 x 1 0.186 ms, 8 x 4 0.209). */
+/* Rows per lane group for W lanes: with 2 or 4 lanes, four rows per group keep loads in flight;
+ * from 8 lanes one row (see docs/DESIGN-NOTES.md, "Measurements behind code choices"). */
 int sbm__csr_vector_rows(int w) { return w <= 4 ? 4 : 1; }
 
 /* Lanes per row from the mean row length (CUSP's csr_vector rule: the power of two >= mean). */
@@ -60,14 +59,13 @@ int sbm__csr_vector_width(int64_t m, int64_t nnz)
     return w;
 }
 
-/* The CSR kernel from the statistics (warp fill = warp_slots / nnz: how much a row-per-lane
- * kernel pads the work). Merge where rows are irregular (fill > 2), a row is so long that one
- * group of lanes would dominate the run (> 16384 entries), or there are too few rows to fill
- * the device (fewer than 16 lane groups of 32 per SM) while there is work enough for it; with
- * 34 warps per SM vector still won (BA Schur complement expanded, 4500 rows of ~2800 entries:
- * vector 70% of copy bandwidth, merge 63%). Scalar (thread per row) for short regular rows
- * (fill <= 1.25, mean <= 16): on an H100 it streams them at 98% of copy bandwidth on 2D Poisson
- * (vector 4x4 92%, 8x4 82%; merge 67%) and 90% on 3D Poisson. Otherwise vector. */
+/* The CSR kernel from the statistics (warp fill = warp_slots / nnz: how much a row-per-lane kernel
+ * pads the work). Merge where rows are irregular (fill > 2), a row is so long that one group of
+ * lanes would dominate the run (> 16384 entries), or there are too few rows to fill the device
+ * (fewer than 16 lane groups of 32 per SM) while there is work enough for it; with 34 warps per SM
+ * vector still won. Scalar (thread per row) for short regular rows (fill <= 1.25, mean <= 16),
+ * which it streams closest to copy bandwidth. Otherwise vector
+ * (see docs/DESIGN-NOTES.md, "Measurements behind code choices"). */
 sbm__csr_kernel sbm__choose_csr(sbm_ctx *ctx, const sbm__cuda_scache *e)
 {
     sbm__csr_kernel k = {SBM__CSR_VECTOR, 2, 4, SBM__MERGE_DEFAULT};
@@ -78,9 +76,8 @@ sbm__csr_kernel sbm__choose_csr(sbm_ctx *ctx, const sbm__cuda_scache *e)
     const double mean = e->m > 0 ? (double)e->nnz / (double)e->m : 0.0;
     const int few_rows = (double)e->m * k.w < 512.0 * sms && e->nnz > 4096LL * sms;
     if (mean > 32.0 && mean <= 64.0) {
-        /* rows of 33-64 entries: 16 lanes and two rows per group keep 4-8 loads in flight per
-         * lane where 32 lanes had 1-2 (H100, BA W^T expanded, 300000 rows of 54: 32x1 69% of
-         * copy bandwidth, 16x1 76%, 16x2 82%, 16x4 79%, 8x1 77%) */
+        /* rows of 33-64 entries: 16 lanes and two rows per group keep 4-8 loads in flight per lane
+         * where 32 lanes had 1-2 (see docs/DESIGN-NOTES.md, "Measurements behind code choices") */
         k.w = 16;
         k.r = 2;
     }

@@ -17,13 +17,11 @@
 
 enum { SBM__CSR_SCALAR = 0, SBM__CSR_VECTOR = 1, SBM__CSR_MERGE = 2 };
 
-/* Merge-path tile shapes compiled (SBM__CSR_MERGE_CONFIGS) (threads, items per thread, streaming loads of A, persistent
- * grid loading ahead), and the default. H100, ms per SpMV (run of 2026-11-22 13:50): R-MAT
- * scale 21 128x7 0.1893, 256x7 0.1881, 256x5 0.1871, 128x7 streaming 0.1854, 256x7 streaming
- * 0.1835 (cuSPARSE 0.1956); random rows of 1..15 entries 0.1929 / 0.1919 / 0.1907 / 0.1842 /
- * 0.1834 (cuSPARSE 0.1695). Loading ahead on a persistent grid was slower (R-MAT 128x7 0.1909,
- * 256x7 0.1941, 128x5 0.1903; its 72-123 registers cost more resident CTAs than the overlap
- * gains); those stay selectable for measurements. */
+/* Merge-path tile shapes compiled (SBM__CSR_MERGE_CONFIGS: threads, items per thread, streaming
+ * loads of A, persistent grid loading ahead), and the default, the fastest measured. Loading ahead
+ * on a persistent grid was slower (its 72-123 registers cost more resident CTAs than the overlap
+ * gains); those stay selectable for measurements
+ * (see docs/DESIGN-NOTES.md, "Measurements behind code choices"). */
 #define SBM__MERGE_CONFIGS SBM__CSR_MERGE_CONFIGS /* the list is in core_objects.h */
 #define SBM__MERGE_DEFAULT SBM__CSR_MERGE_DEFAULT
 #define SBM__COO_NT 128

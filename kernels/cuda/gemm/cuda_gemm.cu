@@ -15,10 +15,9 @@
  *   sort        Algorithm 2 line 39, segmented by output column (section Sorting Stage). Two
  *               variants are implemented: CUB's stable segmented sort on the row key, and a
  *               stable LSD radix sort on a packed key (column in slice << row bits | row) with
- *               only as many bits as the slice needs. Both were measured on an H100
- *               (bench/results/RESULTS.md): the segmented sort wins on short output columns (2D/3D
- *               Poisson), the radix sort on long ones (BA); the plan picks by the mean column
- *               length of the expansion (sbm__gemm_use_radix).
+ *               only as many bits as the slice needs. The segmented sort wins on
+ *               short output columns (2D/3D Poisson), the radix sort on long ones (BA); the
+ *               plan picks by the mean column length of the expansion (sbm__gemm_use_radix).
  *   compress    Algorithm 3: tails (row changes within a column) -> scan -> C.colptr, C.rowind,
  *               and the start of every output block's run of entries.
  *   slicing     when the sort's workspace for the whole expansion exceeds the memory budget, B's
@@ -66,20 +65,14 @@ __global__ void sbm__k_gemm_max_run(int64_t nnzb_c, const int64_t *seg, unsigned
 /* Numeric kernel choice                                                                    */
 /* ---------------------------------------------------------------------------------------- */
 
-/* Numeric kernel for a fast triple (the generic path is always SBM__NUM_TEAM). Measured on an
- * H100 (bench/results/NOTES-gpu.md, runs 1 and 2 of 2026-11-22; execute ms, 2D Poisson A*A, run 2,
- * team / dmma / stage / sdmma): 1x1 0.026 / 0.275 / 0.030 / 0.198, 2x2 0.074 / 0.420 / 0.060 /
- * 0.205, 3x3 0.160 / 0.450 / 0.153 / 0.221, 4x4 0.260 / 0.473 / 0.188 / 0.237, 5x5 0.545 /
- * 0.537 / 0.422 / 0.369, 6x6 0.987 / 0.561 / 0.508 / 0.406, 7x7 1.453 / 0.592 / 0.882 / 0.582,
- * 8x8 1.272 / 0.583 / 0.897 / 0.581; 3D Poisson 7x7 dmma 0.776 / sdmma 0.786, 8x8 0.795 / 0.745;
- * BA 9x3x9 dmma 1.057 / sdmma 0.802 / sdmma one tile per CTA 0.607, BA 6x3x6 0.690 / 0.501 /
- * 0.392. Hence: staged tiles, one thread per element up to 16 elements per block and the tensor
- * cores above; 1x1x1 stays one thread per element from global memory, and 7x7x7 on the
- * unstaged tensor-core kernel (staged not faster: 2D 1.7% faster, 3D 1.3% slower, both runs).
+/* Numeric kernel for a fast triple (the generic path is always SBM__NUM_TEAM), from H100
+ * measurements (see docs/DESIGN-NOTES.md, "Measurements behind code choices"): staged tiles, one
+ * thread per element up to 16 elements per block and the tensor cores above; 1x1x1 stays one thread
+ * per element from global memory, and 7x7x7 on the unstaged tensor-core kernel (staged not faster).
  * Small products (fewer tiles than resident CTAs) keep the unstaged kernels too: see
  * sbm__stage_setup. The context's tuning (gemm_numeric) overrides, for measurements and tests:
- * team, dmma, stage, sdmma (persistent grid), stage and sdmma one tile per CTA. *persist: 1 or 0 when
- * forced, else -1 (decided in sbm__stage_setup); *forced: the kernel was forced. */
+ * team, dmma, stage, sdmma (persistent grid), stage and sdmma one tile per CTA. *persist: 1 or 0
+ * when forced, else -1 (decided in sbm__stage_setup); *forced: the kernel was forced. */
 static int sbm__gemm_numeric_kind(sbm_ctx *ctx, int r, int k, int c, int *persist, int *forced)
 {
     *persist = -1;
@@ -107,17 +100,17 @@ static int sbm__gemm_unstaged_kind(int r, int c)
     return r * c >= 25 ? SBM__NUM_DMMA : SBM__NUM_TEAM;
 }
 
-/* Tile geometry of the staged kernels: as many output blocks per tile as the compute mode
- * holds (sbm__st_cfg::NBMAX), with room for 1.25 times their mean number of entries, unless the
- * operand blocks of that many entries exceed SBM__ST_VBYTES: then fewer blocks per tile. Tiles
- * with more entries are processed in chunks. Unless forced (tuning gemm_numeric), a product
- * with fewer tiles than CTAs resident at once goes back to the unstaged kernel: the staged ones
- * need several tiles per CTA to overlap their phases, and the g2o products (4-8 k blocks of C,
- * 76-345 tiles) ran faster unstaged (run 2: parking-garage 6x6x6 0.016 ms unstaged, 0.021
- * staged). The grid: persistent (as many CTAs as are resident at once, occupancy API), unless
- * some output block has more entries than a chunk, then one CTA per tile (see below).
- * The tuning's gemm_tile_blocks, _entries and _grid override the geometry (for tests: tiny
- * tiles, chunks and grids reach every path of the kernels). */
+/* Tile geometry of the staged kernels: as many output blocks per tile as the compute mode holds
+ * (sbm__st_cfg::NBMAX), with room for 1.25 times their mean number of entries, unless the operand
+ * blocks of that many entries exceed SBM__ST_VBYTES: then fewer blocks per tile. Tiles with more
+ * entries are processed in chunks. Unless forced (tuning gemm_numeric), a product with fewer tiles
+ * than CTAs resident at once goes back to the unstaged kernel: the staged ones need several tiles
+ * per CTA to overlap their phases, and the g2o products (4-8 k blocks of C, 76-345 tiles) ran
+ * faster unstaged (see docs/DESIGN-NOTES.md, "Measurements behind code choices"). The grid:
+ * persistent (as many CTAs as are resident at once, occupancy API), unless some output block has
+ * more entries than a chunk, then one CTA per tile (see below). The tuning's gemm_tile_blocks,
+ * _entries and _grid override the geometry (for tests: tiny tiles, chunks and grids reach every
+ * path of the kernels). */
 static sbm_status sbm__stage_setup(sbm_ctx *ctx, sbm__gpu_plan *P, int persist, int forced)
 {
     sbm_status st = SBM_SUCCESS;
@@ -164,9 +157,9 @@ static sbm_status sbm__stage_setup(sbm_ctx *ctx, sbm__gpu_plan *P, int persist, 
     }
     if (persist < 0) {
         /* The persistent grid deals tiles round-robin, which assumes tiles of similar cost; an
-         * output block with more entries than a chunk makes its tile several times slower
-         * (BA: camera blocks of ~600 entries), and one tile per CTA lets the hardware balance
-         * (run 2: BA 9x3x9 0.802 ms persistent, 0.607 one tile per CTA). */
+         * output block with more entries than a chunk makes its tile several times slower (BA:
+         * camera blocks of ~600 entries), and one tile per CTA lets the hardware balance
+         * (see docs/DESIGN-NOTES.md, "Measurements behind code choices"). */
         SBM__CK(sbm__cuda_workspace(ctx, SBM__WS_PRIM, sizeof *d_max, (void **)&d_max));
         SBM__CK(sbm__cuda_zero(ctx, d_max, sizeof *d_max));
         sbm__k_gemm_max_run<<<sbm__grid(P->nnzb_c, 256), 256, 0, sbm__cuda_stream(ctx)>>>(

@@ -173,24 +173,22 @@ __global__ void __launch_bounds__(256)
 /* Numeric pass, staged through shared memory                                               */
 /* ---------------------------------------------------------------------------------------- */
 
-/* Both kernels above walk an output block's entries one after the other, each a chain of
- * dependent loads (seg -> entry -> operand blocks), so a warp has at most one product's operands
- * in flight: on an H100 they are latency-bound (2D Poisson A*A: dmma flat at 0.45-0.59 ms for
- * b = 2..8, the thread-per-element kernel at 1.1-1.3 TB/s; bench/results/NOTES-gpu.md). The staged
- * kernels below give every CTA a tile of consecutive output blocks and copy, with cp.async
- * (global -> shared without registers, sm_80+), all the tile's entries and then all their
- * operand blocks into shared memory at once, so a CTA has a whole tile's loads in flight. The
- * CTAs are persistent and software-pipelined: while the operand blocks of tile t are loaded,
- * the entries of the next tile and the output-block offsets of the one after it are loaded
- * too, so each tile costs one round trip to memory, not three. Tiles whose entries exceed the
- * staging capacity are processed in chunks (the accumulators live in registers across chunks),
- * so the order of summation is the sorted order, as in the other kernels. Two ways to compute
- * from shared memory: one thread per output element (CUDA cores; small blocks) or one warp per
- * output block on the FP64 tensor cores (mma.sync m8n8k4), several blocks per warp. Measured
- * (H100, bench/results/NOTES-gpu.md): 1.05-1.5x faster than the unstaged kernels for b = 2..6, 1.7x on
- * BA; still latency-bound (Nsight Compute: memory and compute both under 45% at b = 6), since a
- * CTA's copy, wait, compute and store run one after the other and about 5 CTAs fit per SM;
- * overlapping them within a CTA (two operand stages) is the next step. */
+/* Both kernels above walk an output block's entries one after the other, each a chain of dependent
+ * loads (seg -> entry -> operand blocks), so a warp has at most one product's operands in flight:
+ * on an H100 they are latency-bound (see docs/DESIGN-NOTES.md, "Measurements behind code choices").
+ * The staged kernels below give every CTA a tile of consecutive output blocks and copy, with
+ * cp.async (global -> shared without registers, sm_80+), all the tile's entries and then all their
+ * operand blocks into shared memory at once, so a CTA has a whole tile's loads in flight. The CTAs
+ * are persistent and software-pipelined: while the operand blocks of tile t are loaded, the entries
+ * of the next tile and the output-block offsets of the one after it are loaded too, so each tile
+ * costs one round trip to memory, not three. Tiles whose entries exceed the staging capacity are
+ * processed in chunks (the accumulators live in registers across chunks), so the order of summation
+ * is the sorted order, as in the other kernels. Two ways to compute from shared memory: one thread
+ * per output element (CUDA cores; small blocks) or one warp per output block on the FP64 tensor
+ * cores (mma.sync m8n8k4), several blocks per warp. Faster than the unstaged kernels, but still
+ * latency-bound, since a CTA's copy, wait, compute and store run one after the other and about 5
+ * CTAs fit per SM; overlapping them within a CTA (two operand stages) is the next step
+ * (see docs/DESIGN-NOTES.md, "Measurements behind code choices"). */
 
 template <int BYTES>
 __device__ __forceinline__ void sbm__cp_async(void *smem, const void *gmem)
@@ -263,13 +261,13 @@ __device__ __forceinline__ void sbm__st_stage(int ne, const uint64_t *P, const d
 }
 
 
-/* Tile t is output blocks [t*nb, t*nb + nb) (fewer in the last tile), its entries
- * [seg[t*nb], seg[t*nb + nbt]) processed in chunks of at most ec. The grid is persistent: CTA
- * b takes tiles b, b + gridDim.x, ... DMMA selects the compute mode (see above). One function
- * on purpose, although longer than the house limit: its phases (prologue, prefetch, compute,
- * write) as forceinline helpers compiled to different code (ptxas, sm_90: <4,4,4,0> 56 -> 64
- * registers, <8,8,8,1> 72 -> 80, which costs a resident CTA), and this kernel's speed was
- * measured as it stands. */
+/* Tile t is output blocks [t*nb, t*nb + nb) (fewer in the last tile), its entries [seg[t*nb],
+ * seg[t*nb + nbt]) processed in chunks of at most ec. The grid is persistent: CTA b takes tiles b,
+ * b + gridDim.x, ... DMMA selects the compute mode (see above). One function on purpose, although
+ * longer than the house limit: its phases (prologue, prefetch, compute, write) as forceinline
+ * helpers compiled to different code, with more registers, which costs a resident CTA, and this
+ * kernel's speed was measured as it stands
+ * (see docs/DESIGN-NOTES.md, "Measurements behind code choices"). */
 template <int R, int K, int C, int DMMA>
 __global__ void __launch_bounds__(SBM__ST_THREADS, DMMA ? 6 : 8)
     sbm__k_gemm_staged(int64_t nnzb_c, int64_t ntiles, int nb, int ec, int ta, int tb,

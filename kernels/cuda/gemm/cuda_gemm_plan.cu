@@ -427,10 +427,9 @@ done:
 }
 
 /* Sort variant (see cuda_gemm.cu): the segmented sort for short output columns, the packed-key
- * radix sort for long ones, where its few full passes beat the segmented sort's per-segment
- * work. Measured on an H100 (bench/results/RESULTS.md, plan ms segmented / radix): 2D Poisson (25
- * entries per column) 0.86-1.19 / 1.02-1.32; BA 1000 cameras (2100 per column) 1.07 / 0.92;
- * BA 5000 cameras (2900 per column) 4.80 / 4.52. The tuning's gemm_sort overrides. */
+ * radix sort for long ones, where its few full passes beat the segmented sort's per-segment work
+ * (see docs/DESIGN-NOTES.md, "Measurements behind code choices"). The tuning's gemm_sort overrides.
+ * */
 static int sbm__gemm_use_radix(const sbm_ctx *ctx, int64_t entries, int64_t nbc)
 {
     if (ctx->tuning.gemm_sort == SBM_TUNE_GEMM_SORT_RADIX) return 1;

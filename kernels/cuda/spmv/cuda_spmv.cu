@@ -13,8 +13,8 @@
  * indices of a batch of U blocks first, then all their values and x entries, then sum them in
  * the same order, so a thread has U blocks' loads in flight instead of one (same results
  * bitwise); v2 with larger batches than v3, which leaves room for more resident threads. Which
- * one runs is decided per shape and op in sbm__spmv_version from H100 measurements
- * (bench/results/NOTES-gpu.md). Shapes outside the list use the runtime-size v1. */
+ * one runs is decided per shape and op in sbm__spmv_version from H100 measurements. Shapes
+ * outside the list use the runtime-size v1. */
 #include "cuda_spmv_kernels.cuh"
 #include "sbm_blocks.h"
 
@@ -22,16 +22,11 @@
 #include <string.h>
 
 
-/* Kernel version for this shape and op: 1 (one block after the other), 2 (batched, large
- * batches) or 3 (batched, small batches). Measured on an H100 (bench/results/NOTES-gpu.md, run 1 of
- * 2026-11-22 11:27, 2D Poisson, ms v1 / v2 / v3): op N 2x2 0.0114 / 0.0124 / 0.0124, 3x3 0.0217 /
- * 0.0273 / 0.0234, 4x4 0.0336 / 0.0337 / 0.0351, 5x5 0.0494 / 0.0460 / 0.0447, 6x6 0.0626 /
- * 0.0602 / 0.0594, 7x7 0.0862 / 0.0809 / 0.0763, 8x8 0.1019 / 0.0975 / 0.0962; op T 2x2 0.0104 /
- * 0.0120 / 0.0115, 3x3 0.0171 / 0.0208 / 0.0197, 4x4 0.0313 / 0.0318 / 0.0319, 5x5 0.0468 /
- * 0.0444 / 0.0439, 6x6 0.0590 / 0.0560 / 0.0564, 7x7 0.0784 / 0.0729 / 0.0767, 8x8 0.1015 /
- * 0.0888 / 0.0907. Batching pays from 5x5 (its larger register footprint costs resident
- * threads, which the small blocks need more); shapes not measured keep v1. The tuning's spmv
- * (ONE_BY_ONE, BATCHED, BATCHED_SMALL) overrides. */
+/* Kernel version for this shape and op: 1 (one block after the other), 2 (batched, large batches)
+ * or 3 (batched, small batches), the fastest measured on an H100
+ * (see docs/DESIGN-NOTES.md, "Measurements behind code choices"). Batching pays from 5x5 (its
+ * larger register footprint costs resident threads, which the small blocks need more); shapes not
+ * measured keep v1. The tuning's spmv (ONE_BY_ONE, BATCHED, BATCHED_SMALL) overrides. */
 static int sbm__spmv_version(const sbm_ctx *ctx, int r, int c, sbm_op op)
 {
     switch (ctx->tuning.spmv) {
