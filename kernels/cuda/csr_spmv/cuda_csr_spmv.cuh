@@ -19,7 +19,7 @@ enum { SBM__CSR_SCALAR = 0, SBM__CSR_VECTOR = 1, SBM__CSR_MERGE = 2 };
 
 /* Merge-path tile shapes compiled (SBM__CSR_MERGE_CONFIGS: threads, items per thread, streaming
  * loads of A, persistent grid loading ahead), and the default, the fastest measured. Loading ahead
- * on a persistent grid was slower (its 72-123 registers cost more resident CTAs than the overlap
+ * on a persistent grid was slower (its registers cost more resident CTAs than the overlap
  * gains); those stay selectable for measurements
  * (see docs/DESIGN-NOTES.md, "Measurements behind code choices"). */
 #define SBM__MERGE_CONFIGS SBM__CSR_MERGE_CONFIGS /* the list is in core_objects.h */
