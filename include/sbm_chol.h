@@ -77,7 +77,10 @@ sbm_status sbm_chol_factor(sbm_ctx *ctx, sbm_chol *chol, const sbm_cbc *A, sbm_d
  * dimensions ldb, ldx >= n = nb*b). X may be B (in place). */
 sbm_status sbm_chol_solve(sbm_ctx *ctx, const sbm_chol *chol, int64_t nrhs, const double *B,
                           int64_t ldb, double *X, int64_t ldx);
+/* @return the plan's sizes and ordering and the outcome of its last factorisation (a zeroed
+ * struct with failed_column -1 for chol == NULL). */
 sbm_chol_info sbm_chol_get_info(const sbm_chol *chol);
+/* Destroy a plan and its factor. NULL is accepted and does nothing. */
 void sbm_chol_destroy(sbm_chol *chol);
 
 #ifdef __cplusplus
