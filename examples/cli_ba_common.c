@@ -197,6 +197,7 @@ int cli_ba_open(const cli_opts *o, const sbm_bal_generate_options *gen, ba_cmd *
     memset(c, 0, sizeof *c);
     if (sbm_ctx_create(&c->host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS)
         return cli_lib_error(NULL, NULL);
+    if (cli_apply_threads(c->host)) return EXIT_FAILURE;
     sbm_status st = SBM_SUCCESS;
     if (o->bal)
         st = sbm_bal_read(c->host, o->bal, &c->p);
@@ -224,17 +225,6 @@ void cli_ba_close(ba_cmd *c)
     sbm_g2o_destroy(c->g);
     sbm_ctx_destroy(c->ctx);
     sbm_ctx_destroy(c->host);
-}
-
-const char *cli_ba_solver_name(sbm_linear_solver s)
-{
-    switch (s) {
-    case SBM_LINEAR_DENSE_CHOLESKY: return "dense Cholesky";
-    case SBM_LINEAR_PCG: return "PCG (block-Jacobi)";
-    case SBM_LINEAR_PCG_MATRIX_FREE: return "matrix-free PCG (Schur-Jacobi)";
-    case SBM_LINEAR_SPARSE_CHOLESKY: return "sparse Cholesky";
-    default: return "auto";
-    }
 }
 
 /* The full symmetric scalar form *C of an upper-stored block matrix (host). */

@@ -73,8 +73,6 @@ void cli_ba_loss_text(sbm_loss loss, char *buf, size_t size);
 /* Warnings on stderr, before a solve, naming what no residual determines: cameras without an
  * observation, points seen by fewer than 2 cameras, fewer residuals than parameters. */
 void cli_ba_warn_unconstrained(const sbm_bal_problem *p, const char *name);
-/* "dense Cholesky", "sparse Cholesky", "PCG (block-Jacobi)", ... */
-const char *cli_ba_solver_name(sbm_linear_solver s);
 /* The symmetric matrix A (upper block triangle) to out as full scalar Matrix Market and, with
  * vec_path, the vector x (n values) beside it: both files appear or neither does.
  * @return 0 or EXIT_FAILURE (reported). */

@@ -88,6 +88,7 @@ int cli_printf(const char *fmt, ...)
 int cli_open_matrix(const char *path, sbm_ctx **host, sbm_csr **A)
 {
     if (sbm_ctx_create(host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS) return cli_lib_error(NULL, NULL);
+    if (cli_apply_threads(*host)) return EXIT_FAILURE;
     if (sbm_csr_read_mtx(*host, path, A) != SBM_SUCCESS) return cli_lib_error(*host, NULL);
     return 0;
 }
@@ -156,6 +157,44 @@ int cli_make_context(cli_backend backend, sbm_ctx **ctx)
     const sbm_backend b = cli_backend_resolve(backend);
     if (sbm_ctx_create(ctx, b, 0) != SBM_SUCCESS)
         return cli_lib_error(NULL, b == SBM_BACKEND_CUDA ? "--backend cuda" : NULL);
+    return cli_apply_threads(*ctx);
+}
+
+int cli_threads = 0;
+
+int cli_take_threads(int *argc, char **argv, const char *usage)
+{
+    int out = 0;
+    for (int i = 0; i < *argc; i++) {
+        const char *v = NULL;
+        int skip = 1;
+        if (strcmp(argv[i], "--threads") == 0) {
+            if (i + 1 >= *argc) return cli_usage_error(usage, "option %s needs a value", "--threads");
+            v = argv[i + 1], skip = 2;
+        } else if (strncmp(argv[i], "--threads=", 10) == 0) {
+            v = argv[i] + 10;
+        } else {
+            argv[out++] = argv[i];
+            continue;
+        }
+        int64_t n;
+        if (!cli_parse_int64(v, 1, 64, &n))
+            return cli_usage_error(usage, "invalid thread count '%s' (--threads: 1 to 64)", v);
+        cli_threads = (int)n;
+        i += skip - 1;
+    }
+    *argc = out;
+    argv[out] = NULL;
+    return 0;
+}
+
+int cli_apply_threads(sbm_ctx *ctx)
+{
+    if (cli_threads <= 0) return 0;
+    sbm_tuning t;
+    if (sbm_ctx_get_tuning(ctx, &t) != SBM_SUCCESS) return cli_lib_error(ctx, "--threads");
+    t.num_threads = cli_threads;
+    if (sbm_ctx_set_tuning(ctx, &t) != SBM_SUCCESS) return cli_lib_error(ctx, "--threads");
     return 0;
 }
 

@@ -74,6 +74,14 @@ sbm_backend cli_backend_resolve(cli_backend backend);
 /* The compute context of --backend. @return 0, or EXIT_FAILURE after printing the library's
  * message. */
 int cli_make_context(cli_backend backend, sbm_ctx **ctx);
+/* Threads of the CPU backend for every context the command makes (--threads N; 0: the library's
+ * default, SBM_NUM_THREADS or the online cores). */
+extern int cli_threads;
+/* Remove "--threads N" (or "--threads=N") from argv, wherever it stands, into cli_threads.
+ * @return 0, or the exit status of a usage error. */
+int cli_take_threads(int *argc, char **argv, const char *usage);
+/* Give ctx the --threads setting (its tuning's num_threads). @return 0 or an error's exit status. */
+int cli_apply_threads(sbm_ctx *ctx);
 /* "cpu" or "cuda". */
 const char *cli_backend_name(const sbm_ctx *ctx);
 

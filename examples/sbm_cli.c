@@ -42,6 +42,8 @@ static const char *const usage_main =
     "options:\n"
     "  --help      show this help (sbm <command> --help: help on a command)\n"
     "  --version   show the library version and whether the CUDA backend is available\n"
+    "  --threads N the CPU backend's threads, 1 to 64, with any command (default: SBM_NUM_THREADS,\n"
+    "              else the online cores); results are bitwise the same for any N\n"
     "\n"
     "output files (-o, --rhs): a regular file (or a new name, or a symbolic link to a regular\n"
     "file, whose target is replaced) is written to a temporary beside it and renamed into place;\n"
@@ -302,6 +304,7 @@ static int cmd_gemm(int argc, char **argv)
         cli_lib_error(NULL, NULL);
         goto done;
     }
+    if (cli_apply_threads(host)) goto done;
     if (sbm_csr_read_mtx(host, g.a_path, &A) != SBM_SUCCESS ||
         sbm_csr_read_mtx(host, g.b_path, &B) != SBM_SUCCESS) {
         cli_lib_error(host, NULL);
@@ -461,6 +464,8 @@ done:
 
 int main(int argc, char **argv)
 {
+    const int trc = cli_take_threads(&argc, argv, usage_main);
+    if (trc) return trc;
     if (argc < 2) {
         fputs(usage_main, stderr);
         return EXIT_USAGE;

@@ -177,7 +177,7 @@ static int ba_solve_run(const cli_opts *o, const ba_cmd *c)
         "cost %.12e -> %.12e (%.3g times lower) in %d iterations (%d accepted), %s, loss %s; "
         "max |gradient| %.3e\n",
         s.initial_cost, s.final_cost, s.final_cost > 0 ? s.initial_cost / s.final_cost : INFINITY,
-        s.iterations, s.accepted, cli_ba_solver_name(s.linear_solver), loss, s.final_gradient_norm);
+        s.iterations, s.accepted, sbm_linear_solver_name(s.linear_solver), loss, s.final_gradient_norm);
     cli_ba_print_times(&s, "Schur");
     if (s.linear_failures > 0)
         cli_printf("%d of %d steps rejected: the factorisation failed\n", s.linear_failures,

@@ -181,7 +181,7 @@ static int slam_solve_run(const cli_opts *o, const ba_cmd *c)
     cli_printf("cost %.12e -> %.12e in %d iterations (%d accepted), %s, loss %s; max |gradient| "
                "%.3e\n",
                s.initial_cost, s.final_cost, s.iterations, s.accepted,
-               cli_ba_solver_name(s.linear_solver), loss, s.final_gradient_norm);
+               sbm_linear_solver_name(s.linear_solver), loss, s.final_gradient_norm);
     cli_ba_print_times(&s, "Lambda");
     if (s.linear_failures > 0)
         cli_printf("%d of %d steps rejected: Lambda + damping was not positive definite\n",
@@ -192,7 +192,7 @@ static int slam_solve_run(const cli_opts *o, const ba_cmd *c)
             so.pcg_max_iterations, s.linear_capped, s.iterations);
     cli_ba_print_stop(&s, "every vertex is fixed");
     if (o->out) {
-        if (sbm_g2o_write(c->host, c->g, o->out) != SBM_SUCCESS)
+        if (sbm_g2o_write(c->host, o->out, c->g) != SBM_SUCCESS)
             return cli_lib_error(c->host, NULL);
         cli_printf("wrote %s\n", o->out);
     }

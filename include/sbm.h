@@ -91,6 +91,8 @@ typedef enum sbm_backend {
     SBM_BACKEND_CPU = 0,  /* host memory, the reference implementation */
     SBM_BACKEND_CUDA = 1  /* device memory, CUDA kernels */
 } sbm_backend;
+/* "cpu" or "cuda"; "unknown backend" for a value not in the enum. */
+const char *sbm_backend_name(sbm_backend backend);
 
 /* Allocator hook for the memory the library allocates in the context's memory space (host for
  * CPU, device for CUDA). alloc returns NULL on failure; free accepts NULL. */
@@ -383,6 +385,8 @@ typedef enum sbm_layout {
     SBM_LAYOUT_ROW_MAJOR = 0, /* element (i,j) at i*ld + j */
     SBM_LAYOUT_COL_MAJOR = 1  /* element (i,j) at j*ld + i */
 } sbm_layout;
+/* "row-major" or "column-major"; "unknown layout" for a value not in the enum. */
+const char *sbm_layout_name(sbm_layout layout);
 
 /* Scalar CSR of a CBC matrix (every stored block contributes all r*c entries). */
 sbm_status sbm_cbc_to_csr(sbm_ctx *ctx, const sbm_cbc *A, sbm_csr **B);
@@ -405,6 +409,8 @@ typedef enum sbm_op {
     SBM_OP_N = 0, /* the matrix as stored */
     SBM_OP_T = 1  /* its transpose (blocks transposed too) */
 } sbm_op;
+/* "N" or "T"; "unknown op" for a value not in the enum. */
+const char *sbm_op_name(sbm_op op);
 
 /* Flags for the block SpGEMM. */
 #define SBM_GEMM_UPPER 1u /* keep only blocks with block row <= block column (C must be square) */
@@ -449,6 +455,8 @@ typedef enum sbm_side {
     SBM_SIDE_LEFT = 0, /* B = D * A */
     SBM_SIDE_RIGHT = 1 /* B = A * D */
 } sbm_side;
+/* "left" or "right"; "unknown side" for a value not in the enum. */
+const char *sbm_side_name(sbm_side side);
 
 /* Dinv = D^{-1} for a block-diagonal D whose every diagonal block is symmetric positive definite
  * (Cholesky). Dinv must already exist with D's pattern (e.g. from sbm_cbc_copy); Dinv == D inverts

@@ -15,6 +15,8 @@ typedef enum sbm_damping {
     SBM_DAMPING_DIAGONAL = 2  /* every diagonal entry d -> d + lambda*min(max(d, 1e-6), 1e32)
                                * (Marquardt's scaling, as Ceres and sbm_ba_set_damping do) */
 } sbm_damping;
+/* "none", "identity" or "diagonal"; "unknown damping" for a value not in the enum. */
+const char *sbm_damping_name(sbm_damping damping);
 
 /* ---- Sparse block Cholesky ------------------------------------------------------------------ */
 
@@ -39,6 +41,8 @@ typedef enum sbm_chol_ordering {
     SBM_CHOL_ORDERING_AMD = 0,    /* approximate minimum degree of the block graph (SuiteSparse AMD) */
     SBM_CHOL_ORDERING_NATURAL = 1 /* the block columns as given */
 } sbm_chol_ordering;
+/* "AMD" or "natural"; "unknown ordering" for a value not in the enum. */
+const char *sbm_chol_ordering_name(sbm_chol_ordering ordering);
 
 typedef struct sbm_chol_options {
     sbm_chol_ordering ordering;

@@ -195,8 +195,9 @@ sbm_g2o_info sbm_g2o_get_info(const sbm_g2o_graph *graph);
  * for every vertex held fixed (the reader's gauge included). "%.17g", so that sbm_g2o_read gives
  * back the same poses, measurements and information matrices bitwise. Through a temporary file
  * and a rename: a failure leaves no file behind. SBM_ERR_NOT_FINITE (naming the vertex id) for a
- * non-finite pose. */
-sbm_status sbm_g2o_write(sbm_ctx *ctx, const sbm_g2o_graph *graph, const char *path);
+ * non-finite pose. The arguments are in the order of every reader and writer: context, path,
+ * object. */
+sbm_status sbm_g2o_write(sbm_ctx *ctx, const char *path, const sbm_g2o_graph *graph);
 
 #ifdef __cplusplus
 }

@@ -22,6 +22,9 @@ typedef enum sbm_linear_solver {
     SBM_LINEAR_PCG_MATRIX_FREE = 3, /* BA: PCG with S*x = U x - W V^-1 W^T x, S never formed */
     SBM_LINEAR_SPARSE_CHOLESKY = 4  /* supernodal block Cholesky (sbm_chol_*) on S or Lambda */
 } sbm_linear_solver;
+/* "auto", "dense Cholesky", "PCG (block-Jacobi)", "matrix-free PCG (Schur-Jacobi)", "sparse
+ * Cholesky"; "unknown linear solver" for a value not in the enum. */
+const char *sbm_linear_solver_name(sbm_linear_solver solver);
 
 /* The nonlinear method of a solver that offers more than one (SLAM). */
 typedef enum sbm_solver_method {
@@ -29,6 +32,8 @@ typedef enum sbm_solver_method {
                                          * rejected step */
     SBM_METHOD_GAUSS_NEWTON = 1         /* with a backtracking line search */
 } sbm_solver_method;
+/* "Levenberg-Marquardt" or "Gauss-Newton"; "unknown method" for a value not in the enum. */
+const char *sbm_solver_method_name(sbm_solver_method method);
 
 /* Why a nonlinear solve stopped (sbm_solver_summary.stop_reason). */
 typedef enum sbm_stop_reason {

@@ -39,7 +39,7 @@ static void round_trip(sbm_test_env *e, const sbm_g2o_graph *g, const char *name
 {
     char path[700];
     snprintf(path, sizeof path, "%s/%s.g2o%s", sbm_test_tmp_dir, name, ext);
-    SBM_ASSERT_OK(e->host, sbm_g2o_write(e->host, g, path));
+    SBM_ASSERT_OK(e->host, sbm_g2o_write(e->host, path, g));
     sbm_g2o_graph *h = NULL;
     SBM_ASSERT_OK(e->host, sbm_g2o_read(e->host, path, &h));
     assert_same_graph(g, h, name);
@@ -73,19 +73,19 @@ static void test_write_errors(void **state)
     SBM_ASSERT_OK(e->host, sbm_g2o_read(e->host, sbm_test_data_path("g2o/tinyGrid3D.g2o"), &g));
     char path[700];
     snprintf(path, sizeof path, "%s/bad.g2o", sbm_test_tmp_dir);
-    SBM_ASSERT_FAILS(e->host, sbm_g2o_write(e->host, NULL, path), SBM_ERR_NULL_ARGUMENT,
+    SBM_ASSERT_FAILS(e->host, sbm_g2o_write(e->host, path, NULL), SBM_ERR_NULL_ARGUMENT,
                      "sbm_g2o_write: argument graph is NULL");
-    SBM_ASSERT_FAILS(e->host, sbm_g2o_write(e->host, g, NULL), SBM_ERR_NULL_ARGUMENT, "path");
-    assert_int_equal(sbm_g2o_write(NULL, g, path), SBM_ERR_NULL_ARGUMENT);
+    SBM_ASSERT_FAILS(e->host, sbm_g2o_write(e->host, NULL, g), SBM_ERR_NULL_ARGUMENT, "path");
+    assert_int_equal(sbm_g2o_write(NULL, path, g), SBM_ERR_NULL_ARGUMENT);
     const sbm_g2o_info gi = sbm_g2o_get_info(g);
     const double keep = gi.poses[7 * 4 + 2];
     gi.poses[7 * 4 + 2] = INFINITY;
-    SBM_ASSERT_FAILS(e->host, sbm_g2o_write(e->host, g, path), SBM_ERR_NOT_FINITE,
+    SBM_ASSERT_FAILS(e->host, sbm_g2o_write(e->host, path, g), SBM_ERR_NOT_FINITE,
                      "value 3 of the pose of vertex 4 is inf");
     assert_int_equal(access(path, F_OK), -1);
     gi.poses[7 * 4 + 2] = keep;
     snprintf(path, sizeof path, "%s/no/such/dir/out.g2o", sbm_test_tmp_dir);
-    SBM_ASSERT_FAILS(e->host, sbm_g2o_write(e->host, g, path), SBM_ERR_IO, "no/such/dir");
+    SBM_ASSERT_FAILS(e->host, sbm_g2o_write(e->host, path, g), SBM_ERR_IO, "no/such/dir");
     sbm_g2o_destroy(g);
 }
 

@@ -238,11 +238,11 @@ static void test_refuse_non_finite(void **state)
     sbm_g2o_graph *gr = NULL;
     SBM_ASSERT_OK(e->ctx, sbm_g2o_read(e->ctx, in, &gr));
     gr->emeas[1] = NAN;
-    SBM_ASSERT_FAILS(e->ctx, sbm_g2o_write(e->ctx, gr, out), SBM_ERR_NOT_FINITE,
+    SBM_ASSERT_FAILS(e->ctx, sbm_g2o_write(e->ctx, out, gr), SBM_ERR_NOT_FINITE,
                      "value 2 of the measurement of edge 0 (vertex 3 to vertex 4) is nan");
     gr->emeas[1] = 0;
     gr->einfo[4] = -INFINITY;
-    SBM_ASSERT_FAILS(e->ctx, sbm_g2o_write(e->ctx, gr, out), SBM_ERR_NOT_FINITE,
+    SBM_ASSERT_FAILS(e->ctx, sbm_g2o_write(e->ctx, out, gr), SBM_ERR_NOT_FINITE,
                      "value 5 of the information matrix of edge 0 (vertex 3 to vertex 4) is -inf");
     sbm_g2o_destroy(gr);
     struct stat sb;

@@ -637,7 +637,7 @@ class PoseGraph:
 
     def write(self, path):
         """Write in g2o format (the poses as they are now)."""
-        self.ctx.check(lib.sbm_g2o_write(self.ctx._h, self._h, _path(path)))
+        self.ctx.check(lib.sbm_g2o_write(self.ctx._h, _path(path), self._h))
 
     @property
     def _info(self):

@@ -87,3 +87,40 @@ const char *sbm_version(void)
 {
     return SBM__STR(SBM_VERSION_MAJOR) "." SBM__STR(SBM_VERSION_MINOR) "." SBM__STR(SBM_VERSION_PATCH);
 }
+
+/* Names of the core enums (sbm.h), for messages and programs that print their settings. */
+const char *sbm_backend_name(sbm_backend backend)
+{
+    switch (backend) {
+    case SBM_BACKEND_CPU: return "cpu";
+    case SBM_BACKEND_CUDA: return "cuda";
+    }
+    return "unknown backend";
+}
+
+const char *sbm_layout_name(sbm_layout layout)
+{
+    switch (layout) {
+    case SBM_LAYOUT_ROW_MAJOR: return "row-major";
+    case SBM_LAYOUT_COL_MAJOR: return "column-major";
+    }
+    return "unknown layout";
+}
+
+const char *sbm_op_name(sbm_op op)
+{
+    switch (op) {
+    case SBM_OP_N: return "N";
+    case SBM_OP_T: return "T";
+    }
+    return "unknown op";
+}
+
+const char *sbm_side_name(sbm_side side)
+{
+    switch (side) {
+    case SBM_SIDE_LEFT: return "left";
+    case SBM_SIDE_RIGHT: return "right";
+    }
+    return "unknown side";
+}

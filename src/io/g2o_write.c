@@ -42,7 +42,7 @@ static sbm_status write_values(sbm__text_writer *w, const double *x, int n)
     return st;
 }
 
-sbm_status sbm_g2o_write(sbm_ctx *ctx, const sbm_g2o_graph *graph, const char *path)
+sbm_status sbm_g2o_write(sbm_ctx *ctx, const char *path, const sbm_g2o_graph *graph)
 {
     SBM__ENTER(ctx, "sbm_g2o_write");
     if (!graph) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument graph is NULL");

@@ -118,3 +118,43 @@ const char *sbm_loss_name(sbm_loss_type type)
     }
     return "unknown loss";
 }
+
+const char *sbm_linear_solver_name(sbm_linear_solver solver)
+{
+    switch (solver) {
+    case SBM_LINEAR_AUTO: return "auto";
+    case SBM_LINEAR_DENSE_CHOLESKY: return "dense Cholesky";
+    case SBM_LINEAR_PCG: return "PCG (block-Jacobi)";
+    case SBM_LINEAR_PCG_MATRIX_FREE: return "matrix-free PCG (Schur-Jacobi)";
+    case SBM_LINEAR_SPARSE_CHOLESKY: return "sparse Cholesky";
+    }
+    return "unknown linear solver";
+}
+
+const char *sbm_solver_method_name(sbm_solver_method method)
+{
+    switch (method) {
+    case SBM_METHOD_LEVENBERG_MARQUARDT: return "Levenberg-Marquardt";
+    case SBM_METHOD_GAUSS_NEWTON: return "Gauss-Newton";
+    }
+    return "unknown method";
+}
+
+const char *sbm_damping_name(sbm_damping damping)
+{
+    switch (damping) {
+    case SBM_DAMPING_NONE: return "none";
+    case SBM_DAMPING_IDENTITY: return "identity";
+    case SBM_DAMPING_DIAGONAL: return "diagonal";
+    }
+    return "unknown damping";
+}
+
+const char *sbm_chol_ordering_name(sbm_chol_ordering ordering)
+{
+    switch (ordering) {
+    case SBM_CHOL_ORDERING_AMD: return "AMD";
+    case SBM_CHOL_ORDERING_NATURAL: return "natural";
+    }
+    return "unknown ordering";
+}

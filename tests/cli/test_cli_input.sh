@@ -73,5 +73,14 @@ if runs ba-solve --bal "$TMP/idle.bal" --iterations 1; then
 fi
 runs ba-solve --generate 4,20,3,7 --iterations 1 && { [ -s "$TMP/run.err" ] && bad "warnings on a determined problem: $(cat "$TMP/run.err")" || ok; }
 
+# --threads N with any command: a usage error outside 1..64; the same bits for 1 and 2 threads.
+fails 2 "invalid thread count '0' (--threads: 1 to 64)" "-" --threads 0 ba-solve --generate 4,20,3,7
+fails 2 "invalid thread count 'x' (--threads: 1 to 64)" "-" ba-solve --generate 4,20,3,7 --threads=x
+fails 2 "option --threads needs a value" "-" ba-solve --generate 4,20,3,7 --threads
+if runs ba-solve --generate 6,60,3,7 --iterations 3 --threads 1 -o "$TMP/t1.txt" &&
+   runs ba-solve --generate 6,60,3,7 --iterations 3 --threads 2 -o "$TMP/t2.txt"; then
+    cmp -s "$TMP/t1.txt" "$TMP/t2.txt" && ok || bad "--threads 1 and 2 wrote different problems"
+fi
+
 echo "cli-input: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
