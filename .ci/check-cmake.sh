@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # CI: the build's CMake floor and its behaviour as a subproject.
 #  1. configure and build the CPU-only library and CLI with CMake 3.22 (Ubuntu 22.04's, from PyPI's
 #     cmake package in a scratch virtual environment): cmake_minimum_required says 3.22, so it

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Fails when a public function of include/*.h has no comment of its own.
 
 A function is documented when the lines right above its declaration (no blank line between) are

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Fails when a layer of the library includes a header of a layer above it (docs/LAYERS.md).
 
 The layers are folders: blocks/, every folder of src/, and the kernel folders kernels/<backend>/

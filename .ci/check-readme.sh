@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Fails when the README's "API in one example" is not examples/minimal_gemm.c verbatim: the README
 # shows the file's content in its first ```c block after that heading.
 # usage: bash .ci/check-readme.sh

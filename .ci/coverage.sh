@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Coverage of the nonlinear solvers' control flow: a CPU-only gcc build with
 # --coverage, the solver suites (test_ba, test_ba_lm, test_slam, test_slam_control,
 # test_slam_gn, test_solver_control), then gcov -b on src/ba/ba_lm.c and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # One whole device session on the GPU machine: build, tests, compute-sanitizer, benchmark.
 # Logs and CSV go under $OUT (at most 8 files come back). Run from the repository root:
 #   .ci/device-run.sh [build] [tests] [sanitize] [bench] [bench-quick] [bench-block] [bench-csr]

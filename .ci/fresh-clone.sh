@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # A fresh clone works by itself: clone the current commit into an empty temporary folder (so
 # nothing, in particular no ../shared/data, is beside it) and run there, verbatim, the two
 # commands of README.md's "Two commands" section and the Python install-and-test command of its

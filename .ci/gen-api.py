@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Generates docs/API.md, the API reference, from the public headers (include/*.h).
 
 Every public function, type and macro with the comment above it, header by header, under the

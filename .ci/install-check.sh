@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs each given build of sbm into a temporary prefix and builds and runs, against it, the
 # consumers the README documents, with no flags beyond the documented ones:
 #   (a) CMake: find_package(sbm), target sbm::sbm (shared)      examples/minimal_gemm.c

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The whole CPU suite under valgrind memcheck: every cmocka suite (tests/test_*.c) and the CLI
 # test scripts, whose `sbm` invocations each run under valgrind through a wrapper. A build
 # without CUDA (-O2 -g). Fails on any memcheck error (invalid read/write, use of uninitialised

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # CI: build and run the CPU ctest once for every compile-time variant of the CPU kernels, each in a
 # build folder of its own. The variants are the compile-time switches of kernels/cpu and blocks/:
 #   avx2      the default: on x86 with GCC or Clang the fixed-size SpGEMM kernels are compiled a

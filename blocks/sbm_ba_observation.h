@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One observation of a bundle-adjustment problem, robustified: the residual r = pred - xy of
  * the BAL camera model (sbm__bal_project), its Jacobians, and Ceres' loss correction
  * (sbm__loss_rho, sbm__loss_corrector), written as the per-observation record that the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fixed-size dense block routines shared by the C (CPU) and CUDA backends, and the one list of
  * block shapes that have compiled fast paths.
  *

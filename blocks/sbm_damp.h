@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Marquardt's damping of a diagonal entry d: d + lambda * min(max(d, 1e-6), 1e32), the rule of
  * SBM_DAMPING_DIAGONAL (sbm_solve.h). One definition for every place that damps: the sparse
  * Cholesky's kernels, the BA linearisation and damping kernels, the SLAM damping scale, and the

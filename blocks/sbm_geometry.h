@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Closed-form models of bundle adjustment and pose-graph SLAM: the BAL camera projection and its
  * Jacobians, angle-axis rotations, the SE2 / SE3 relative-pose errors with g2o's conventions
  * (types_slam2d EdgeSE2, types_slam3d EdgeSE3) and their Jacobians w.r.t. g2o's increments, and

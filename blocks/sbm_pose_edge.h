@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One edge of a pose graph, linearised with a robust loss: g2o's SE2 / SE3 errors and Jacobians
  * (sbm_geometry.h) with Ceres' loss and corrector, folded into the weights the normal equations
  * need. The one routine of the CPU and CUDA backends' SLAM kernels (kernels/cpu/slam/cpu_slam.c,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Finds SuiteSparse AMD (the fill-reducing ordering of the sparse block Cholesky) and defines the
 # imported target sbm::amd (libamd, with libsuitesparseconfig in its link interface). Sets
 # SbmAmd_FOUND; when it is missing, SbmAmd_MESSAGE names the Debian package. Used by the build

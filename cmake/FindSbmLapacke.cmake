@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Finds OpenBLAS and LAPACKE and defines the imported targets sbm::blas and sbm::lapacke.
 # Sets SbmLapacke_FOUND; when a library is missing, SbmLapacke_MESSAGE names the Debian package.
 # Used by the build (cmake/SbmDependencies.cmake) and by the installed sbmConfig.cmake, whose

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Dependencies come from Debian packages; a missing one stops configuration with the package name.
 
 # OpenBLAS (BLAS) and LAPACKE

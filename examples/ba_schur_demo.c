@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bundle adjustment reduced camera system with sbm.
  *
  * Generates a seeded BA-shaped problem (each point seen by a few distinct random cameras, random

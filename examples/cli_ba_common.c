@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Options, inputs and report lines shared by the BA and SLAM commands of the sbm CLI
  * (cli_ba_common.h). Public API only. */
 #define _POSIX_C_SOURCE 200809L

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared by the bundle adjustment and SLAM commands of the sbm command-line tool
  * (sbm_cli_ba.c: ba-schur, ba-solve, bal-generate; sbm_cli_slam.c: slam-info, slam-solve):
  * their options, the input and contexts a command works with, and the solvers' report lines.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Helpers shared by the commands of the sbm command-line tool; see cli_common.h. */
 #define _POSIX_C_SOURCE 200809L
 

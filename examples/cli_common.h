@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Helpers shared by the commands of the sbm command-line tool (sbm_cli.c, sbm_cli_ba.c).
  * Public API only. */
 #ifndef SBM_CLI_COMMON_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Minimal sbm example: two small block matrices, one product, the result printed.
  *
  *   A (2 x 2 blocks of 2x3)        B (2 x 2 blocks of 3x2)

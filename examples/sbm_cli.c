@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sbm: command-line front end to the library.
  *
  *   sbm gemm [--backend cpu|cuda|auto] [--block-a RxK] [--block-b KxC] [--block B] [--ta] [--tb]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bundle adjustment commands of the sbm command-line tool (the SLAM ones are in
  * sbm_cli_slam.c, what they share in cli_ba_common.c). Public API only.
  *

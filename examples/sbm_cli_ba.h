@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bundle adjustment and SLAM commands of the sbm command-line tool (examples/sbm_cli_ba.c,
  * examples/sbm_cli_slam.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The multiply commands of the sbm command-line tool: spmv and spmm on a Matrix Market
  * coordinate matrix and dense Matrix Market array operands. Public API only.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The multiply commands of the sbm command-line tool (examples/sbm_cli_mult.c).
  *
  * Each function takes the arguments after the command name and returns the process exit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* SLAM commands of the sbm command-line tool. Public API only.
  *
  *   sbm slam-info  --g2o FILE [--information refuse|repair] [--backend ...] -o L.mtx [--rhs b.txt]

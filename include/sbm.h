@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sbm: sparse block matrices on CPU and GPU.
  *
  * The core API: context, status, matrices, conversions, products. Plain C11; no CUDA header

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sbm_ba.h: bundle adjustment: synthetic BAL problems, normal equations, the Schur complement and Levenberg-Marquardt (library sbm_ba). */
 #ifndef SBM_BA_H
 #define SBM_BA_H

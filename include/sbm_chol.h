@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sbm_chol.h: the sparse block Cholesky, plan / factor / solve (library sbm). */
 #ifndef SBM_CHOL_H
 #define SBM_CHOL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sbm_io.h: files: Matrix Market, BAL problems and g2o pose graphs, plain or compressed (library sbm_io). */
 #ifndef SBM_IO_H
 #define SBM_IO_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sbm_slam.h: pose-graph SLAM: chi2, the information matrix J^T Omega J, Levenberg-Marquardt and
  * Gauss-Newton (library sbm_ba). */
 #ifndef SBM_SLAM_H

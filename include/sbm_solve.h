@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sbm_solve.h: options, per-iteration reports and summaries of the nonlinear solvers (library sbm);
  * it includes sbm_chol.h, the sparse block Cholesky they factor with. */
 #ifndef SBM_SOLVE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the BA linearisation suites (test_ba_lin.c, test_ba_lin_errors.c) read back from a
  * system: its U, V, W values, [gc; gp], cost and damping scale on the host, and their bitwise
  * comparison. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Helpers shared by the sparse block Cholesky suites (test_chol.c, test_chol_errors.c,
  * test_chol_real.c): seeded random SPD block matrices with their dense form, a dense Cholesky
  * reference, and plan + factor + solve in a context. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Helpers shared by the scalar CSR suites (test_csr_spmv.c, test_csr_spmm.c, test_csr_gemm.c):
  * seeded random CSR matrices with controlled row-length distributions, and dense arrays in a
  * context's memory (the public API has no vector type, so the suites use the backend's copy). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Real data for the suites: the compressed copies in tests/data (always there), the optional
  * extra folder (SBM_DATA_DIR), and an independent decompressor (zlib and libbz2 called here
  * directly, not through sbm's stream layer) for the suites' own reference parsers. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 /* The fault-injection catalogue (fault_catalogue.h): inputs, hashes and operations. */
 #include "fault_catalogue.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The fault-injection catalogue: one list of operations, with their inputs, that both fault
  * suites run with an allocator hook failing one allocation at a time (test_fault_injection.c:
  * host memory on the CPU backend; test_cuda_faults.c: device memory on the CUDA backend). Each

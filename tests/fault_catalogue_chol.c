@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Entries of the fault-injection catalogue for the sparse block Cholesky: plan, factor and solve
  * with each ordering, on an SPD input made here (the catalogue's fixture holds it as f->Spd). */
 #include "fault_catalogue.h"

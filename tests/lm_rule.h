@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The damping rule both Levenberg-Marquardt solvers (BA, SLAM) follow, as the control-flow
  * suites check it from the iteration reports: after a rejection the next lambda is exactly
  * lambda * nu (nu = 2, 4, 8, ... since the last acceptance: powers of two, so exact); after an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Traces of sbm_slam_solve for the SLAM control-flow suites (test_slam_control.c for
  * Levenberg-Marquardt, test_slam_gn.c for Gauss-Newton): every report and the poses after every
  * iteration, the cost of the reference errors (solver_reference.h), small graphs from g2o text

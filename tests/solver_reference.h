@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Independent reference models for the solver tests: the BAL projection, its cost and a
  * central-difference Gauss-Newton model, the SE2 and SE3 edge errors and chi2, written from the
  * formulas in sbm_io.h without the library's geometry code, so a test can check that the cost a

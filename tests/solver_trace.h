@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Traces of sbm_ba_solve for the control-flow suites (test_solver_control.c, test_ba_lm.c):
  * every per-iteration report and the estimate after every iteration, and the
  * Levenberg-Marquardt invariants checked on them (see test_solver_control.c's header). Static

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bundle adjustment: the BAL camera model and its Jacobians (against central finite
  * differences), the normal equations (sbm_ba_system_*), the Schur complement, rhs,
  * back-substitution and matrix-free S*x (against dense references computed here), and the

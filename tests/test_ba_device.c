@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sbm_ba_solve on the device, with every linear solver: the copies between host and device
  * inside the iterations (scalars only, read from the context's counters by the iteration
  * callback), CUDA against the CPU backend cost by cost with and without a robust loss, bitwise

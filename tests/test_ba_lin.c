@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The BA linearisation on the backends (kernels/cpu/ba/cpu_ba.c, kernels/cuda/ba/cuda_ba.cu) through the
  * device-resident contract of src/ba/ba_internal.h and the public sbm_ba_linearize /
  * sbm_ba_set_damping / sbm_ba_system_set_loss:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The BA linearisation's transfers (a linearisation, a cost, a damping and a predicted
  * decrease move only scalars between host and device) and its error paths: the loss setter,
  * problems that are not the system's, a non-finite prediction (refused, the system unchanged,

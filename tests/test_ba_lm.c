@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Levenberg-Marquardt on BAL problems (sbm_ba_solve): the sparse Cholesky path of the reduced
  * camera system, its failed factorisations, every stop reason and the report fields. Each run
  * is traced and checked as in test_solver_control.c (solver_trace.h): the damping rule on the

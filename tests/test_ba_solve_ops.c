@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The operations of the device-resident BA iteration: the Schur-Jacobi blocks
  * (sbm_ba_schur_diagonal) against a dense reference and the CPU backend, bitwise repeatable, and
  * its argument errors; the dense Cholesky where the matrix lives (sbm__dense_spd_solve_device)

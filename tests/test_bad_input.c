@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp */
 /* The bad-input catalogue: one table of malformed files (Matrix Market, BAL, g2o) and malformed
  * API arguments, each with the status and a substring of the message it must give. Every row

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* BAL problems: sbm_bal_read (plain and bzip2), sbm_bal_write, sbm_bal_generate,
  * sbm_bal_evaluate.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Block-diagonal operations: inverse of SPD blocks and D*A / A*D scaling, every block size,
  * in place and out of place, against dense references; every error path. */
 #include "test_util.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Block SpGEMM C = U + alpha*op(A)*op(B): every block-shape triple, op combination, upper
  * triangle and accumulate variant against dense references; plans reused with new values;
  * plan mismatches; every error path. */

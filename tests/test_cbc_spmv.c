@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Block SpMV y = alpha*op(A)*x + beta*y: every block shape, both ops, alpha/beta cases, empty
  * and degenerate matrices, against dense references; every error path.
  * White-box: vectors are placed in the context's memory through the backend's copy. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Sparse block Cholesky (sbm_chol_*): solutions against a dense Cholesky written here, on seeded
  * random SPD block matrices of every block size 1..9 and several patterns, both orderings,
  * amalgamation on and off, the three dampings, one and several right-hand sides, in place and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Sparse block Cholesky (sbm_chol_*): every error of the API, by status and message. */
 #include "chol_test_common.h"
 #include "solve_kernels.h" /* white-box: a table without chol_factor */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Sparse block Cholesky (sbm_chol_*) on real matrices: Lambda of g2o graphs and S of a BAL
  * problem, by backward error, against the dense reference where small, and on a device against
  * the CPU backend. */

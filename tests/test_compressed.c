@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Compressed input through the one stream layer (src/io/stream.c), for all three readers: gzip
  * and bzip2 copies of real files read equal to the plain file, whatever their names (the kind
  * is told by the magic bytes); concatenated streams read as their concatenation; a FIFO reads

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Concurrency: contexts used at the same time give the results of a single-threaded run, bit
  * for bit.
  *   - two host threads, each with its own context (created in the thread), run the same

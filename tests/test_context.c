@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Contexts and status codes: creation, settings, allocator hook, messages. */
 #include "fault_catalogue.h" /* the counting allocator */
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Scalar CSR SpGEMM C = A*B (plan / execute): seeded random operands of several row-length
  * distributions (one very long row, rows in every product bin of the GPU kernels) against dense
  * references and an exact symbolic pattern; plan reuse; pattern mismatches; every error path;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Scalar CSR SpMM C = alpha*A*B + beta*C with dense B and C. On the CUDA backend every check runs
  * once per kernel (the tuning's csr_spmm = ROWSPLIT, MERGE, and AUTO for the automatic choice);
  * the CPU backend runs them once. Checked against a host reference summed from A's stored

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Scalar CSR SpMV y = alpha*A*x + beta*y: seeded random matrices of several row-length
  * distributions and shapes against a dense reference (a sparse one where the dense form would
  * be large), alpha/beta combinations (beta = 0 with NaN in y), through sbm_csr_spmv with every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CUDA sparse block Cholesky against the CPU backend (GPU only; skips visibly without one).
  * test_chol.c checks both backends against a dense reference; this suite checks what is the
  * device's own: both numeric paths forced through sbm_tuning.chol_dense_front (the batched

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CUDA runtime failures (GPU only; skips visibly without a GPU). A suite of its own: the
  * failure it provokes is reported by compute-sanitizer as an API error, so the sanitizer runs of
  * .ci/device-run.sh leave it out. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fault injection on the GPU (CUDA only; skips visibly without a GPU).
  *
  * (a) An allocator hook that serves device memory (cudaMalloc) fails the k-th allocation, for

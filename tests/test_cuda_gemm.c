@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* GPU-only checks of the block ESC SpGEMM (kernels/cuda/gemm/cuda_gemm.cu): the CUDA result against the
  * CPU backend's on the same inputs for every block-shape triple and variant; column slicing
  * under a tiny memory budget (at least 3 slices) equal to the one-pass result; both sort

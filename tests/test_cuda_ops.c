@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* GPU-only checks of the CUDA block operations other than the SpGEMM (kernels/cuda/matrix/cuda_matrix.cu,
  * cuda_bdiag.cu, cuda_spmv.cu): each against the CPU backend on the same inputs, for every block
  * shape of SBM_BLOCK_SHAPES plus generic ones, with empty and degenerate shapes; integer results

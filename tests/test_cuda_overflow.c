@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 /* Overflow on the GPU (CUDA only; skips visibly without a GPU, or where the device has too
  * little memory: the products below hold 17 and 34 GB of plan, the conversion 41 GB).

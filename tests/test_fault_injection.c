@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fault injection: every public operation on the CPU backend (the CPU entries of the catalogue in
  * fault_catalogue.c), with an allocator hook that fails the k-th allocation, for every k the
  * operation makes. Each failure must give SBM_ERR_OUT_OF_MEMORY with a "cannot allocate" message,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* g2o pose graphs: sbm_g2o_read on every real file in tests/data/g2o (counts, values against an
  * independent sscanf, the spanning-tree start of edge-only files, the gauge), small files for
  * every element and option, odd but valid files (negative ids, a byte-order mark, huge

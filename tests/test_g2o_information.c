@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* g2o information matrices: the positive semidefinite check of sbm_g2o_read / sbm_g2o_read_ex
  * (refusal with file:line, edge, smallest eigenvalue and count) and the repair option (the
  * nearest PSD matrix), against an independent parse of the files and an independent eigen

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sbm_g2o_write: every graph of tests/data read, written and read again gives the same graph
  * bitwise (ids, poses, fixed vertices, edges, measurements, information matrices), also after
  * sbm_slam_solve moved the poses and through a ".bz2" name; the edge-only files (CSAIL,

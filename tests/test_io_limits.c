@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The text readers' limits and odd-but-valid starts, for every reader (Matrix
  * Market, BAL, g2o): a UTF-8 byte-order mark at the start is skipped; a line longer than the
  * readers' limit (16 MiB) is SBM_ERR_PARSE naming the file and line, at once, also for a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, symlink, mkfifo */
 /* Where the writers of sbm_io.h write: a regular file, a new name, or a symbolic link
  * to a regular file through a temporary and a rename (the link stays a link, its target is

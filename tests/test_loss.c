@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Robust losses (blocks/sbm_geometry.h: sbm__loss_rho, sbm__loss_corrector; Ceres'
  * HuberLoss, CauchyLoss and Corrector) and their options: rho against Ceres' closed forms and
  * hand-computed values, rho' and rho'' against finite differences of rho, Huber's continuity at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CBC and CSR matrices: create, wrap, check, copy, transpose, conversions, triplets, add. */
 #include "test_util.h"
 #include "sbm_blocks.h"

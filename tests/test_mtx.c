@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Matrix Market I/O: sbm_csr_read_mtx, sbm_csr_write_mtx, sbm_cbc_write_mtx.
  *
  * The real files in tests/data/mtx are checked against a small independent parser written

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Dense Matrix Market arrays (sbm_dense_read_mtx, sbm_dense_write_mtx, sbm_dense_write_txt)
  * and the seeded generator (sbm_splitmix64) against published reference values.
  *

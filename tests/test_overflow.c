@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Overflow: sizes whose scalar dimensions or array sizes do not fit the index types are refused
  * with SBM_ERR_OVERFLOW and a message naming the argument and the values; conversions whose
  * scalar column count exceeds the int32 column index are refused; headers announcing absurd

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* SLAM: the SE2 / SE3 relative-pose errors (against homogeneous matrices computed here) and their
  * Jacobians (against central finite differences through g2o's increments), J, Omega,
  * Lambda = J^T Omega J and b = J^T Omega e against dense references (tinyGrid3D and a small 2D

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Control flow of sbm_slam_solve's Levenberg-Marquardt (src/slam/slam_lm.c; Gauss-Newton in
  * test_slam_gn.c), through the public API, checked from its per-iteration reports like the BA
  * solver in test_solver_control.c:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* SLAM iterations in the context's memory (src/slam with the backends' slam_* ops):
  *   - the linearisation (errors, J, Lambda = J^T Omega_eff J, b, the cost) against a dense host
  *     reference built from sbm__g2o_edge_error and losses written here, SE2 and SE3, without a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Control flow of sbm_slam_solve's Gauss-Newton (src/slam/slam_gn.c), through the public API:
  * the line search halves the step until the cost falls, every accepted cost is 0.5 chi2 of the
  * poses returned (reference errors of solver_reference.h), a failed search restores the poses

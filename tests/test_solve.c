@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 /* The solver layer's machinery: the backends' vector operations (against host references, CUDA
  * against the CPU backend, determinism), PCG in the context's memory (against dense Cholesky),

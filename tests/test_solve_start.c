@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the solvers refuse before their first step: an initial cost that is not
  * finite (poses, parameters or measurements so large that a squared error overflows) is
  * SBM_ERR_NOT_FINITE naming the edge and its vertices (sbm_slam_solve, both methods) or the

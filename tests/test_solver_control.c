@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Control flow of sbm_ba_solve (Levenberg-Marquardt), through the public API: rejected steps,
  * the damping trajectory, the not-positive-definite paths and the stop rules. Each run is
  * checked from its per-iteration reports (tests/solver_trace.h):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared test helpers: fixtures per backend, seeded random matrices, dense references. */
 #define _POSIX_C_SOURCE 200809L
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared helpers for the cmocka suites: per-backend fixtures, seeded random matrices, dense
  * references and assertions. Every suite runs its tests once per backend; the CUDA variant
  * skips visibly (cmocka skip()) where there is no GPU or no CUDA build. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The version and the enums' names. The version: one declaration (the SBM_VERSION_* macros of sbm.h), the same string from the
  * library, and the CMake project version read from the header. */
 #include "test_util.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sbm-bench-ba's shared declarations (bench/results/NOTES-ba-gpu.md): one solve of a BA or SLAM
  * problem with its per-iteration reports and its CSV / table output (run.c), and the minimum
  * DRAM traffic of each BA phase (floor.c); the copy-bandwidth yardstick is in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The least DRAM traffic of each phase of one BA Levenberg-Marquardt iteration (ba/ba.h), the
  * floor the phase's time is held against: bytes / copy bandwidth. Every value is a double
  * (8 bytes); an observation carries x, y and two 32-bit indices (24 bytes). A phase is charged

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sbm-bench-ba: BA and SLAM iterations on the GPU against the CPU backend (a program, not a
  * test; bench/results/NOTES-ba-gpu.md). Table on stdout, CSV with --csv, rows written as each run
  * ends (a cut run keeps what finished).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One BA or SLAM solve of sbm-bench-ba (ba/ba.h): a fresh context with the counting allocator
  * (peak memory, an optional cap), the solver's reports collected by its callback, the medians,
  * the table line and the CSV rows. */

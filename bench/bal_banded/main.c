@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sbm-bal-banded: a seeded BAL problem with banded visibility, for the solver measurements
  * (bench/results/NOTES-solvers.md). The scene of sbm_bal_generate (same cameras, points and
  * seed), but point j is seen by the K consecutive cameras starting at j (C - K + 1) / P, as in a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sbm-bench-chol: sbm's sparse block Cholesky (sbm_chol_plan / factor / solve) against CHOLMOD's
  * supernodal factorisation on the matrices a solver factors: Lambda of pose graphs, S of BA.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The memory-bandwidth yardstick of the benchmarks (bench_util.h): a device-to-device copy timed
  * with CUDA events (built with SBM_BENCH_HAVE_CUDART), else a host memcpy; the device's name and
  * memory. Shared by sbm-bench-gpu and sbm-bench-ba. */

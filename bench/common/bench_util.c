@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The clock, timing statistics, the elementwise check and the CSV rows of the benchmarks (see
  * bench_util.h). */
 #define _POSIX_C_SOURCE 200809L

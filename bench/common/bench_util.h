@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared by the benchmarks: the clock, timing statistics, the elementwise result check, CSV rows,
  * the note of a failed sbm call and the copy-bandwidth yardstick (bench_copy.c).
  *

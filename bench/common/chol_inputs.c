@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The matrices sbm-bench-chol factors (chol_inputs.h): Lambda of g2o pose graphs (read or
  * generated), S of BAL problems (read or generated), each also as the scalar CSC of its upper
  * triangle; the synthetic pose graph sbm-bench-ba solves too. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The symmetric positive definite matrices sbm-bench-chol factors (chol_inputs.c): Lambda of g2o
  * pose graphs (read or generated) and S of BAL problems (read or generated), each with the scalar
  * CSC of its upper triangle (the input of the CHOLMOD peer and of the residual check); and the

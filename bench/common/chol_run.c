@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The timing rule, the right-hand side and the residual check that sbm-bench-chol holds sbm and
  * CHOLMOD to alike (chol_run.h). */
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One factorisation's figures, and the rules sbm-bench-chol holds sbm (chol/main.c) and CHOLMOD
  * (peers/peer_cholmod.c) to alike: the timing of a phase (on bench_now_s's clock), the
  * right-hand side of a solve and its residual check (chol_run.c). */

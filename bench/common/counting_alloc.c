@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The counting allocator of sbm-bench-chol's and sbm-bench-ba's contexts (counting_alloc.h): it
  * keeps the bytes live and the most live at once (host: malloc; device: cudaMalloc, built with
  * SBM_BENCH_HAVE_CUDART), each allocation's size in an open-addressing table keyed by its address;

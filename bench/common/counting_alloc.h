@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The counting allocator of sbm-bench-chol's and sbm-bench-ba's contexts (counting_alloc.c): an
  * sbm_allocator whose user is a counter of the bytes live and the most live at once (host: malloc;
  * device: cudaMalloc), with an optional cap. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Seeded block-matrix generators for sbm-bench (see generators.h). */
 #include "generators.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Seeded generators of the matrices sbm-bench multiplies. Each builds host arrays and creates
  * the matrix in ctx with sbm_cbc_create / sbm_csr_create (validated); values are uniform in
  * [-1, 1). */

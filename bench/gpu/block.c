@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sbm-bench-gpu, block SpGEMM: the cases, and the runs of sbm (GPU and CPU backends) and
  * cuSPARSE on each, with the elementwise checks (method: gpu/main.c). */
 #define _POSIX_C_SOURCE 200809L

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sbm-bench-gpu, scalar CSR section: its matrices (list, construction on the host, fingerprints)
  * and the section's driver. */
 #define _POSIX_C_SOURCE 200809L

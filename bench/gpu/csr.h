@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sbm-bench-gpu, scalar CSR section: the matrices, the CSV row, the timing and check helpers
  * shared by its SpMV, SpMM and SpGEMM parts (csr*.c; method: main.c). */
 #ifndef SBM_BENCH_GPU_CSR_H

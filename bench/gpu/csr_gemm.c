@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sbm-bench-gpu, scalar CSR SpGEMM: sbm_csr_gemm (one-shot) and sbm_csr_gemm_execute against
  * cusparseSpGEMM and its reuse compute. */
 #define _POSIX_C_SOURCE 200809L

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sbm-bench-gpu, scalar CSR section: its CSV rows, geomeans, device buffers, checks and the
  * cuSPARSE SpMV/SpMM runs shared by the SpMV and SpMM parts. */
 #define _POSIX_C_SOURCE 200809L

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sbm-bench-gpu, scalar CSR SpMM: sbm_csr_spmm (auto, rowsplit, merge) against cusparseSpMM. */
 #define _POSIX_C_SOURCE 200809L
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sbm-bench-gpu, scalar CSR SpMV: sbm_csr_spmv and a plan per format against cusparseSpMV. */
 #define _POSIX_C_SOURCE 200809L
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sbm-bench-gpu's shared declarations: the checks that end the program on a failed CUDA or sbm
  * call, the block SpGEMM case and its row of results, and each section's entry points
  * (the files of bench/gpu/; the method is described in main.c). */

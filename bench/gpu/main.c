@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sbm-bench-gpu: the CUDA backend's block SpGEMM and block SpMV, and scalar CSR SpMV,
  * SpMM and SpGEMM, against peers measured in the same run.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sbm-bench-gpu, block report: the block CSV's columns, each SpGEMM case's table lines and CSV
  * row, and the block SpMV section (method: gpu/main.c). */
 #define _POSIX_C_SOURCE 200809L

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 // ceres-ba: native Ceres peer of `sbm ba-solve` (a benchmark program, not a test).
 //
 //   ceres-ba --bal FILE [--threads T] [--iterations N] [--function-tolerance X]

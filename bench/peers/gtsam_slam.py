@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """GTSAM peer of `sbm slam-solve`: Levenberg-Marquardt on a g2o pose graph (a benchmark, not a test).
 
     python3 bench/peers/gtsam_slam.py [--csv] [--tight] [--loss none|huber:A|cauchy:A] FILE.g2o...

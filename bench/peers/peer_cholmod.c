@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sbm-bench-chol's peer: CHOLMOD's supernodal Cholesky (SuiteSparse; Debian libsuitesparse-dev)
  * on the scalar CSC of the same upper triangle, the 64-bit-index interface (cholmod_l_*).
  * Settings: supernodal, one ordering method, AMD (the ordering family of sbm_chol_plan),

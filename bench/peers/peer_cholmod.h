@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sbm-bench-chol's peer: CHOLMOD's supernodal Cholesky on the scalar CSC of the same upper
  * triangle (peer_cholmod.c), timed and checked by the rules of common/chol_run.h. */
 #ifndef SBM_BENCH_PEER_CHOLMOD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sbm-bench's peer: CSparse (CXSparse, cs_di_multiply) on the product expanded to scalars, and
  * the elementwise check of sbm's C against its C (peer_csparse.h). */
 #define _POSIX_C_SOURCE 200809L

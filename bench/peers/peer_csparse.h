@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sbm-bench's peer: CSparse (CXSparse, cs_di_multiply) on a block product expanded to scalars,
  * and the elementwise check of sbm's C against its C (peer_csparse.c). Without CSparse
  * (SBM_BENCH_HAVE_CSPARSE unset) the peer reports that it did not run. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* cuSPARSE peer of sbm-bench-gpu (see peer_cusparse.h): the shared helpers, BSR SpMV, and CSR
  * SpMV and SpMM; SpGEMM is in peer_cusparse_spgemm.c. */
 #include "peer_cusparse.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Peer for sbm-bench-gpu: cuSPARSE on the scalar CSR form of the same products.
  *
  * SpGEMM through the generic API (cusparseSpGEMM: work estimation, compute, copy; the default

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared by the cuSPARSE peer's files (peer_cusparse.c: helpers, BSR SpMV, CSR SpMV/SpMM;
  * peer_cusparse_spgemm.c): the device allocations it counts for its peak memory, and the
  * macros that turn a failed cuSPARSE or CUDA call into the caller's msg and `goto fail`. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* cuSPARSE peer of sbm-bench-gpu, SpGEMM (see peer_cusparse.h): cusparseSpGEMM with each
  * algorithm, all phases, and the structure-reuse variant. */
 #include "peer_cusparse.h"

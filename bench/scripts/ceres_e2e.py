@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Native Ceres on the synthetic BA problems of the GPU iterations' end-to-end target (a benchmark, not a test).
 
 usage: bench/scripts/ceres_e2e.py [--build DIR] [--cases SPEC;...] [--threads T] [--out CSV]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The GPU iterations' section of bench/results/RESULTS.md from sbm-bench-ba's CSV and ceres_e2e.py's CSV.
 
 usage: bench/scripts/make_ba_results.py [--device CSV]... [--ceres CSV] [--md FILE] [--plot PNG]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Markdown tables, target verdicts and a plot from sbm-bench-chol's CSV.
 
 usage: make_chol_results.py CSV [CSV...] [--plot FILE] [--title TEXT]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Markdown tables, target verdicts and plots from the benchmarks' CSVs.
 
 usage: make_results.py [--block FILE] [--csr FILE] [--cpu FILE] [--plots DIR]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """sbm's nonlinear solvers against their peers, in one run on one machine (a benchmark, not a test).
 
 usage: bench/scripts/solvers.py [--build DIR] [--data DIR] [--out PREFIX] [--repeat R] [--ba-repeat R]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sbm-bench: block SpGEMM benchmarks against peers measured in the same run.
  *
  *   sbm-bench [--case NAME|FAMILY|all] [--csv FILE] [--reps N] [--backend cpu|cuda|all]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* sbm-bench's declarations: the generated case and sbm's result of one case and backend (the
  * CSparse peer's is in peers/peer_csparse.h; both are timed with bench_now_s). */
 #ifndef SBM_BENCH_SPGEMM_H

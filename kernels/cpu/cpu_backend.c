@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CPU backend's core table: host memory and the reference kernels. */
 #include "cpu_backend.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* What the CPU backend's components share: threads. The kernels' prototypes come from the lists
  * of the kernel tables (core_backend.h, and the solve, BA and SLAM layers' *_kernels.h); each
  * file kernels/cpu/<component>/cpu_*.c implements one group, the table files collect them

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CPU backend's threads: a range split into fixed contiguous pieces, one per thread.
  *
  * A kernel that writes each output from one piece, in a fixed order, gives the same bits

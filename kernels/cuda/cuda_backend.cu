@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CUDA backend's core table: device memory, the context (device, stream, workspace pool,
  * memory budget) and the dispatch of every core operation to the kernels of kernels/cuda/. */
 #include "cuda_internal.cuh"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CUDA graphs of fixed launch sequences (declarations and the rules: cuda_internal.cuh).
  *
  * A sequence whose launches depend only on a fixed structure (the sparse Cholesky's walk of its

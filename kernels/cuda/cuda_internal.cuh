@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal declarations of the CUDA backend (the .cu files of kernels/cuda only; never included from C).
  *
  * Layering follows CUB: the public front end (src/) checks arguments and calls the operations

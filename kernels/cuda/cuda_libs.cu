@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* cuBLAS and cuSOLVER in the CUDA backend (cuda_libs.cuh): their failures as statuses and the
  * context's handles and cuBLAS workspace, shared by the sparse Cholesky and the dense Cholesky
  * (chol/cuda_chol.cu, cuda_chol_solve.cu, cuda_chol_dense.cu). */

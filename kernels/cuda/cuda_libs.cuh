@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* cuBLAS and cuSOLVER in the CUDA backend (the sparse Cholesky of cuda_chol.cu and
  * cuda_chol_solve.cu, the dense Cholesky of cuda_chol_dense.cu): the context's handles, cuBLAS's
  * workspace and their failures as statuses (implemented in cuda_libs.cu). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bundle adjustment normal equations, linearised on the context's backend.
  *
  * sbm_ba_system_create uploads the observations once, with the lists the backends sum over

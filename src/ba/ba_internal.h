@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal declarations of the bundle-adjustment layer (ba.c, ba_views.c, ba_schur.c, ba_lm.c,
  * bal_model.c). */
 #ifndef SBM_BA_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bundle adjustment's kernel table of a context (ba_kernels.h), found as src/core/context.c
  * finds the core table. */
 #include "ba_kernels.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bundle adjustment's kernel table: the linearisation (kernels/cpu/ba/cpu_ba.c,
  * kernels/cuda/ba/cuda_ba.cu) and the device-resident iteration's Schur-Jacobi blocks
  * (cpu_ba_solve.c, cuda_ba_solve.cu), in the library sbm_ba. One list, expanded as the core table

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Levenberg-Marquardt for BAL problems on the reduced camera system, on the context's backend.
  *
  * The estimate lives in the context's memory, in two buffers: the current parameters and the

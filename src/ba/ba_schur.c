@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The Schur complement of the BA normal equations (the reduced camera system).
  *
  * V^-1 by sbm_bdiag_inverse, Y = W V^-1 by sbm_bdiag_scale, S = U - Y W^T by the block SpGEMM

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The BA system's fields, shared by ba.c (creation, linearisation, damping, the device-resident
  * contract of ba_internal.h) and ba_views.c (the host views of the solver). */
 #ifndef SBM_BA_SYSTEM_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Host views of the BA system for the solver (ba_lm.c): the first point whose damped V block is
  * not SPD (a failed step's message), S's size from W's pattern, and the one-shot reduction.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* BAL problems as a model: a seeded synthetic generator and the residuals of the camera model
  * (the containers and their files are the I/O layer's, src/io/bal.c). */
 #include "ba_internal.h"

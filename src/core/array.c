@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Dense arrays in a context's memory space: the x, y, B and C operands of SpMV and SpMM for
  * programs that do not include CUDA headers (the CLI, language bindings). */
 #include "sbm_internal.h"

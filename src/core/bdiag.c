@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Front end of the block-diagonal operations: inverse of SPD diagonal blocks and D*A / A*D
  * scaling. A block-diagonal D is a CBC matrix with square blocks, square in blocks, whose stored
  * blocks all lie on the diagonal. */

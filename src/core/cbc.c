@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CBC matrices: the public operations (create, wrap, check, copy, conversions, add); their
  * allocation and release are in matrix.c. */
 #include "sbm_internal.h"

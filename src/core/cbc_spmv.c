@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Front end of the block SpMV y = alpha*op(A)*x + beta*y. */
 #include "sbm_internal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Contexts: backend selection, stream, memory budget, allocator hook. */
 #include "sbm_internal.h"
 

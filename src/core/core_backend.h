@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The backends' kernel table and the plan headers the front ends dispatch through (src/core/context.c finds a backend's table). */
 #ifndef SBM_CORE_BACKEND_H
 #define SBM_CORE_BACKEND_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Errors: messages, entry points of public calls, nested calls (src/core/status.c). */
 #ifndef SBM_CORE_ERRORS_H
 #define SBM_CORE_ERRORS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Matrices: allocation, building from host arrays, argument checks, pattern views, checks and
  * fingerprints (src/core/matrix.c, host_build.c, validate.c, pattern.c). */
 #ifndef SBM_CORE_MATRIX_H

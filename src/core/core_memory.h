@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Memory: the context allocator, copies between memory spaces, host arrays owned by objects, vectors in the context's memory and transfer counters (src/core/memory.c, host_util.c). */
 #ifndef SBM_CORE_MEMORY_H
 #define SBM_CORE_MEMORY_H

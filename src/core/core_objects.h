@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Objects of the library: contexts, matrices, the helpers every file shares (src/core). */
 #ifndef SBM_CORE_OBJECTS_H
 #define SBM_CORE_OBJECTS_H

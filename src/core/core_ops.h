@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal entry points of the core's public operations, for calls from inside the library
  * (through SBM__INNER, src/core/core_errors.h): each is the public sbm_<op> less its SBM__ENTER
  * and the checks that the caller's operands make needless, and says what it assumes. The public

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Scalar CSR matrices: the public operations (create, wrap, check, copy, transpose); their
  * allocation and release are in matrix.c. */
 #include "sbm_internal.h"

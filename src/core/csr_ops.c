@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Scalar CSR operations, front end: argument checks, messages and dispatch for SpMV, SpMM and
  * SpGEMM (plan / execute). The kernels live behind ctx->ops (kernels/cpu/csr_{spmv,spmm,gemm}/, kernels/cuda/).
  *

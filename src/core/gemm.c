@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Front end of the block SpGEMM C = U + alpha*op(A)*op(B): argument and plan checks, dispatch. */
 #include "sbm_internal.h"
 

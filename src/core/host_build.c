@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Building matrices from host data: triplets (duplicates summed), BSR transposition; on top of
  * the uploads of matrix.c. */
 #include "sbm_internal.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Host arrays owned by objects, vectors in the context's memory and their transfers, a clock,
  * and vector operations dispatched to the backend. */
 #define _POSIX_C_SOURCE 199309L

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Allocation, filling and release of both matrix kinds, in one place: the struct, the three
  * arrays (pointers, indices, values), filling them from another memory space or the host, and
  * freeing. cbc.c and csr.c hold the public operations, host_build.c the builders from host data;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Allocation through the context's allocator hook, with sizes checked and failures reported. */
 #include "sbm_internal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CBC patterns for the front ends' checks: a host view of a pattern, the upper-triangle check,
  * fingerprints and the check that an operand has the pattern a plan recorded. Used by the SpGEMM,
  * the block-diagonal operations, the Cholesky, BA, SLAM and the solvers. */

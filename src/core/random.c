@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* SplitMix64, the one seeded generator of sbm and its tools (see sbm.h). */
 #include "sbm_internal.h"
 

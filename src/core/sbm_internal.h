@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal declarations of the core, by concern: objects, errors, memory, matrices, the backend
  * table, the internal entry points of the operations. Shared by the front ends (src/), the CPU backend (kernels/cpu/) and the CUDA backend
  * (kernels/cuda/, from C++: each header wraps itself in extern "C"). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CSR SpMV plans, front end: argument checks, messages and dispatch for sbm_csr_spmv_plan,
  * sbm_spmv_plan_update, sbm_spmv_plan_execute (kernels behind ctx->ops: kernels/cpu/csr_spmv/cpu_csr_spmv_plan.c,
  * kernels/cuda/csr_spmv/cuda_csr_spmv.cu), and the ELL / DIA padding rule every backend applies.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Status names and the per-context error message. */
 #include "sbm_internal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Argument checks, full validation of host arrays, pattern identities and fingerprints. */
 #include "sbm_internal.h"
 

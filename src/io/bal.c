@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* BAL (Bundle Adjustment in the Large) problems: reading (plain or compressed) and writing.
  *
  * Decisions recorded here:

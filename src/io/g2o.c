@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* g2o pose graphs: reading (2D SE2 and 3D SE3:QUAT vertices and edges, FIX lines); the graph of
  * the parsed elements, with the spanning-tree start of edge-only files, is built by g2o_graph.c.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* g2o pose graphs: the graph of a parsed file (g2o.c parses). Vertex ids are resolved (the
  * VERTEX lines in file order, or for an edge-only file the distinct ids of the edges by
  * increasing id), the gauge is fixed (FIX'ed vertices; in a connected component without one,

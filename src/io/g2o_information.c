@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The information matrices of g2o edges: the positive semidefinite check and the repair.
  *
  * Decisions recorded here:

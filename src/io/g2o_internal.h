@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal to the g2o reader (g2o.c parses a file, g2o_graph.c builds its graph): the elements
  * of a file as parsed, before vertex ids are resolved. */
 #ifndef SBM_G2O_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Writing g2o pose graphs: the vertex and edge types read (VERTEX_SE2/EDGE_SE2 or
  * VERTEX_SE3:QUAT/EDGE_SE3:QUAT), every vertex with a VERTEX line in the graph's order (a graph
  * read from an edge-only file gets its poses written), the edges in the graph's order, the

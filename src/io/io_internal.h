@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal declarations of the I/O layer: the line reader and the atomic writer, and the
  * host containers of BAL problems and g2o pose graphs that the BA and SLAM layers read. */
 #ifndef SBM_IO_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Matrix Market I/O: coordinate files <-> scalar CSR (and CBC, written through its scalar form).
  *
  * Decisions recorded here:

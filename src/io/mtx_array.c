@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Matrix Market array files (dense, column-major) <-> host arrays of doubles, through the line
  * reader and the atomic writer of text_io.c.
  *

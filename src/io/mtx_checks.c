@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Checks of a Matrix Market file's entries that need the whole file, with the file
  * line of every entry kept compactly:
  *   - a symmetric or skew-symmetric file stores one triangle, its mirror implied: an entry

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Matrix Market coordinate writer: scalar CSR and CBC (through its scalar form) to
  * "coordinate real general" files, through the library's one atomic writer (src/io/text_io.c:
  * path.tmp.XXXXXX renamed into place, a failure leaves nothing behind, ".gz"/".bz2" names are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Byte streams from files, plain or compressed: the one place where the I/O layer decompresses.
  *
  * Decisions recorded here:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Text files for the Matrix Market, BAL and g2o readers: read line by line with line numbers
  * for messages from a stream (stream.c: plain, gzip or bzip2, told by the magic bytes). The
  * writers' side is text_write.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The writers' side of the text files (Matrix Market, BAL, g2o): formatted into a buffer,
  * compressed when the name asks, and committed.
  *

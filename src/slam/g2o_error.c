@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Edge errors and chi2 of a g2o pose graph at its current poses (g2o's conventions, see
  * sbm_slam.h). */
 #include "slam_internal.h"

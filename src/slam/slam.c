@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The SLAM information matrix of a pose graph: J (edges x free vertices, d x d blocks), the
  * block-diagonal Omega of the edges' information matrices, Lambda = J^T Omega J (upper block
  * triangle) and b = J^T Omega e, all in the context's memory:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Gauss-Newton on pose graphs: solve Lambda dx = -b (the run's linear solver, slam_run.c), then
  * apply the step with g2o's increments. A backtracking line search halves the step until the
  * cost decreases (at most 10 halvings): the Gauss-Newton direction of a positive definite Lambda

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal declarations of the SLAM layer (slam.c, slam_run.c, slam_gn.c, slam_lm.c,
  * g2o_error.c). */
 #ifndef SBM_SLAM_INTERNAL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Pose-graph SLAM's kernel table of a context (slam_kernels.h), found as src/core/context.c
  * finds the core table. */
 #include "slam_kernels.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Pose-graph SLAM's kernel table: the iterations in the backend's memory
  * (kernels/cpu/slam/cpu_slam.c, kernels/cuda/slam/cuda_slam.cu), in the library sbm_ba. One
  * list, expanded as the core table is (core_backend.h): the struct, the prototypes of

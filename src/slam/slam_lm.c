@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Levenberg-Marquardt on pose graphs, with gain-ratio damping as Ceres and g2o do it.
  *
  * Each iteration solves (Lambda + lambda D) dx = -b, D Lambda's diagonal clamped to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One solve of a pose graph: the state Gauss-Newton (slam_gn.c) and Levenberg-Marquardt
  * (slam_lm.c) share, the linear solve of (Lambda + damping) dx = -b, and sbm_slam_solve.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Front end of the sparse block Cholesky (sbm_chol_*): argument checks, the symbolic analysis
  * (chol_order.c, chol_symbolic.c) and dispatch of the numeric phase to the backend. */
 #include "chol_symbolic.h"

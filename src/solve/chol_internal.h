@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The symbolic factorisation of the sparse block Cholesky, shared by the front end (src/solve/,
  * which computes it) and the backends (kernels/cpu/chol/, kernels/cuda/chol/, which factor and
  * solve from it; their operations are in the solve layer's table, solve_kernels.h).

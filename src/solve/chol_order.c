@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Ordering half of the symbolic analysis of the sparse block Cholesky: AMD on the block graph,
  * the permuted pattern, the elimination tree, its postorder and the column counts of L (the
  * algorithms of CSparse's cs_etree, cs_post and the row-subtree count, at block level). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Supernodal half of the symbolic analysis of the sparse block Cholesky: the ordering composed
  * with the etree postorder, fundamental supernodes, relaxed amalgamation (the idea of CHOLMOD's
  * nrelax/zrelax, with one zero-fraction test), the fronts' rows, the panel offsets, the

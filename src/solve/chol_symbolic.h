@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Symbolic analysis of the sparse block Cholesky (src/solve/chol_order.c, chol_symbolic.c):
  * from the pattern of A's upper block triangle to the multifrontal layout of chol_internal.h. */
 #ifndef SBM_CHOL_SYMBOLIC_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal declarations of the solver layer: the end of a nonlinear iteration, the
  * symmetric product with an upper-stored matrix, PCG, dense Cholesky and block-diagonal helpers. */
 #ifndef SBM_SOLVE_INTERNAL_H

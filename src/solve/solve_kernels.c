@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The solve layer's kernel table of a context (solve_kernels.h), found as src/core/context.c
  * finds the core table. */
 #include "solve_kernels.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The solve layer's kernel table: the sparse block Cholesky's numeric phase and the dense
  * Cholesky solve (kernels/{cpu,cuda}/chol) and Levenberg-Marquardt's predicted decrease
  * (kernels/{cpu,cuda}/lm), which BA's and SLAM's iterations share. One list, expanded as the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Options shared by the nonlinear solvers: defaults and checks. */
 #include "solve_internal.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared machinery of the BA and SLAM solvers: the symmetric product with an upper-stored block
  * matrix, preconditioned conjugate gradients, dense Cholesky and block-diagonal helpers.
  *

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 # Helpers of the CLI test scripts (test_cli.sh, test_cli_ba.sh, test_cli_loss.sh), sourced
 # after SBM (the executable), TMP (a scratch folder) and the counters pass and fail are set;
 # RUN, when set, prefixes each sbm command (test_cli.sh: a timeout).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Tests of the sbm command-line tool through its executable: results against an independent
 # Python reference (plain python3, no numpy), exit codes, messages, and files left behind.
 #

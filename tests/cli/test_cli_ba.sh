@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Tests of the bundle adjustment and SLAM commands of the sbm tool (ba-schur, ba-solve,
 # slam-info, slam-solve, bal-generate) through its executable: S and Lambda against an
 # independent Python reference (plain python3, no numpy; Jacobians by central differences of

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Tests of odd and hostile inputs through the sbm tool: a file without newlines fails
 # at once; odd but valid files read (a byte-order mark, negative g2o ids); values that cannot be
 # solved or written are refused with the element named, and leave no output; a --generate with

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Tests of --loss none|huber:A|cauchy:A, the robust loss of the sbm tool's solvers (ba-solve,
 # slam-solve), through its executable: one parser for both commands (examples/cli_ba_common.c),
 # every bad value a usage error (exit 2) naming the option and the text at fault, the summary

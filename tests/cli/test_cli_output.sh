@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Tests of where the sbm tool writes: the library's writer replaces only regular files
 # (through a temporary and a rename), follows a symbolic link to a regular file (the target is
 # replaced, the link stays a link), and writes anything else in place: a character device, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target: the BAL reader (plain text, and bzip2 when the bytes start with "BZh"). An
  * accepted problem must have indices in range, and its normal-equation patterns must build. */
 #include "fuzz_common.h"

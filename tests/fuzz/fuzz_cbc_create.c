@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target: matrix creation and validation from raw arrays. The bytes give the block
  * dimensions (negative and unsupported ones included), column pointers (mostly increasing, at
  * times not), block-row indices and values (NaN and Inf included); the arrays have exactly the

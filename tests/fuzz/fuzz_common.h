@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared by the libFuzzer targets: one CPU context for the whole run, and a memfd that holds the
  * input bytes so that the file readers see them as a file (/proc/self/fd/N) without touching
  * the disk. Any contract violation found here calls __builtin_trap (a crash libFuzzer records). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target: the g2o reader. An accepted graph must have edge endpoints in range; chi2
  * and (for small graphs) the SLAM system and its linearisation must run without a crash. A file
  * refused for indefinite information matrices is read again with the repair option. */

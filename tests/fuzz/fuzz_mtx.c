@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target: the Matrix Market reader. A matrix it accepts must be valid (sbm_csr_check
  * with finite values), and survive the conversions to CBC and back. */
 #include "fuzz_common.h"

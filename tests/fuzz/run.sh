@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Build the libFuzzer targets with clang in their own folder and run each for N seconds.
 #   tests/fuzz/run.sh [seconds per target, default 30] [target...]
 # Seed corpora: the repository's tests/data (decompressed; the first 8 KiB of each file) and, when

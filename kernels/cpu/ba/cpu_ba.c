@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bundle-adjustment linearisation on the CPU backend (struct sbm__ba_model, ba_kernels.h).
  *
  * Passes over threads (sbm__cpu_parallel_for), each output owned by one item so the bits do

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CPU backend's operation of the device-resident BA iteration: the block diagonal of the
  * Schur complement (the Schur-Jacobi preconditioner of matrix-free PCG). Arguments are checked by
  * the front end (src/ba/ba_schur.c). */

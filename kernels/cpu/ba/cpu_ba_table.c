@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The BA kernel table of the CPU backend (ba_kernels.h), in the list's order. */
 #include "ba_kernels.h"
 

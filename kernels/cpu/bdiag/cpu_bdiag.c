@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Block-diagonal operations on the CPU: inverse of SPD diagonal blocks (Cholesky: inline for the
  * block sizes where that is faster, LAPACK otherwise) and D*A / A*D scaling with fixed-size block
  * kernels. The front end has checked that D is block-diagonal and that the patterns agree. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CPU numeric phase of the sparse block Cholesky: multifrontal factorisation in the supernodes'
  * postorder (A and the damping assembled into the panels, the children's update matrices added
  * by extend-add, dpotrf / dtrsm / dsyrk per front; update matrices on a stack), and the

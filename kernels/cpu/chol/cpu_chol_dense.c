@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CPU backend's dense Cholesky solve of a small system (dense_spd_solve of the solve layer's
  * table, solve_kernels.h: LAPACKE dpotrf / dpotrs), used by the dense linear solver of BA's and
  * SLAM's iterations. Arguments are checked by the front end (src/solve/solvers.c). */

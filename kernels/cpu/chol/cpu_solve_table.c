@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CPU backend's table of the solve layer (solve_kernels.h), in the list's order: the sparse
  * and dense Cholesky (kernels/cpu/chol) and Levenberg-Marquardt's predicted decrease
  * (kernels/cpu/lm). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CPU backend: scalar CSR SpGEMM (plan and execute), in a fixed summation order, so results are
  * deterministic. Arguments are checked by the front end (csr_ops.c). */
 #include "cpu_backend.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CPU backend: scalar CSR SpMM in a fixed summation order (entries of a row in stored order), so
  * results are deterministic. Arguments are checked by the front end (csr_ops.c). */
 #include "cpu_backend.h"

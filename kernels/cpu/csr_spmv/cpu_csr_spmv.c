@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CPU backend: scalar CSR SpMV, the test oracle and the CPU baseline of the benchmarks: a
  * straightforward loop in a fixed summation order (entries of a row in stored order), so results
  * are deterministic. Arguments are checked by the front end (csr_ops.c). */

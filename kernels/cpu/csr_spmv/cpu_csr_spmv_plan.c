@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CPU backend: CSR SpMV plans. The CPU has one SpMV kernel (sbm__cpu_csr_spmv, kernels/cpu/csr_{spmv,spmm,gemm}/),
  * so every format is computed from a CSR copy of A held by the plan and sbm_spmv_plan_format
  * reports SBM_SPMV_CSR_SCALAR. The ELL and DIA padding limits are still measured and applied

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Block SpGEMM on the CPU, shared by its two phases (cpu_gemm_plan.c, cpu_gemm_execute.c): C = U + alpha*op(A)*op(B) on CBC matrices.
  *
  * Gustavson's algorithm over block columns (CSparse cs_multiply; Davis, "Direct Methods for Sparse

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Block SpGEMM on the CPU, numeric phase (execute): the fixed-size block kernels, compiled once
  * per triple of SBM_GEMM_TRIPLES for the baseline target and, where the compiler and CPU allow,
  * once more for AVX2, plus the run-time-size kernels; see cpu_gemm.h for the algorithm. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Block SpGEMM on the CPU, symbolic phase (plan): the pattern of C and, per product, where its
  * block goes; see cpu_gemm.h for the algorithm. */
 #if defined(__linux__) && !defined(_DEFAULT_SOURCE)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Levenberg-Marquardt's predicted decrease on the CPU backend (lm_predicted of the solve layer's
  * table, solve_kernels.h), shared by BA's and SLAM's iterations. */
 #include "solve_kernels.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CPU backend: validation, transposes, conversions, addition, pattern hashes. */
 #include "cpu_backend.h"
 

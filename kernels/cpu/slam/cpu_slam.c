@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Pose-graph SLAM iterations on the CPU backend (the SLAM table, slam_kernels.h): the edges'
  * errors, Jacobians and robust weights, g2o's increments of the poses, and the damping of
  * Lambda's diagonal. The linearisation and the increments run on sbm__cpu_parallel_for; every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The SLAM kernel table of the CPU backend (slam_kernels.h), in the list's order. */
 #include "slam_kernels.h"
 

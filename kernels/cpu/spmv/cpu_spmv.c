@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Block SpMV on the CPU: y = alpha*op(A)*x + beta*y for CBC A, one fixed-size kernel per block
  * shape of SBM_BLOCK_SHAPES and a runtime-size one for the rest. */
 #include "cpu_backend.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bundle-adjustment linearisation on the CUDA backend (struct sbm__ba_model, ba_kernels.h),
  * on the context's stream, deterministic (no floating atomics; every sum in a fixed order).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CUDA backend's operation of the device-resident BA iteration (semantics of
  * kernels/cpu/ba/cpu_ba_solve.c): the block diagonal of the Schur complement, one thread per entry
  * of D summing its row of W's blocks in the row list's order (deterministic, no atomics). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The BA kernel table of the CUDA backend (ba_kernels.h), in the list's order. A constant
  * aggregate: no code runs at load time. */
 #include "ba_kernels.h"

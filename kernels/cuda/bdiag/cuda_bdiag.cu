@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Block-diagonal operations on the GPU: batched inverse of SPD diagonal blocks (Cholesky, one
  * thread per block, sbm_blk_spd_inverse of blocks/sbm_blocks.h) and D*A / A*D scaling (a team of
  * threads per block). The front end has checked that D is block-diagonal with every block

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Block-diagonal kernels (definitions; instantiated in cuda_bdiag.cu for the shapes of
  * SBM_BLOCK_SHAPES and the runtime-size shape through sbm_blk_select_shape). */
 #ifndef SBM_CUDA_BDIAG_CUH

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CUDA backend's sparse block Cholesky numeric phase: chol_numeric_create / chol_factor /
  * chol_numeric_destroy of the operations table (core_backend.h), from the symbolic structure
  * of chol_internal.h; chol_solve is in cuda_chol_solve.cu.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The GPU numeric phase of the sparse block Cholesky: what the orchestration (cuda_chol.cu) and
  * the kernels (cuda_chol_kernels.cu) share.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CUDA backend's dense Cholesky solve of a small system (dense_spd_solve of the solve layer's
  * table, solve_kernels.h; semantics of kernels/cpu/chol/cpu_chol_dense.c): the lower triangle
  * scattered into a dense matrix on the device, cusolverDnDpotrf / cusolverDnDpotrs, and the only

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Kernels of the GPU sparse block Cholesky (layout and conventions: cuda_chol.cuh).
  *
  * Factor, per level of the supernodal tree: the batched kernel takes one thread block per small

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CUDA backend's sparse block Cholesky solve (chol_solve of the operations table; the
  * numeric state and the factor: cuda_chol.cu).
  *

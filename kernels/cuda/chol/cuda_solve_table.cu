@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CUDA backend's table of the solve layer (solve_kernels.h), in the list's order: the sparse
  * and dense Cholesky (kernels/cuda/chol) and Levenberg-Marquardt's predicted decrease
  * (kernels/cuda/lm). A constant aggregate: no code runs at load time. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Scalar CSR SpGEMM on the GPU: C = A*B with a reusable plan.
  *
  * Row-wise ESC with the per-row analysis of Dalton, Olson, Bell, "Optimizing Sparse Matrix-Matrix

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared declarations of the scalar CSR SpGEMM (the algorithm is described in cuda_csr_gemm.cu):
  * bins, the plan, and the functions that cross its files --
  *   cuda_csr_gemm_kernels.cuh   short-row kernel templates (definitions)

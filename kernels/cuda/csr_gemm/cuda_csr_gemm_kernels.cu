@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Instantiations and launches of the short-row kernels of the scalar CSR SpGEMM: one per bin
  * (group size, capacity) and mode. */
 #include "cuda_csr_gemm_kernels.cuh"

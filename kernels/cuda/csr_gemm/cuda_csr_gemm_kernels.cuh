@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Short-row kernel templates of the scalar CSR SpGEMM (definitions; instantiated in
  * cuda_csr_gemm_kernels.cu for every bin's group size and capacity). Included by that file only. */
 #ifndef SBM_CUDA_CSR_GEMM_ROWS_CUH

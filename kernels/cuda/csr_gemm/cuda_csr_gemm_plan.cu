@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The scalar CSR SpGEMM plan (symbolic phase): products per row, bins, the short rows in shared
  * memory (cuda_csr_gemm_kernels.cu) and the long ones through the global ESC path
  * (cuda_csr_gemm_plan_esc.cu), then C's pattern and the plan's runs and pairs. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The global ESC path of the scalar CSR SpGEMM plan for long rows: expansion, sort per slice under
  * the memory budget (the ESC layer shared with the block SpGEMM, cuda_esc.cuh), row lengths,
  * columns (Dalton et al. Algorithm 3). */

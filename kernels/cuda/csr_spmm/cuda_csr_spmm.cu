@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Scalar CSR SpMM on the GPU: C = alpha*A*B + beta*C with dense B (n x ncols) and C (m x ncols).
  *
  * The two kernels of Yang, Buluc & Owens, "Design Principles for Sparse Matrix Multiplication on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared declarations of the scalar CSR SpMM (cuda_csr_spmm.cu describes the kernels and the
  * choice): tuning constants, the launch shape and arguments, and the launches --
  *   cuda_csr_spmm.cu              the choice and sbm__cuda_csr_spmm (shape, workspace, order)

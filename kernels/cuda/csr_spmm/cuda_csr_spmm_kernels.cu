@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Scalar CSR SpMM: the kernels' instantiations (every shape of cuda_csr_spmm.cu's choice, through
  * the switch below) and their launches on the context's stream. */
 #include "cuda_csr_spmm_kernels.cuh"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Scalar CSR SpMM kernel templates and their device helpers (definitions; instantiated in
  * cuda_csr_spmm_kernels.cu for every shape). Included by that file only. */
 #ifndef SBM_CUDA_CSR_SPMM_KERNELS_CUH

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Scalar CSR SpMV on the GPU, y = alpha*A*x + beta*y, after Bell & Garland, "Efficient Sparse
  * Matrix-Vector Multiplication on CUDA" (NVIDIA technical report, 2008), plus a
  * merge-path CSR kernel (Merrill & Garland, "Merge-based parallel sparse matrix-vector

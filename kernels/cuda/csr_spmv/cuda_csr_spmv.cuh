@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared declarations of the scalar CSR SpMV (cuda_csr_spmv.cu describes the kernels and the
  * choice): kernel configurations, the plan, and the functions that cross its files --
  *   cuda_csr_spmv.cu              the choice: row statistics cache, kernel and format choice,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Instantiations and launches of the scalar CSR SpMV kernels: the compiled vector and merge
  * configurations (SBM__CSR_MERGE_CONFIGS), COO, ELL and DIA, the scaling and fix-up passes. */
 #include "cuda_csr_spmv_kernels.cuh"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Scalar CSR SpMV kernel templates and their device helpers (definitions; instantiated in
  * cuda_csr_spmv_kernels.cu for the compiled configurations). Included by that file only. */
 #ifndef SBM_CUDA_CSR_SPMV_KERNELS_CUH

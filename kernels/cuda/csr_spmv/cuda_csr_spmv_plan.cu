@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Scalar CSR SpMV plans: a format chosen once (cuda_csr_spmv.cu), its arrays built
  * (cuda_csr_spmv_plan_formats.cu), values updated in place, executed by the format's kernel. */
 #include "cuda_csr_spmv.cuh"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Statistics and format conversions of the scalar CSR SpMV: row statistics, HYB width, DIA
  * diagonals, and the arrays of a plan in its format (made, or refilled with new values). */
 #include "cuda_csr_spmv.cuh"

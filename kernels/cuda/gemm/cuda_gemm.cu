@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Block SpGEMM on the GPU: C = U + alpha*op(A)*op(B) for CBC matrices by expand-sort-compress
  * with operand pointers (Polok, Ila, Smrz, "Fast Sparse Matrix Multiplication on GPU").
  *

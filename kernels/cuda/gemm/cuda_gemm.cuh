@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared declarations of the block SpGEMM (C = U + alpha*op(A)*op(B), expand-sort-compress;
  * the algorithm is described in cuda_gemm.cu): the plan, the numeric kernels' identifiers and
  * tile geometry, and the functions that cross its files --

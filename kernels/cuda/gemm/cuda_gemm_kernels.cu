@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Instantiations and launches of the block SpGEMM's numeric kernels (cuda_gemm_kernels.cuh):
  * every kernel template is instantiated for the triples of SBM_GEMM_TRIPLES (and the generic
  * thread-per-element one for any other) through the one selector, sbm_blk_select_triple. */

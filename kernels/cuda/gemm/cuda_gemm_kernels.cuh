@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Numeric kernels of the block SpGEMM (definitions; instantiated in cuda_gemm_kernels.cu for
  * every triple of SBM_GEMM_TRIPLES through sbm_blk_select_triple): every output block sums the
  * dense block products of its run of sorted entries, in that order, so results are

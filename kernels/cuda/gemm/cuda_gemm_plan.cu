@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The block SpGEMM plan (symbolic phase, all integer work, deterministic): setup (Algorithm 1),
  * expansion and sort in slices under the memory budget (Algorithm 2), compression (Algorithm
  * 3); see cuda_gemm.cu for the algorithm and cuda_gemm.cuh for the plan. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Levenberg-Marquardt's predicted decrease on the CUDA backend (lm_predicted of the solve layer's
  * table, solve_kernels.h), shared by BA's and SLAM's iterations: a fixed grid of LM_BLOCKS
  * partial sums, each block's joined by a fixed halving tree, then one block joining the

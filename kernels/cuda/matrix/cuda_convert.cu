@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CUDA backend: CBC <-> CSR conversions and the sparse add. Semantics follow the CPU backend
  * (kernels/cpu/matrix/cpu_matrix.c) exactly: sorted output, structural zeros kept; integer-only index
  * computations, so results are deterministic. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CUDA backend: validation, pattern fingerprints, transposes, CBC -> BSR, row views (the CBC <->
  * CSR conversions and the sparse add are in cuda_convert.cu). Semantics follow the CPU backend
  * (kernels/cpu/matrix/cpu_matrix.c) exactly: sorted output,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The ESC layer shared by the SpGEMM plans (cuda_esc.cuh): sort variant, slices under the memory
  * budget, their workspace, the sort of a slice. */
 #include "cuda_esc.cuh"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The expand-sort-compress (ESC) layer shared by the block SpGEMM plan (cuda_gemm_plan.cu) and
  * the global path of the scalar CSR SpGEMM plan (cuda_csr_gemm_plan_esc.cu), section 4 of the
  * design card: the sort variant of an expansion, its cut into slices of whole segments (output

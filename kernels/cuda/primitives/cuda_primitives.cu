@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared device-wide primitives: scans, radix and segmented sorts (CUB), and the pattern
  * transpose every conversion builds on. One implementation used by the block and (later) the
  * scalar paths alike. All CUB instantiations live in this

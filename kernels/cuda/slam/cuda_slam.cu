@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Pose-graph SLAM iterations on the CUDA backend (the SLAM table, slam_kernels.h): one thread
  * per edge for the errors, Jacobians and robust weights (the model of blocks/, the same
  * code as the CPU backend), one per free slot for g2o's increments, one per block column for

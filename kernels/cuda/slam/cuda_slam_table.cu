@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The SLAM kernel table of the CUDA backend (slam_kernels.h), in the list's order. A constant
  * aggregate: no code runs at load time. */
 #include "slam_kernels.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Block SpMV on the GPU: y = alpha*op(A)*x + beta*y for CBC A. Deterministic: every y entry is
  * owned by one thread that sums in a fixed order (no floating-point atomics). The summation
  * order and the treatment of alpha and beta are the CPU backend's (kernels/cpu/spmv/cpu_spmv.c).

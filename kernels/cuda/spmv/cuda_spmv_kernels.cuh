@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Block SpMV kernels (definitions; instantiated in cuda_spmv.cu for the shapes of
  * SBM_BLOCK_SHAPES and the runtime-size shape through sbm_blk_select_shape). See cuda_spmv.cu
  * for the versions and the choice among them. */

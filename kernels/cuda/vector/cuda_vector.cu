@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Vector operations of the CUDA backend for the solvers (src/solve): dot, max |x|, axpy, xpay, scale, on
  * the context's stream.
  *
