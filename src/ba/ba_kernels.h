@@ -76,19 +76,9 @@ typedef struct sbm__ba_lin_result {
       (sbm_ctx *ctx, const sbm_cbc *U, const int64_t *udiag, const sbm_cbc *Y, const sbm_cbc *W,   \
        const int64_t *wrow_ptr, const int64_t *wrow_blk, sbm_cbc *D))
 
-typedef struct sbm__ba_kernels {
-    SBM__BA_KERNELS(SBM__KERNEL_FIELD)
-} sbm__ba_kernels;
-
-SBM__BA_KERNELS(SBM__KERNEL_CPU_PROTO)
-SBM__BA_KERNELS(SBM__KERNEL_CUDA_PROTO)
-
-extern const sbm__ba_kernels sbm__cpu_ba_kernels;
-/* NULL when the library is built without CUDA (defined in kernels/cuda/ba/ with CUDA,
- * src/ba/ba_kernels.c without). */
-const sbm__ba_kernels *sbm__cuda_ba_kernels(void);
-/* @return the table of ctx's backend. */
-const sbm__ba_kernels *sbm__ba_kernels_of(const sbm_ctx *ctx);
+/* The table, both backends' prototypes, the CPU table, the CUDA getter (NULL without CUDA) and
+ * sbm__ba_kernels_of(ctx), the table of ctx's backend (core_backend.h). */
+SBM__DECLARE_KERNEL_TABLE(ba, SBM__BA_KERNELS)
 
 #ifdef __cplusplus
 }

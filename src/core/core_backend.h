@@ -27,6 +27,19 @@ extern "C" {
 #define SBM__KERNEL_CUDA_INIT(ret, name, params) sbm__cuda_##name,
 #define SBM__KERNEL_NULL_INIT(ret, name, params) NULL,
 #define SBM__KERNEL_NONE(ret, name, params)
+/* A layer's kernel table from its list LIST(X): the struct sbm__<t>_kernels, both backends'
+ * prototypes, the CPU table sbm__cpu_<t>_kernels, the CUDA table's getter sbm__cuda_<t>_kernels()
+ * (NULL without CUDA: the layer's sbm__<t>_kernels.c defines it then) and the lookup of a
+ * context's table, sbm__<t>_kernels_of (the same file). One line in each layer's header. */
+#define SBM__DECLARE_KERNEL_TABLE(t, LIST)                                                         \
+    typedef struct sbm__##t##_kernels {                                                            \
+        LIST(SBM__KERNEL_FIELD)                                                                    \
+    } sbm__##t##_kernels;                                                                          \
+    LIST(SBM__KERNEL_CPU_PROTO)                                                                    \
+    LIST(SBM__KERNEL_CUDA_PROTO)                                                                   \
+    extern const sbm__##t##_kernels sbm__cpu_##t##_kernels;                                        \
+    const sbm__##t##_kernels *sbm__cuda_##t##_kernels(void);                                       \
+    const sbm__##t##_kernels *sbm__##t##_kernels_of(const sbm_ctx *ctx);
 
 /* The core table: the backend's memory space and context, and the core operations. Each
  * backend fills one; the front end checks arguments and dispatches through it. Operands are

@@ -56,19 +56,9 @@ typedef struct sbm__slam_edges {
       (sbm_ctx *ctx, int64_t nb, int d, const int64_t *pos, double lambda, const double *D,        \
        const double *L, double *V, double *blocks, int64_t *h_bad))
 
-typedef struct sbm__slam_kernels {
-    SBM__SLAM_KERNELS(SBM__KERNEL_FIELD)
-} sbm__slam_kernels;
-
-SBM__SLAM_KERNELS(SBM__KERNEL_CPU_PROTO)
-SBM__SLAM_KERNELS(SBM__KERNEL_CUDA_PROTO)
-
-extern const sbm__slam_kernels sbm__cpu_slam_kernels;
-/* NULL when the library is built without CUDA (defined in kernels/cuda/slam/ with CUDA,
- * src/slam/slam_kernels.c without). */
-const sbm__slam_kernels *sbm__cuda_slam_kernels(void);
-/* @return the table of ctx's backend. */
-const sbm__slam_kernels *sbm__slam_kernels_of(const sbm_ctx *ctx);
+/* The table, both backends' prototypes, the CPU table, the CUDA getter (NULL without CUDA) and
+ * sbm__slam_kernels_of(ctx), the table of ctx's backend (core_backend.h). */
+SBM__DECLARE_KERNEL_TABLE(slam, SBM__SLAM_KERNELS)
 
 #ifdef __cplusplus
 }

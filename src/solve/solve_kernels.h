@@ -46,20 +46,9 @@ extern "C" {
       (sbm_ctx *ctx, int64_t n, double lambda, const double *D, double gsign, const double *g,     \
        const double *step, double *h_pred))
 
-typedef struct sbm__solve_kernels {
-    SBM__SOLVE_KERNELS(SBM__KERNEL_FIELD)
-} sbm__solve_kernels;
-
-SBM__SOLVE_KERNELS(SBM__KERNEL_CPU_PROTO)
-SBM__SOLVE_KERNELS(SBM__KERNEL_CUDA_PROTO)
-
-extern const sbm__solve_kernels sbm__cpu_solve_kernels;
-/* NULL when the library is built without CUDA (defined in kernels/cuda/chol/ with CUDA,
- * src/solve/solve_kernels.c without). */
-const sbm__solve_kernels *sbm__cuda_solve_kernels(void);
-
-/* @return the table of ctx's backend (NULL for a backend without one). */
-const sbm__solve_kernels *sbm__solve_kernels_of(const sbm_ctx *ctx);
+/* The table, both backends' prototypes, the CPU table, the CUDA getter (NULL without CUDA) and
+ * sbm__solve_kernels_of(ctx), the table of ctx's backend (core_backend.h). */
+SBM__DECLARE_KERNEL_TABLE(solve, SBM__SOLVE_KERNELS)
 /* White-box tests only (tests/test_chol_errors.c: an operation a backend lacks): contexts of
  * backend b find k instead of their backend's table, until k is NULL again. Not thread-safe. */
 void sbm__solve_kernels_replace(sbm_backend b, const sbm__solve_kernels *k);
