@@ -581,9 +581,12 @@ static void test_gemm_plan_errors(void **state)
     SBM_ASSERT_FAILS(ctx, sbm_cbc_gemm_plan(ctx, SBM_OP_N, A, SBM_OP_N, B, NULL, 6u, &plan, &C),
                      SBM_ERR_INVALID_ARGUMENT, "argument flags: unknown bits 0x6");
     SBM_ASSERT_FAILS(ctx, sbm_cbc_gemm_plan(ctx, SBM_OP_N, A, SBM_OP_N, Bk, NULL, 0, &plan, &C),
-                     SBM_ERR_BLOCK_SHAPE, "inner block sizes differ: op_a(A) has 3x2 blocks, op_b(B) has 4x3");
+                     SBM_ERR_BLOCK_SHAPE,
+                     "inner block sizes differ: op_a(A) has 3x2 blocks, op_b(B) has 4x3 blocks: a "
+                     "block of op_a(A) has 2 columns, one of op_b(B) 4 rows");
     SBM_ASSERT_FAILS(ctx, sbm_cbc_gemm_plan(ctx, SBM_OP_T, A, SBM_OP_N, B, NULL, 0, &plan, &C),
-                     SBM_ERR_BLOCK_SHAPE, "op_a(A) has 2x3 blocks, op_b(B) has 2x3 (A is 3x2 with op T");
+                     SBM_ERR_BLOCK_SHAPE, "op_a(A) has 2x3 blocks, op_b(B) has 2x3 blocks: a block of op_a(A) has 3 "
+                     "columns, one of op_b(B) 2 rows (A is 3x2 with op T");
     SBM_ASSERT_FAILS(ctx, sbm_cbc_gemm_plan(ctx, SBM_OP_N, A, SBM_OP_N, Bn, NULL, 0, &plan, &C),
                      SBM_ERR_DIMENSION_MISMATCH,
                      "inner dimensions differ: op_a(A) is 4 x 5 blocks, op_b(B) is 6 x 4 blocks");

@@ -55,8 +55,10 @@ static sbm_status check_operands(sbm_ctx *ctx, sbm_op op_a, const sbm_cbc *A, sb
     if (a.c != b.r)
         return sbm__error(ctx, SBM_ERR_BLOCK_SHAPE,
                           "inner block sizes differ: op_a(A) has %dx%d blocks, op_b(B) has %dx%d "
+                          "blocks: a block of op_a(A) has %d columns, one of op_b(B) %d rows "
                           "(A is %dx%d with op %s, B is %dx%d with op %s)",
-                          a.r, a.c, b.r, b.c, A->r, A->c, op_name(op_a), B->r, B->c, op_name(op_b));
+                          a.r, a.c, b.r, b.c, a.c, b.r, A->r, A->c, op_name(op_a), B->r, B->c,
+                          op_name(op_b));
     if (a.nbc != b.nbr)
         return sbm__error(ctx, SBM_ERR_DIMENSION_MISMATCH,
                           "inner dimensions differ: op_a(A) is %" PRId64 " x %" PRId64
