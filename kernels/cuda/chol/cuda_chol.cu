@@ -315,9 +315,10 @@ static sbm_status sbm__chol_factor_setup(sbm_ctx *ctx, const sbm__chol_symbolic 
             if (M < dense) continue;
             const int K = (int)((sym->sup_col[s + 1] - sym->sup_col[s]) * sym->b);
             int w = 0;
-            SBM__SOLVER(ctx, cusolverDnDpotrf_bufferSize(sbm__cuda_solver(ctx),
-                                                         CUBLAS_FILL_MODE_LOWER, K,
-                                                         num->d_F + num->h_f_ptr[s], (int)M, &w),
+            SBM__SOLVER(ctx,
+                        SBM__CUDA_LIB(cusolverDnDpotrf_bufferSize)(
+                            sbm__cuda_solver(ctx), CUBLAS_FILL_MODE_LOWER, K,
+                            num->d_F + num->h_f_ptr[s], (int)M, &w),
                         "cusolverDnDpotrf_bufferSize");
             if (w > lwork) lwork = w;
             num->fac_dense_sup[nd++] = s;
@@ -363,9 +364,10 @@ static sbm_status sbm__chol_potrf(sbm_ctx *ctx, const sbm__chol_symbolic *sym,
     sbm_status st = SBM_SUCCESS;
     const int M = (int)sbm__chol_front_rows(sym, s);
     const int K = (int)((sym->sup_col[s + 1] - sym->sup_col[s]) * sym->b);
-    SBM__SOLVER(ctx, cusolverDnDpotrf(sbm__cuda_solver(ctx), CUBLAS_FILL_MODE_LOWER, K,
-                                      num->d_F + num->h_f_ptr[s], M, work, num->fac_lwork,
-                                      num->dev.info + s),
+    SBM__SOLVER(ctx,
+                SBM__CUDA_LIB(cusolverDnDpotrf)(sbm__cuda_solver(ctx), CUBLAS_FILL_MODE_LOWER, K,
+                                                num->d_F + num->h_f_ptr[s], M, work,
+                                                num->fac_lwork, num->dev.info + s),
                 "cusolverDnDpotrf of a front");
 done:
     return st;
@@ -383,11 +385,14 @@ static sbm_status sbm__chol_dense_update(sbm_ctx *ctx, const sbm__chol_symbolic 
     double *F = num->d_F + num->h_f_ptr[s];
     cublasHandle_t blas = sbm__cuda_blas(ctx);
     if (U == 0) goto done;
-    SBM__BLAS(ctx, cublasDtrsm(blas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T,
-                               CUBLAS_DIAG_NON_UNIT, U, K, &one, F, M, F + K, M),
+    SBM__BLAS(ctx,
+              SBM__CUDA_LIB(cublasDtrsm)(blas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER,
+                                         CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, U, K, &one, F, M,
+                                         F + K, M),
               "cublasDtrsm of a front");
-    SBM__BLAS(ctx, cublasDsyrk(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, U, K, &minus_one,
-                               F + K, M, &one, F + K + (int64_t)K * M, M),
+    SBM__BLAS(ctx,
+              SBM__CUDA_LIB(cublasDsyrk)(blas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, U, K,
+                                         &minus_one, F + K, M, &one, F + K + (int64_t)K * M, M),
               "cublasDsyrk of a front");
 done:
     return st;

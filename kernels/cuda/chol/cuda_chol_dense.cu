@@ -64,10 +64,13 @@ sbm_status sbm__cuda_dense_spd_solve(sbm_ctx *ctx, const sbm_cbc *A, const doubl
     *failed = -1;
     SBM__CK(sbm__cuda_enter(ctx));
     SBM__CK(sbm__cuda_lib_handles(ctx));
-    SBM__SOLVER(ctx, cusolverDnSetStream(sbm__cuda_solver(ctx), s), "cusolverDnSetStream");
+    SBM__SOLVER(ctx, SBM__CUDA_LIB(cusolverDnSetStream)(sbm__cuda_solver(ctx), s),
+                "cusolverDnSetStream");
     /* the size query reads no matrix: any device pointer will do before M is carved */
-    SBM__SOLVER(ctx, cusolverDnDpotrf_bufferSize(sbm__cuda_solver(ctx), CUBLAS_FILL_MODE_LOWER,
-                                                 (int)n, (double *)b, (int)n, &lwork),
+    SBM__SOLVER(ctx,
+                SBM__CUDA_LIB(cusolverDnDpotrf_bufferSize)(sbm__cuda_solver(ctx),
+                                                           CUBLAS_FILL_MODE_LOWER, (int)n,
+                                                           (double *)b, (int)n, &lwork),
                 "cusolverDnDpotrf_bufferSize");
     o_work = sbm__carve_add(&cv, (size_t)(lwork > 0 ? lwork : 1) * sizeof(double));
     SBM__CK(sbm__cuda_workspace(ctx, SBM__WS_OP_A, cv.total, (void **)&base));
@@ -83,8 +86,9 @@ sbm_status sbm__cuda_dense_spd_solve(sbm_ctx *ctx, const sbm_cbc *A, const doubl
                                                                 A->colptr, A->rowind, A->values, M);
         SBM__LAUNCHED(ctx, "dense form of the system");
     }
-    SBM__SOLVER(ctx, cusolverDnDpotrf(sbm__cuda_solver(ctx), CUBLAS_FILL_MODE_LOWER, (int)n, M,
-                                      (int)n, work, lwork, d_info),
+    SBM__SOLVER(ctx,
+                SBM__CUDA_LIB(cusolverDnDpotrf)(sbm__cuda_solver(ctx), CUBLAS_FILL_MODE_LOWER,
+                                                (int)n, M, (int)n, work, lwork, d_info),
                 "cusolverDnDpotrf");
     sbm__k_dense_check<<<sbm__grid(n, 256), 256, 0, s>>>(n, M, d_info, d_first);
     SBM__LAUNCHED(ctx, "pivot check of the dense factor");
@@ -96,8 +100,9 @@ sbm_status sbm__cuda_dense_spd_solve(sbm_ctx *ctx, const sbm_cbc *A, const doubl
     }
     if (x != b) SBM__CK(sbm__cuda_d2d(ctx, x, b, (size_t)n * sizeof(double)));
     /* potrs's info reports only illegal arguments, which these are not: left on the device */
-    SBM__SOLVER(ctx, cusolverDnDpotrs(sbm__cuda_solver(ctx), CUBLAS_FILL_MODE_LOWER, (int)n, 1, M,
-                                      (int)n, x, (int)n, d_info),
+    SBM__SOLVER(ctx,
+                SBM__CUDA_LIB(cusolverDnDpotrs)(sbm__cuda_solver(ctx), CUBLAS_FILL_MODE_LOWER,
+                                                (int)n, 1, M, (int)n, x, (int)n, d_info),
                 "cusolverDnDpotrs");
 done:
     return st;

@@ -27,20 +27,26 @@ static sbm_status sbm__chol_solve_dense(sbm_ctx *ctx, const sbm__chol_symbolic *
     double *w = W + num->h_w_rows[s] * nrhs;
     cublasHandle_t blas = sbm__cuda_blas(ctx);
     if (!backward) {
-        SBM__BLAS(ctx, cublasDtrsm(blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER,
-                                   CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, K, nrhs, &one, F, M, w, M),
+        SBM__BLAS(ctx,
+                  SBM__CUDA_LIB(cublasDtrsm)(blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER,
+                                             CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, K, nrhs, &one,
+                                             F, M, w, M),
                   "cublasDtrsm of the forward solve");
         if (U > 0)
-            SBM__BLAS(ctx, cublasDgemm(blas, CUBLAS_OP_N, CUBLAS_OP_N, U, nrhs, K,
-                                       &minus_one, F + K, M, w, M, &one, w + K, M),
+            SBM__BLAS(ctx,
+                      SBM__CUDA_LIB(cublasDgemm)(blas, CUBLAS_OP_N, CUBLAS_OP_N, U, nrhs, K,
+                                                 &minus_one, F + K, M, w, M, &one, w + K, M),
                       "cublasDgemm of the forward solve");
     } else {
         if (U > 0)
-            SBM__BLAS(ctx, cublasDgemm(blas, CUBLAS_OP_T, CUBLAS_OP_N, K, nrhs, U,
-                                       &minus_one, F + K, M, w + K, M, &one, w, M),
+            SBM__BLAS(ctx,
+                      SBM__CUDA_LIB(cublasDgemm)(blas, CUBLAS_OP_T, CUBLAS_OP_N, K, nrhs, U,
+                                                 &minus_one, F + K, M, w + K, M, &one, w, M),
                       "cublasDgemm of the backward solve");
-        SBM__BLAS(ctx, cublasDtrsm(blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER,
-                                   CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, K, nrhs, &one, F, M, w, M),
+        SBM__BLAS(ctx,
+                  SBM__CUDA_LIB(cublasDtrsm)(blas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER,
+                                             CUBLAS_OP_T, CUBLAS_DIAG_NON_UNIT, K, nrhs, &one,
+                                             F, M, w, M),
                   "cublasDtrsm of the backward solve");
     }
 done:
