@@ -178,6 +178,7 @@ int cli_ba_parse(int argc, char **argv, unsigned mask, const char *cmd, const ch
     }
     const char *same = cli_outputs(o->out, o->rhs);
     if (same) return cli_command_error(usage, cmd, same, o->rhs);
+    if (cli_output_folder_error(o->out) || cli_output_folder_error(o->rhs)) return EXIT_FAILURE;
     return -1;
 }
 

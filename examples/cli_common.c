@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <time.h>
 
 int cli_command_error(const char *usage, const char *cmd, const char *fmt, const char *arg)
@@ -62,6 +63,27 @@ int cli_match_option(int argc, char **argv, int *i, const char *name, int has_va
 /* ---------------------------------------------------------------------------------------- */
 
 static int report_to_stderr;
+
+int cli_output_folder_error(const char *path)
+{
+    if (!path || !path[0] || strcmp(path, "-") == 0) return 0;
+    char dir[4096];
+    const size_t n = strlen(path);
+    if (n >= sizeof dir) return 0; /* the writer reports it */
+    memcpy(dir, path, n + 1);
+    char *slash = strrchr(dir, '/');
+    if (!slash) strcpy(dir, ".");
+    else if (slash == dir) dir[1] = '\0';
+    else *slash = '\0';
+    struct stat st;
+    const char *why = NULL;
+    if (stat(dir, &st) != 0) why = "does not exist";
+    else if (!S_ISDIR(st.st_mode)) why = "is not a folder";
+    else if (access(dir, W_OK | X_OK) != 0) why = "is not writable";
+    if (!why) return 0;
+    fprintf(stderr, "sbm: cannot write '%s': the folder '%s' %s\n", path, dir, why);
+    return EXIT_FAILURE;
+}
 
 const char *cli_outputs(const char *a, const char *b)
 {

@@ -38,6 +38,10 @@ int cli_match_option(int argc, char **argv, int *i, const char *name, int has_va
  * the library writes in place) sends the command's report lines to stderr, so that stdout
  * holds the file alone. @return NULL, or the message with '%s' for the path at fault. */
 const char *cli_outputs(const char *a, const char *b);
+/* Before any work: the folder an output file would go to exists and can be written (the file
+ * itself is written at the end, after a solve that may take long). Prints "sbm: cannot write
+ * 'PATH': ..." naming the folder. @return 0, or EXIT_FAILURE. NULL and "-" pass. */
+int cli_output_folder_error(const char *path);
 /* Where the report lines go: stdout, or stderr after cli_outputs saw "-". */
 FILE *cli_report(void);
 /* printf to cli_report(). */

@@ -193,6 +193,7 @@ static int parse_gemm(int argc, char **argv, gemm_args *g, int *help)
     if (g->out_path == NULL || g->out_path[0] == '\0')
         return cli_usage_error(usage_gemm, "gemm: %s", "needs an output file: -o C.mtx");
     cli_outputs(g->out_path, NULL);
+    if (cli_output_folder_error(g->out_path)) return EXIT_FAILURE;
     g->a_path = pos[0];
     g->b_path = pos[1];
     return 0;

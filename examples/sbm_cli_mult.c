@@ -346,6 +346,7 @@ static int parse_mult(int argc, char **argv, int spmm, mult_args *o)
     if (o->out_path == NULL || o->out_path[0] == '\0')
         MULT_USAGE("needs an output file: -o %s", spmm ? "C.mtx" : "Y.mtx");
     cli_outputs(o->out_path, NULL);
+    if (cli_output_folder_error(o->out_path)) return EXIT_FAILURE;
 #undef MULT_USAGE
     return -1;
 }

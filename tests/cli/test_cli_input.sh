@@ -18,7 +18,8 @@ fail=0
 RUN=""
 if command -v timeout >/dev/null 2>&1; then RUN="timeout 60"; fi
 
-# ok, bad, runs, fails
+# ok, bad, runs, fails; the test data beside this script
+DATA="$(cd "$(dirname "$0")/../data" && pwd)"
 . "$(dirname "$0")/cli_lib.sh"
 
 # Bounded reads: /dev/zero has no newline; refused after the 16 MiB line limit, in seconds.
@@ -73,6 +74,14 @@ if runs ba-solve --bal "$TMP/idle.bal" --iterations 1; then
         bad "ba-solve idle.bal: no warning on camera 1: $(cat "$TMP/run.err")"
 fi
 runs ba-solve --generate 4,20,3,7 --iterations 1 && { [ -s "$TMP/run.err" ] && bad "warnings on a determined problem: $(cat "$TMP/run.err")" || ok; }
+
+# An output into a missing folder is refused before the work (it was found after the solve).
+start=$(date +%s)
+fails 1 "cannot write '$TMP/no/such/dir/out.txt': the folder '$TMP/no/such/dir' does not exist" "-" \
+    ba-solve --generate 40,2000,3,7 --iterations 50 -o "$TMP/no/such/dir/out.txt"
+[ $(( $(date +%s) - start )) -le 5 ] && ok || bad "ba-solve -o into a missing folder: refused only after the solve"
+fails 1 "the folder '$TMP/no/such' does not exist" "-" slam-solve --g2o "$DATA/g2o/tinyGrid3D.g2o.bz2" -o "$TMP/no/such/x.g2o"
+fails 1 "the folder '$TMP/no/such' does not exist" "-" gemm "$DATA/mtx/karate.mtx.gz" "$DATA/mtx/karate.mtx.gz" -o "$TMP/no/such/C.mtx"
 
 # --threads N with any command: a usage error outside 1..64; the same bits for 1 and 2 threads.
 fails 2 "invalid thread count '0' (--threads: 1 to 64)" "-" --threads 0 ba-solve --generate 4,20,3,7
