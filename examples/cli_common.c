@@ -178,8 +178,12 @@ sbm_backend cli_backend_resolve(cli_backend backend)
 int cli_make_context(cli_backend backend, sbm_ctx **ctx)
 {
     const sbm_backend b = cli_backend_resolve(backend);
-    if (sbm_ctx_create(ctx, b, 0) != SBM_SUCCESS)
-        return cli_lib_error(NULL, b == SBM_BACKEND_CUDA ? "--backend cuda" : NULL);
+    if (sbm_ctx_create(ctx, b, 0) != SBM_SUCCESS) {
+        cli_lib_error(NULL, b == SBM_BACKEND_CUDA ? "--backend cuda" : NULL);
+        if (b == SBM_BACKEND_CUDA)
+            fprintf(stderr, "sbm: --backend auto runs on the GPU when there is one, else on the CPU\n");
+        return EXIT_FAILURE;
+    }
     return cli_apply_threads(*ctx);
 }
 

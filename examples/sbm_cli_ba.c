@@ -26,7 +26,7 @@
 static const char *const usage_ba_schur =
     "usage: sbm ba-schur --bal FILE [--backend cpu|cuda|auto] -o S.mtx [--rhs rhs.txt]\n"
     "\n"
-    "Reduced camera system of a BAL problem (plain or .bz2) at the file's parameters, without\n"
+    "Reduced camera system of a BAL problem (plain, gzip or bzip2) at the file's parameters, without\n"
     "damping: S = U - W V^-1 W^T with U = Jc^T Jc, V = Jp^T Jp, W = Jc^T Jp.\n"
     "\n"
     "  --bal FILE          the problem\n"
@@ -53,7 +53,7 @@ static const char *const usage_ba_solve =
     "parameter tolerance, zero cost) or \"NOT converged: iteration limit\" (or no progress),\n"
     "with a warning when PCG stopped at its iteration cap.\n"
     "\n"
-    "  --bal FILE          a BAL problem (plain or .bz2)\n"
+    "  --bal FILE          a BAL problem (plain, gzip or bzip2: told by the first bytes)\n"
     "  --generate C,P,K[,SEED]  a seeded synthetic problem: C cameras, P points, each seen by K\n"
     "                      cameras (SEED default 1)\n"
     "  --backend B         cpu (default), cuda, auto (cuda when a GPU is present)\n"

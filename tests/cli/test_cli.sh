@@ -492,6 +492,8 @@ if "$SBM" --version | grep -q "cuda backend: yes" && ! "$SBM" --version | grep -
 else
     fails 1 "sbm: " "$TMP/cuda.mtx" gemm --backend cuda "$K" "$K" -o "$TMP/cuda.mtx"
     fails 1 "--backend cuda" "$TMP/cuda.mtx" gemm --backend cuda "$W" "$W" -o "$TMP/cuda.mtx"
+    fails 1 "--backend auto runs on the GPU when there is one, else on the CPU" "$TMP/cuda.mtx" \
+        gemm --backend cuda "$W" "$W" -o "$TMP/cuda.mtx"
 fi
 
 # ------------------------------------------------------------------------------------------
