@@ -49,17 +49,8 @@ if has build; then
   rc=$?
   say "== build rc=$rc ($(elapsed))"
   if [ $rc -ne 0 ]; then grep -E "error|Error" "$OUT/build.log" | head -40; exit 1; fi
-  # the GPU benchmark: a target of bench/gpu/CMakeLists.txt (CUDA builds), else built here
-  if [ ! -x $BUILD/bin/sbm-bench-gpu ]; then
-    lapacke=$(grep -E "^SBM_LAPACKE_LIBRARY:" $BUILD/CMakeCache.txt | cut -d= -f2)
-    openblas=$(grep -E "^SBM_OPENBLAS_LIBRARY:" $BUILD/CMakeCache.txt | cut -d= -f2)
-    gcc -std=c11 -O2 -Wall -Wno-deprecated-declarations -DSBM_BENCH_DATA_DIR="\"$PWD/.data\"" \
-        -DSBM_BENCH_HAVE_CUDART=1 bench/gpu/*.c bench/peers/peer_cusparse*.c bench/common/generators.c \
-        bench/common/bench_util.c bench/common/bench_copy.c -Iinclude -Ibench \
-        -I/usr/local/cuda/include $BUILD/libsbm.a -L/usr/local/cuda/lib64 -lcusparse -lcusolver -lcublas -lcudart \
-        "$lapacke" "$openblas" -lstdc++ -lm -o $BUILD/bin/sbm-bench-gpu >>"$OUT/build.log" 2>&1
-    say "== sbm-bench-gpu built by hand rc=$?"
-  fi
+  # the GPU benchmark is a target of bench/gpu/CMakeLists.txt (built with the CUDA backend)
+  [ -x $BUILD/bin/sbm-bench-gpu ] || say "== sbm-bench-gpu was not built (see build.log)"
   # kernel resources (registers, spills) of the CUDA backend
   cuobjdump --dump-resource-usage $BUILD/libsbm.a 2>/dev/null | grep -E "Function|REG|STACK" \
       | paste - - | sed -E 's/Resource usage://' | awk '{$1=$1};1' | cut -c1-220 >>"$OUT/build.log"
