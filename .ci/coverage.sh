@@ -60,7 +60,7 @@ GATES = [
     ("ba_lm.c", ": small_step", "run", None),                    # parameter tolerance, accepted
     # after a rejected step (branches on the line below "stop = small_step ?"): parameter
     # tolerance, no progress, neither
-    ("ba_lm.c", ": *lambda > LAMBDA_MAX", "both", None),
+    ("ba_lm.c", ": *lambda > SBM__LM_LAMBDA_MAX", "both", None),
     ("ba_lm.c", "if (stop != SBM_STOP_NONE) {", "both", None),
     ("ba_lm.c", "if (st == SBM_SUCCESS && s->stale) {", "both", None),  # final gradient
     ("ba_lm.c", "if (s->n <= s->opt->dense_max_dim) {", "both", None), # AUTO: dense / above
@@ -74,7 +74,7 @@ GATES = [
     ("slam_lm.c", "if (!rep.linear_failed) {", "both", None),  # a trial step / a failed factorisation
     ("slam_lm.c", "lambda *= nu;", "run", None),                 # a rejected step (the trial dropped)
     ("slam_lm.c", "lambda *= fmax(1.0 / 3.0", "run", None),     # an accepted step
-    ("slam_lm.c", "if (lambda > MAX_LAMBDA)", "both", None),    # no progress
+    ("slam_lm.c", "if (lambda > SBM__LM_LAMBDA_MAX)", "both", None),    # no progress
     ("slam_lm.c", "else if (small)", "both", None),             # parameter tolerance, rejected
     ("slam_run.c", "rep->linear_iterations >= r->opt->pcg_max_iterations &&", "both", None),  # PCG cap
     ("slam_run.c", "if (r->n == 0) return SBM_STOP_NONE;", "both", None),  # no free vertex
