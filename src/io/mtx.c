@@ -265,7 +265,9 @@ static sbm_status mtx_parse_size_line(sbm__text_reader *rd, mtx_header *h, int64
                          v[2], file_bytes);
     /* the same rule as mtx_build_csr's for bucketing a wide matrix over its distinct columns */
     SBM__TRY(sbm__mtx_check_memory(rd, v[0], v[1], v[2], h->symmetry != MTX_GENERAL,
-                                   h->symmetry == MTX_GENERAL && v[1] > 2 * (v[0] + v[2]) + 4096));
+                                   h->symmetry == MTX_GENERAL &&
+                                       /* in double: nnz may be near INT64_MAX here */
+                                       (double)v[1] > 2.0 * ((double)v[0] + (double)v[2]) + 4096.0));
     h->m = v[0];
     h->n = v[1];
     h->nnz = v[2];
