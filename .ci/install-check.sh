@@ -7,7 +7,8 @@
 #   (c) cc gemm.c $(pkg-config --cflags --libs sbm)             run with LD_LIBRARY_PATH, and
 #       the README's recipe with -Wl,-rpath,$(pkg-config --variable=libdir sbm) run without it
 #   (d) cc gemm.c $(pkg-config --cflags --libs --static sbm)    in the prefix, and in a copy of it
-#       holding the static libraries only (so that the link really takes libsbm.a)
+#       holding the static libraries only (so that the link really takes libsbm.a); and
+#       cc gemm.c $(pkg-config --cflags --libs sbm-static) in the full prefix: no libsbm.so needed
 #   (e) a bundle-adjustment consumer (sbm_bal_generate + sbm_ba_solve) through sbm::ba,
 #       sbm::ba_static, sbm-ba and sbm-ba --static
 # Every variant of a program must print the same output. It also checks that libsbm.so (the core
@@ -168,7 +169,14 @@ check_build() {
     $cc "$src/gemm.c" -o "$b/gemm_pcstatic" $(pkg-config --cflags --libs --static sbm)
     $cc "$src/ba.c" -o "$b/ba" $(pkg-config --cflags --libs sbm-ba)
     $cc "$src/ba.c" -o "$b/ba_pcstatic" $(pkg-config --cflags --libs --static sbm-ba)
+    $cc "$src/gemm.c" -o "$b/gemm_pc_sbm_static" $(pkg-config --cflags --libs sbm-static)
+    $cc "$src/ba.c" -o "$b/ba_pc_sbm_static" $(pkg-config --cflags --libs sbm-ba-static)
   } || fail "$name: a pkg-config consumer did not build"
+  # sbm-static / sbm-ba-static: the static libraries although the .so files are beside them
+  links_sbm_shared "$b/gemm_pc_sbm_static" no
+  links_sbm_shared "$b/ba_pc_sbm_static" no
+  run "(d) pkg-config sbm-static" gemm "$b/gemm_pc_sbm_static"
+  run "(e) pkg-config sbm-ba-static" ba "$b/ba_pc_sbm_static"
   run "(c) pkg-config sbm" gemm "$b/gemm" LD_LIBRARY_PATH="$libdir"
   run "(c) pkg-config sbm, -Wl,-rpath" gemm "$b/gemm_rpath"
   run "(d) pkg-config --static sbm" gemm "$b/gemm_pcstatic" LD_LIBRARY_PATH="$libdir"

@@ -156,6 +156,7 @@ int cli_ba_parse(int argc, char **argv, unsigned mask, const char *cmd, const ch
     o->perturbation = 1.0;
     o->loss.type = SBM_LOSS_NONE;
     o->loss.scale = 1.0;
+    unsigned char seen[N_OPTIONS] = {0};
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = NULL;
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
@@ -168,10 +169,27 @@ int cli_ba_parse(int argc, char **argv, unsigned mask, const char *cmd, const ch
                (!(mask & options[k].group) ||
                 (m = cli_match_option(argc, argv, &i, options[k].name, 1, &v)) == 0))
             k++;
-        if (k == N_OPTIONS)
+        if (k == N_OPTIONS && a[0] != '-' && (mask & (OPT_BAL | OPT_G2O)) &&
+            !(o->bal || o->g2o)) {
+            /* the input file as a plain argument: "ba-solve FILE", "slam-solve FILE" */
+            v = a;
+            const char *input = (mask & OPT_BAL) ? "--bal" : "--g2o";
+            for (k = 0; strcmp(options[k].name, input) != 0; k++) continue;
+        } else if (k == N_OPTIONS) {
             return cli_command_error(usage, cmd, a[0] == '-' ? "unknown option '%s'"
                                                              : "unexpected argument '%s'", a);
+        }
         if (m < 0) return cli_command_error(usage, cmd, "option %s needs a value", a);
+        /* "-o" and "--output" are one option */
+        size_t slot = k;
+        if (strcmp(options[k].name, "-o") == 0)
+            for (slot = 0; strcmp(options[slot].name, "--output") != 0; slot++) continue;
+        if (seen[slot]++) {
+            const char *given = options[slot].name;
+            if (!strcmp(given, "--bal") || !strcmp(given, "--g2o"))
+                return cli_command_error(usage, cmd, "%s: one input file only", given);
+            return cli_command_error(usage, cmd, "option %s given twice", given);
+        }
         const char *at = v;
         const char *bad = cli_ba_set_option(o, options[k].name, v, mask, &at);
         if (bad) return cli_command_error(usage, cmd, bad, at);

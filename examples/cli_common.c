@@ -14,12 +14,72 @@
 #include <unistd.h>
 #include <time.h>
 
+/* Levenshtein distance of a and b[0..bn), capped at 9 (longer words are never suggested). */
+static int cli_distance(const char *a, const char *b, size_t bn)
+{
+    const size_t an = strlen(a);
+    if (an > 40 || bn > 40) return 9;
+    int row[41];
+    for (size_t j = 0; j <= bn; j++) row[j] = (int)j;
+    for (size_t i = 1; i <= an; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= bn; j++) {
+            const int up = row[j];
+            const int sub = diag + (a[i - 1] != b[j - 1]);
+            const int del = up + 1 < row[j - 1] + 1 ? up + 1 : row[j - 1] + 1;
+            row[j] = sub < del ? sub : del;
+            diag = up;
+        }
+    }
+    return row[bn] < 9 ? row[bn] : 9;
+}
+
+/* The word of the usage text nearest to a wrong option or command (options: the "--name" words;
+ * commands: the first word of an indented line), when it is near enough to be a typo. */
+static void cli_suggest(const char *usage, const char *arg, int command)
+{
+    if (arg == NULL || arg[0] == '\0') return;
+    const char *eq = strchr(arg, '=');
+    char word[64];
+    snprintf(word, sizeof word, "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
+    const char *best = NULL;
+    size_t best_len = 0;
+    int best_d = 9;
+    for (const char *p = usage; *p; p++) {
+        const int start = command ? (p[0] == ' ' && p[1] == ' ' && p[2] >= 'a' && p[2] <= 'z' &&
+                                     (p == usage || p[-1] == '\n'))
+                                  : (p[0] == '-' && p[1] == '-' && p[2] >= 'a' && p[2] <= 'z' &&
+                                     (p == usage || p[-1] == ' ' || p[-1] == '['));
+        if (!start) continue;
+        const char *w = command ? p + 2 : p;
+        const size_t n = strspn(w, "abcdefghijklmnopqrstuvwxyz0123456789-");
+        const int d = cli_distance(word, w, n);
+        if (d < best_d) best = w, best_len = n, best_d = d;
+    }
+    const int limit = strlen(word) < 6 ? 1 : 2;
+    if (best && best_d > 0 && best_d <= limit)
+        fprintf(stderr, " (did you mean '%.*s'?)", (int)best_len, best);
+}
+
 int cli_command_error(const char *usage, const char *cmd, const char *fmt, const char *arg)
 {
     fprintf(stderr, "sbm: ");
     if (cmd) fprintf(stderr, "%s: ", cmd);
     fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n%s", usage);
+    if (strstr(fmt, "unknown option")) cli_suggest(usage, arg, 0);
+    if (strstr(fmt, "unknown command")) cli_suggest(usage, arg, 1);
+    /* the synopsis (the usage text up to its first blank line), not the whole help */
+    const char *end = strstr(usage, "\n\n");
+    const int len = end ? (int)(end - usage) + 1 : (int)strlen(usage);
+    fprintf(stderr, "\n%.*s", len, usage);
+    if (end) {
+        /* the command the usage text is about: "usage: sbm CMD ..." */
+        const char *c = strncmp(usage, "usage: sbm ", 11) == 0 ? usage + 11 : "";
+        int clen = (int)strcspn(c, " \n");
+        if (c[0] < 'a' || c[0] > 'z') clen = 0; /* the main usage: "sbm [--threads N] COMMAND" */
+        fprintf(stderr, "Run 'sbm %.*s%s--help' for every option.\n", clen, c, clen ? " " : "");
+    }
     return EXIT_USAGE;
 }
 
@@ -28,14 +88,33 @@ int cli_usage_error(const char *usage, const char *fmt, const char *arg)
     return cli_command_error(usage, NULL, fmt, arg);
 }
 
+/* The library's messages name the C option a caller sets; the CLI user sets a command-line
+ * option instead, so those names are shown as the options. */
+static const struct {
+    const char *c_name, *cli_option;
+} c_names[] = {
+    {"SBM_G2O_INFORMATION_REPAIR", "--information repair"},
+};
+
 int cli_lib_error(const sbm_ctx *ctx, const char *context)
 {
     const char *msg = sbm_ctx_last_error(ctx);
     if (msg == NULL || msg[0] == '\0') msg = "unknown error";
-    if (context != NULL)
-        fprintf(stderr, "sbm: %s: %s\n", context, msg);
-    else
-        fprintf(stderr, "sbm: %s\n", msg);
+    fprintf(stderr, "sbm: ");
+    if (context != NULL) fprintf(stderr, "%s: ", context);
+    while (*msg) {
+        size_t k = 0, n = 0;
+        while (k < sizeof c_names / sizeof c_names[0] &&
+               strncmp(msg, c_names[k].c_name, n = strlen(c_names[k].c_name)) != 0)
+            k++;
+        if (k < sizeof c_names / sizeof c_names[0]) {
+            fputs(c_names[k].cli_option, stderr);
+            msg += n;
+        } else {
+            fputc(*msg++, stderr);
+        }
+    }
+    fputc('\n', stderr);
     return EXIT_FAILURE;
 }
 

@@ -466,6 +466,9 @@ done:
 
 int main(int argc, char **argv)
 {
+    /* one line at a time into a pipe too, so that progress shows as it happens and a report
+     * line never arrives after an error printed below it */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     const int trc = cli_take_threads(&argc, argv, usage_main);
     if (trc) return trc;
     if (argc < 2) {

@@ -24,12 +24,12 @@
 #include "cli_ba_common.h"
 
 static const char *const usage_ba_schur =
-    "usage: sbm ba-schur --bal FILE [--backend cpu|cuda|auto] -o S.mtx [--rhs rhs.txt]\n"
+    "usage: sbm ba-schur [--bal] FILE [--backend cpu|cuda|auto] -o S.mtx [--rhs rhs.txt]\n"
     "\n"
     "Reduced camera system of a BAL problem (plain, gzip or bzip2) at the file's parameters, without\n"
     "damping: S = U - W V^-1 W^T with U = Jc^T Jc, V = Jp^T Jp, W = Jc^T Jp.\n"
     "\n"
-    "  --bal FILE          the problem\n"
+    "  --bal FILE          the problem (--bal may be left out)\n"
     "  --backend B         where S is formed: cpu (default), cuda, auto (cuda when a GPU is present)\n"
     "  -o, --output FILE   S as a full symmetric scalar Matrix Market file: 9 unknowns per\n"
     "                      camera in BAL order (angle-axis, translation, f, k1, k2), cameras as\n"
@@ -37,7 +37,7 @@ static const char *const usage_ba_schur =
     "  --rhs FILE          the reduced rhs gc - W V^-1 gp (g = -J^T r), one value per line\n";
 
 static const char *const usage_ba_solve =
-    "usage: sbm ba-solve (--bal FILE | --generate C,P,K[,SEED]) [--backend cpu|cuda|auto]\n"
+    "usage: sbm ba-solve ([--bal] FILE | --generate C,P,K[,SEED]) [--backend cpu|cuda|auto]\n"
     "                    [--iterations N]\n"
     "                    [--linear-solver auto|dense|sparse|pcg|pcg-matrix-free]\n"
     "                    [--pcg-iterations N] [--pcg-tolerance T]\n"
@@ -53,7 +53,8 @@ static const char *const usage_ba_solve =
     "parameter tolerance, zero cost) or \"NOT converged: iteration limit\" (or no progress),\n"
     "with a warning when PCG stopped at its iteration cap.\n"
     "\n"
-    "  --bal FILE          a BAL problem (plain, gzip or bzip2: told by the first bytes)\n"
+    "  --bal FILE          a BAL problem (plain, gzip or bzip2: told by the first bytes); --bal\n"
+    "                      may be left out\n"
     "  --generate C,P,K[,SEED]  a seeded synthetic problem: C cameras, P points, each seen by K\n"
     "                      cameras (SEED default 1)\n"
     "  --backend B         cpu (default), cuda, auto (cuda when a GPU is present)\n"

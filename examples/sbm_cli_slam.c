@@ -17,16 +17,14 @@
 #include "cli_ba_common.h"
 
 static const char *const usage_slam_info =
-    "usage: sbm slam-info --g2o FILE [--information refuse|repair] [--backend cpu|cuda|auto]\n"
+    "usage: sbm slam-info [--g2o] FILE [--information refuse|repair] [--backend cpu|cuda|auto]\n"
     "                     -o L.mtx [--rhs b.txt]\n"
     "\n"
     "Information matrix Lambda = J^T Omega J of a g2o pose graph at its initial estimate (the\n"
     "spanning-tree start for files without VERTEX lines), fixed vertices removed.\n"
     "\n"
-    "  --g2o FILE          the graph (VERTEX_SE2/EDGE_SE2 or VERTEX_SE3:QUAT/EDGE_SE3:QUAT, FIX)\n"
     "  --g2o FILE          the pose graph: SE2 or SE3:QUAT vertices and edges, FIX lines (plain,\n"
-    "                      gzip or bzip2: told by the first bytes)\n"
-    "  --backend B         cpu, cuda or auto (default: cuda when a GPU is present, else cpu)\n"
+    "                      gzip or bzip2: told by the first bytes); --g2o may be left out\n"
     "  --information M     an indefinite edge information matrix: refuse (default: the file is\n"
     "                      an error naming its first such edge and their count) or repair (each\n"
     "                      projected to the nearest positive semidefinite matrix, counted)\n"
@@ -36,7 +34,7 @@ static const char *const usage_slam_info =
     "  --rhs FILE          b = J^T Omega e, one value per line (the step solves Lambda dx = -b)\n";
 
 static const char *const usage_slam_solve =
-    "usage: sbm slam-solve --g2o FILE [--information refuse|repair] [--backend cpu|cuda|auto]\n"
+    "usage: sbm slam-solve [--g2o] FILE [--information refuse|repair] [--backend cpu|cuda|auto]\n"
     "                      [--method lm|gn] [--iterations N] [--linear-solver auto|sparse|dense|pcg]\n"
     "                      [--pcg-iterations N] [--pcg-tolerance T]\n"
     "                      [--loss none|huber:A|cauchy:A] [-o optimised.g2o]\n"

@@ -835,6 +835,21 @@ if "$SBM" --version | grep -qE "^sbm [0-9]+\.[0-9]+\.[0-9]+$"; then ok; else bad
 fails 2 "usage: sbm" "-"
 fails 2 "unknown command" "-" frobnicate
 fails 2 "unknown option" "-" --frobnicate
+fails 2 "unknown command 'slam-solv' (did you mean 'slam-solve'?)" "-" slam-solv
+fails 2 "unknown option '--blok' (did you mean '--block'?)" "-" info --blok 2 A.mtx
+# output into a pipe comes a line at a time (line-buffered stdout), so that progress shows as
+# it happens: the first lines reach a FIFO while a long solve still runs (fully buffered, they
+# would arrive only at its exit)
+mkfifo "$TMP/pipe"
+"$SBM" ba-solve --generate 400,40000,4 --iterations 200 --pcg-tolerance 1e-12 >"$TMP/pipe" 2>/dev/null &
+solver=$!
+exec 7<"$TMP/pipe"
+IFS= read -r -t 60 first <&7 || first=
+if kill -0 "$solver" 2>/dev/null && [ -n "$first" ]; then ok; else bad "piped output held back: first line '$first' arrived after the solve ended"; fi
+kill "$solver" 2>/dev/null
+exec 7<&-
+wait "$solver" 2>/dev/null
+rm -f "$TMP/pipe"
 
 echo "cli: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

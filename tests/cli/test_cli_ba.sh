@@ -546,6 +546,9 @@ fails 1 "indefinite2d.g2o:11: EDGE_SE2 1 2: the information matrix is not positi
 grep -qF "; 2 of the 7 edges in the file have such a matrix" "$TMP/f.err" && ok || bad "refusal without the count: $(cat "$TMP/f.err")"
 fails 1 "indefinite3d.g2o:12: EDGE_SE3:QUAT 2 3: the information matrix" "-" \
     slam-solve --g2o "$G2O/indefinite3d.g2o" --information refuse
+# the CLI user is pointed to the option, not to the C enum a library caller sets
+fails 1 "(--information repair projects each to the nearest" "-" slam-solve "$G2O/indefinite3d.g2o"
+! grep -q "SBM_G2O_INFORMATION" "$TMP/f.err" && ok || bad "the CLI names the C enum: $(cat "$TMP/f.err")"
 grep -qF "; 3 of the 7 edges" "$TMP/f.err" && ok || bad "refusal without the count: $(cat "$TMP/f.err")"
 runs slam-info --g2o "$G2O/indefinite3d.g2o" --information repair -o "$TMP/repaired.mtx" &&
     { grep -qF "indefinite3d.g2o: repaired 3 information matrices (nearest positive semidefinite)" "$TMP/run.err" &&
@@ -574,7 +577,19 @@ fails 2 "needs an output file" "-" ba-schur --bal "$SMALL"
 fails 2 "unknown option" "$O" ba-schur --bal "$SMALL" --frobnicate -o "$O"
 fails 2 "needs a value" "$O" ba-schur --bal "$SMALL" -o
 fails 2 "unknown backend" "$O" ba-schur --bal "$SMALL" --backend tpu -o "$O"
-fails 2 "unexpected argument" "$O" ba-schur "$SMALL" -o "$O"
+fails 2 "unexpected argument" "$O" ba-schur "$SMALL" "$SMALL" -o "$O"
+fails 2 "--bal: one input file only" "$O" ba-schur --bal "$SMALL" --bal "$SMALL" -o "$O"
+fails 2 "option --output given twice" "$O" ba-schur --bal "$SMALL" -o "$O" --output "$O"
+fails 2 "option --iterations given twice" "-" slam-solve "$LOOP" --iterations 2 --iterations=3
+# a typo gets the nearest option; a usage error shows the synopsis, not the whole help
+fails 2 "unknown option '--iteratons' (did you mean '--iterations'?)" "-" slam-solve "$LOOP" --iteratons 3
+fails 2 "Run 'sbm ba-schur --help' for every option." "$O" ba-schur --bal "$SMALL" --frobnicate -o "$O"
+"$SBM" ba-schur --frobnicate 2>"$TMP/usage.err"
+[ "$(wc -l <"$TMP/usage.err")" -le 4 ] && ok || bad "a usage error printed $(wc -l <"$TMP/usage.err") lines"
+# the input file as a plain argument, the same as --bal / --g2o
+runs ba-schur "$SMALL" -o "$TMP/positional.mtx" && runs ba-schur --bal "$SMALL" -o "$TMP/named.mtx" &&
+    { cmp -s "$TMP/positional.mtx" "$TMP/named.mtx" && ok || bad "ba-schur FILE differs from --bal FILE"; }
+runs slam-solve "$LOOP" --iterations 2 && grep -q "^cost " "$TMP/run.out" && ok || bad "slam-solve FILE"
 fails 1 "nonexistent.txt: cannot open" "$O" ba-schur --bal "$TMP/nonexistent.txt" -o "$O"
 printf '2 2 3\n0 0 1 2\n1 0 3 4\n1 x 5 6\n' >"$TMP/bad.txt"
 fails 1 "bad.txt:4:" "$O" ba-schur --bal "$TMP/bad.txt" -o "$O"

@@ -67,10 +67,16 @@ runs ba-solve --bal "$SMALL" --iterations 2 && summary_loss "ba-solve default" n
 runs ba-solve --bal "$SMALL" --iterations 2 --loss huber:0.1 && summary_loss "ba-solve huber" huber:0.1
 runs ba-solve --generate 10,200,4,3 --iterations 2 --linear-solver sparse --loss=cauchy:2.5e-3 &&
     summary_loss "ba-solve cauchy" cauchy:0.0025 "sparse Cholesky"
-# the scale to the digits that read back, the last --loss wins
-runs ba-solve --bal "$SMALL" --iterations 1 --loss huber:1 --loss cauchy:1.0000000000000002 &&
+# the scale to the digits that read back
+runs ba-solve --bal "$SMALL" --iterations 1 --loss cauchy:1.0000000000000002 &&
     summary_loss "ba-solve 17 digits" cauchy:1.0000000000000002
-runs ba-solve --bal "$SMALL" --iterations 1 --loss huber:1 --loss none && summary_loss "ba-solve none" none
+runs ba-solve --bal "$SMALL" --iterations 1 --loss none && summary_loss "ba-solve none" none
+# a repeated --loss is a usage error (it was silently the last one)
+if "$SBM" ba-solve --bal "$SMALL" --iterations 1 --loss huber:1 --loss none >"$TMP/f.out" 2>"$TMP/f.err"; then
+    bad "a repeated --loss ran"
+else
+    grep -q "option --loss given twice" "$TMP/f.err" && ok || bad "repeated --loss: $(cat "$TMP/f.err")"
+fi
 runs slam-solve --g2o "$G" --iterations 2 && summary_loss "slam-solve default" none "sparse Cholesky" &&
     { grep -qx "Levenberg-Marquardt, cost 0.5 chi2" "$TMP/run.out" && ok || bad "slam-solve: cost line: $(head -2 "$TMP/run.out")"; }
 runs slam-solve --g2o "$G" --iterations 2 --method gn --loss cauchy:3 && summary_loss "slam-solve cauchy" cauchy:3 "sparse Cholesky" &&
