@@ -15,12 +15,16 @@
  * are Matrix Market array files (sbm_dense_read_mtx). Every output appears only when the whole
  * command succeeded. Exit status: 0 success, 1 the library (or a file) failed, 2 the command
  * line is wrong. */
+#define _POSIX_C_SOURCE 200809L
+
 #include <errno.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "sbm.h"
 #include "sbm_ba.h"
@@ -464,7 +468,29 @@ done:
 /* main                                                                                     */
 /* ---------------------------------------------------------------------------------------- */
 
+/* The command's exit status. OpenBLAS's worker threads each map a work buffer (128 MiB) when
+ * they start, and where an address-space limit (ulimit -v) leaves no room for it they retry for
+ * ever; OpenBLAS's exit handler then waits for them, and the process would never end (even
+ * `sbm info` at 80 MB). Under such a limit the CLI flushes its output and ends without running
+ * the exit handlers; every output file is complete and closed by then. */
+static int cli_finish(int rc)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+        if (fflush(NULL) != 0 && rc == 0) rc = EXIT_FAILURE;
+        _exit(rc);
+    }
+    return rc;
+}
+
+static int cli_main(int argc, char **argv);
+
 int main(int argc, char **argv)
+{
+    return cli_finish(cli_main(argc, argv));
+}
+
+static int cli_main(int argc, char **argv)
 {
     /* one line at a time into a pipe too, so that progress shows as it happens and a report
      * line never arrives after an error printed below it */

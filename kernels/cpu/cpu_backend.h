@@ -18,4 +18,11 @@ void sbm__cpu_parallel_for(const sbm_ctx *ctx, int64_t n, int64_t min_per_thread
  * its creation, else the online cores), 1 to SBM__MAX_THREADS. */
 int sbm__cpu_threads(const sbm_ctx *ctx);
 
+/* Before a LAPACK or BLAS call (cpu_blas.c). OpenBLAS maps a work buffer (128 MiB) per thread on
+ * first use and, where an address-space limit (ulimit -v) refuses the mapping, retries for ever:
+ * under such a limit this checks once that the buffers fit (OpenBLAS on one thread when its
+ * worker threads' buffers do not), and fails with SBM_ERR_OUT_OF_MEMORY, the limit in the
+ * message, where even one does not. Without a limit, or once a check passed, it costs nothing. */
+sbm_status sbm__cpu_blas_room(sbm_ctx *ctx);
+
 #endif /* SBM_CPU_BACKEND_H */

@@ -92,5 +92,22 @@ if runs ba-solve --generate 6,60,3,7 --iterations 3 --threads 1 -o "$TMP/t1.txt"
     cmp -s "$TMP/t1.txt" "$TMP/t2.txt" && ok || bad "--threads 1 and 2 wrote different problems"
 fi
 
+# Under an address-space limit (ulimit -v) OpenBLAS's threads retry their buffer mapping for
+# ever: the process must still end, with the limit named where the dense kernels cannot run.
+# (A sanitizer or valgrind build cannot start under such a limit: skipped, visibly.)
+if (ulimit -v 400000 && "$SBM" --version >/dev/null 2>&1); then
+    (ulimit -v 80000; timeout 60 "$SBM" info "$DATA/mtx/karate.mtx.gz" >"$TMP/lim.out" 2>"$TMP/lim.err")
+    got=$?
+    [ "$got" -eq 0 ] && grep -q "^rows: 34" "$TMP/lim.out" && ok ||
+        bad "sbm info under ulimit -v 80000: exit $got (124: it hung at exit): $(cat "$TMP/lim.err")"
+    (ulimit -v 120000; timeout 60 "$SBM" ba-solve --generate 100,3000,4 --linear-solver dense \
+        --iterations 2 >"$TMP/lim.out" 2>"$TMP/lim.err")
+    got=$?
+    [ "$got" -eq 1 ] && grep -q "address-space limit (ulimit -v: [0-9]* MiB) leaves no room" "$TMP/lim.err" && ok ||
+        bad "ba-solve under ulimit -v 120000: exit $got (124: it hung): $(cat "$TMP/lim.err")"
+else
+    echo "skipped: the address-space limit checks (sbm does not start under ulimit -v 400000 here: a sanitizer or valgrind build)"
+fi
+
 echo "cli-input: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -8,6 +8,10 @@
 # temporary folder; a crash leaves its input as <build>/fuzz-artifacts/<target>-crash-* (never in
 # the repository root) and the script fails. Environment: SBM_FUZZ_BUILD (build folder, default
 # <repo>/build-fuzz), SBM_DATA_DIR, SBM_FUZZ_JOBS (build parallelism, default 2).
+# The kept corpus, tests/fuzz/corpus/<target>/ (minimised inputs of earlier long runs), seeds
+# every run too. SBM_FUZZ_KEEP=1 merges what a run found back into it (libFuzzer -merge=1: only
+# inputs that add coverage), so that a long run's work is not lost:
+#   SBM_FUZZ_KEEP=1 bash tests/fuzz/run.sh 600     # ten minutes per reader, corpus kept
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
@@ -55,6 +59,12 @@ for f in "$data"/bal/*.bz2; do [ -f "$f" ] && { bzip2 -dc "$f" 2>/dev/null | hea
 printf '\x03\x02\x02\x02\x00\x00\x02\x01\x00\x02\x01\x08\x10\x18\x20\x28\x30\x38\x40\x48\x50\x58\x60' > "$work/fuzz_cbc_create/a"
 printf '\x04\x04\x01\x03\x00\x00\x01\x01\x01\x01\x00\x01\x02\x03\xfe\x01\x02\xff\x05\x06\x07\x08\x09\x0a\x0b\x0c' > "$work/fuzz_cbc_create/b"
 
+kept=$here/corpus
+for t in "${targets[@]}"; do
+  mkdir -p "$work/$t"
+  [ -d "$kept/$t" ] && cp "$kept/$t"/* "$work/$t"/ 2>/dev/null || true
+done
+
 status=0
 artifacts=$build/fuzz-artifacts
 mkdir -p "$artifacts"
@@ -69,5 +79,11 @@ for t in "${targets[@]}"; do
   fi
   grep -E "stat::number_of_executed_units|stat::peak_rss_mb|stat::new_units_added" "$work/$t.log" | sed "s/^/  /" || true
   echo "  corpus: $(ls "$work/$t" | wc -l) inputs"
+  if [ "${SBM_FUZZ_KEEP:-0}" = 1 ]; then
+    mkdir -p "$kept/$t"
+    "$build/bin/$t" -merge=1 -max_len=65536 -rss_limit_mb=2048 -timeout=10 "$kept/$t" "$work/$t" \
+      >/dev/null 2>"$work/$t.merge.log" || { status=1; tail -20 "$work/$t.merge.log"; }
+    echo "  kept corpus: $(ls "$kept/$t" | wc -l) inputs, $(du -sk "$kept/$t" | cut -f1) KiB in $kept/$t"
+  fi
 done
 exit $status

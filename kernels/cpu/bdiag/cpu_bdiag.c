@@ -51,6 +51,10 @@ sbm_status sbm__cpu_bdiag_inverse(sbm_ctx *ctx, const sbm_cbc *D, sbm_cbc *Dinv)
         NULL, spd_inverse_1, spd_inverse_2, spd_inverse_3, spd_inverse_4, spd_inverse_5,
         NULL, NULL, NULL, spd_inverse_9};
     const spd_inverse_fn fast = b <= SBM__INV_INLINE_MAX ? inline_inverse[b] : NULL;
+    if (!fast && D->nnzb > 0) {
+        const sbm_status room = sbm__cpu_blas_room(ctx);
+        if (room != SBM_SUCCESS) return room;
+    }
     /* Into scratch first: on failure Dinv (possibly D itself) is left as it was. */
     int ok;
     size_t bytes = sbm__mul_size(ctx, (size_t)D->nnzb, (size_t)bb * sizeof(double),

@@ -145,8 +145,9 @@ sbm_status sbm__cpu_chol_factor(sbm_ctx *ctx, const sbm__chol_symbolic *s,
                                 struct sbm__chol_numeric *num, const sbm_cbc *A,
                                 sbm_damping damping, double lambda, int64_t *failed)
 {
-    (void)ctx;
     *failed = -1;
+    const sbm_status room = sbm__cpu_blas_room(ctx);
+    if (room != SBM_SUCCESS) return room;
     const int64_t b = s->b;
     assemble_a(s, num->L, A, damping, lambda);
     int64_t top = 0, n = 0;
@@ -214,6 +215,8 @@ sbm_status sbm__cpu_chol_solve(sbm_ctx *ctx, const sbm__chol_symbolic *s,
 {
     const int64_t b = s->b, nn = s->n;
     if (nrhs == 0 || nn == 0) return SBM_SUCCESS;
+    const sbm_status room = sbm__cpu_blas_room(ctx);
+    if (room != SBM_SUCCESS) return room;
     int ok;
     const size_t cnt = sbm__mul_size(ctx, (size_t)(nn + s->max_update), (size_t)nrhs,
                                      "Cholesky solve workspace", &ok);

@@ -2,6 +2,7 @@
 /* The CPU backend's dense Cholesky solve of a small system (dense_spd_solve of the solve layer's
  * table, solve_kernels.h: LAPACKE dpotrf / dpotrs), used by the dense linear solver of BA's and
  * SLAM's iterations. Arguments are checked by the front end (src/solve/solvers.c). */
+#include "cpu_backend.h"
 #include "solve_kernels.h"
 
 #include <inttypes.h>
@@ -40,6 +41,9 @@ sbm_status sbm__cpu_dense_spd_solve(sbm_ctx *ctx, const sbm_cbc *A, const double
 {
     *failed = -1;
     const int64_t n = A->nbr * A->r;
+    if (n == 0) return SBM_SUCCESS; /* nothing to solve (LAPACK would refuse lda = 0) */
+    const sbm_status room = sbm__cpu_blas_room(ctx);
+    if (room != SBM_SUCCESS) return room;
     double *M = sbm__host_alloc(ctx, (size_t)n * (size_t)n * sizeof(double), "dense matrix");
     if (!M) return ctx->last_status;
     memset(M, 0, (size_t)n * (size_t)n * sizeof(double));
@@ -59,6 +63,13 @@ sbm_status sbm__cpu_dense_spd_solve(sbm_ctx *ctx, const sbm_cbc *A, const double
                         ")", (int)-info, n);
     } else {
         if (x != b) memcpy(x, b, (size_t)n * sizeof(double));
+        for (int64_t i = 0; i < n; i++)
+            if (!isfinite(x[i])) {
+                sbm__host_free(ctx, M);
+                return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                                  "argument b: value %g at row %" PRId64 " of the right-hand "
+                                  "side is not finite", x[i], i);
+            }
         info = LAPACKE_dpotrs(LAPACK_COL_MAJOR, 'L', (lapack_int)n, 1, M, (lapack_int)n, x,
                               (lapack_int)n);
         if (info != 0)
