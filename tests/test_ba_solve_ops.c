@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include "ba_internal.h"
+#include "solve_kernels.h"
 #include "test_util.h"
 
 #include <lapacke.h>
@@ -392,10 +393,28 @@ static void test_dense_solve_errors(void **state)
                      "dense Cholesky on 30001 unknowns (at most 30000): use PCG");
     sbm_cbc_destroy(Big);
     free(bcp);
-    /* nothing to solve */
+    /* nothing to solve: also the kernel itself (LAPACK refuses lda = 0) */
     SBM_ASSERT_OK(ctx, sbm_cbc_create(ctx, &Big, 0, 0, 3, 3, zero_cp, NULL, NULL));
     SBM_ASSERT_OK(ctx, sbm__dense_spd_solve_device(ctx, Big, d, x, NULL));
+    if (e->backend == SBM_BACKEND_CPU) {
+        int64_t failed = 0;
+        SBM_ASSERT_OK(ctx, sbm__cpu_dense_spd_solve(ctx, Big, d, x, &failed));
+        assert_int_equal(failed, -1);
+    }
     sbm_cbc_destroy(Big);
+    /* a right-hand side that is not finite, named by its row (CPU: it was "dpotrs rejected
+     * argument 7") */
+    if (e->backend == SBM_BACKEND_CPU) {
+        double *M = NULL;
+        sbm_cbc *A = spd_upper(ctx, 91, nb, b, 0.5, &M);
+        h[5] = INFINITY;
+        SBM_ASSERT_OK(ctx, sbm__vec_upload(ctx, d, h, n));
+        SBM_ASSERT_FAILS(ctx, sbm__dense_spd_solve_device(ctx, A, d, x, NULL),
+                         SBM_ERR_INVALID_ARGUMENT,
+                         "argument b: value inf at row 5 of the right-hand side is not finite");
+        free(M);
+        sbm_cbc_destroy(A);
+    }
     sbm__free(ctx, d), sbm__free(ctx, x);
     free(h);
 }
