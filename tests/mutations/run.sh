@@ -8,6 +8,7 @@
 #   tests/mutations/run.sh [work-dir]     (default: a new temporary directory, removed afterwards)
 #   SBM_MUTATION_SUITES="test_solver_control test_ba_lm test_ba test_slam test_slam_control test_slam_gn"
 #   SBM_DATA_DIR=...                                              the real data sets (test_ba)
+#   SBM_MUTATION_ONLY="30 31"        only the patches whose numbers are listed (default: all)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 if [ $# -ge 1 ]; then mkdir -p "$1"; work=$(cd "$1" && pwd); keep=1; else work=$(mktemp -d); keep=0; fi
@@ -49,6 +50,7 @@ echo "    all pass"
 missed=0
 for p in "$root"/tests/mutations/*.patch; do
   name=$(basename "$p" .patch)
+  if [ -n "${SBM_MUTATION_ONLY:-}" ] && ! [[ " $SBM_MUTATION_ONLY " == *" ${name%%-*} "* ]]; then continue; fi
   echo "== $name: $(sed -n 's/^Mutation: //p' "$p" | head -1)"
   suites=$(sed -n 's/^Suites: //p' "$p" | head -1)
   suites=${suites:-$default_suites}
