@@ -57,7 +57,10 @@ if has build; then
 fi
 
 if has tests; then
-  (cd $BUILD && ctest -V -j8 --timeout 600) >"$OUT/ctest.log" 2>&1
+  # SBM_REQUIRE_GPU=1: a [cuda] case or GPU-only suite that finds no device (or a build without
+  # CUDA) fails instead of skipping, so a GPU machine that reports no device is not a green run
+  # (SBM_REQUIRE_GPU=0 .ci/device-run.sh tests: the old skips)
+  (cd $BUILD && SBM_REQUIRE_GPU=${SBM_REQUIRE_GPU:-1} ctest -V -j8 --timeout 600) >"$OUT/ctest.log" 2>&1
   say "== ctest rc=$? ($(elapsed)): $(grep -E 'tests passed|tests failed' "$OUT/ctest.log")"
   say "   cmocka [cuda] OK: $(grep -cE '\[       OK \] .*\[cuda\]' "$OUT/ctest.log")," \
       "[cuda] skipped: $(grep -cE '\[  SKIPPED \] .*\[cuda\]' "$OUT/ctest.log")," \

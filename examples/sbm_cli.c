@@ -53,8 +53,9 @@ static const char *const usage_main =
     "output files (-o, --rhs): a regular file (or a new name, or a symbolic link to a regular\n"
     "file, whose target is replaced) is written to a temporary beside it and renamed into place;\n"
     "a device, a FIFO, /dev/stdout or /dev/fd/N is written in place, and '-' is the standard\n"
-    "output (the report lines then go to stderr). A write error, a full disk included, fails\n"
-    "the command. Two outputs of one command must name different files.\n";
+    "output (the report lines then go to stderr). A file with hard links (other names) is\n"
+    "refused: the rename would replace this name only. A write error, a full disk included,\n"
+    "fails the command. Two outputs of one command must name different files.\n";
 
 static const char *const usage_gemm =
     "usage: sbm gemm [--backend cpu|cuda|auto] [--block-a RxK] [--block-b KxC] [--block B]\n"

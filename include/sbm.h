@@ -132,7 +132,8 @@ sbm_status sbm_ctx_set_stream(sbm_ctx *ctx, struct CUstream_st *stream);
 struct CUstream_st *sbm_ctx_stream(const sbm_ctx *ctx);
 /* Memory budget in bytes for temporary workspace (0 = default: unlimited on CPU, a safe fraction
  * of free device memory on CUDA). Operations whose workspace would exceed it work in slices or
- * fail with SBM_ERR_OUT_OF_MEMORY. */
+ * fail with SBM_ERR_OUT_OF_MEMORY; on a CPU context that includes sbm_csr_read_mtx's reading
+ * workspace, checked at the file's size line. */
 sbm_status sbm_ctx_set_memory_budget(sbm_ctx *ctx, size_t bytes);
 /* @return the budget set by sbm_ctx_set_memory_budget (0: the backend default, or ctx NULL). */
 size_t sbm_ctx_memory_budget(const sbm_ctx *ctx);

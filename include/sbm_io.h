@@ -19,14 +19,18 @@ extern "C" {
  * name) are decompressed. Errors name the file, the line and the reason: among them a
  * non-finite value, duplicates whose sum is not finite, a symmetric (or skew-symmetric) file
  * storing an entry and its mirror, a line longer than 16 MiB, and a size line whose arrays
- * cannot fit the machine's physical memory (SBM_ERR_OUT_OF_MEMORY, with the bytes needed). A
- * UTF-8 byte-order mark at the start is skipped. */
+ * cannot fit the machine's physical memory, or whose reading workspace (the arrays besides the
+ * matrix returned) exceeds a CPU context's memory budget (sbm_ctx_set_memory_budget) (both
+ * SBM_ERR_OUT_OF_MEMORY, with the bytes needed). A UTF-8 byte-order mark at the start is
+ * skipped. */
 sbm_status sbm_csr_read_mtx(sbm_ctx *ctx, const char *path, sbm_csr **A);
 /* Write as coordinate real general, 1-based, full precision. Written to a temporary file and
  * renamed, so a failed write leaves no file behind.
  * Every writer of this header treats path the same way: a regular file, a new name, or a
  * symbolic link to a regular file (whose target is replaced; the link stays) is written through
- * a temporary beside it and a rename. Anything else is written in place and never replaced: a
+ * a temporary beside it and a rename. A regular file with other names (hard links, st_nlink >
+ * 1), or a link to one, is refused with SBM_ERR_IO before anything is written: the rename would
+ * replace this name only. Anything else is written in place and never replaced: a
  * character device or FIFO (or a link to one), and the names of open descriptors, "-" (the
  * standard output), /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N, which are written
  * through a duplicate of the descriptor. Every write error, ENOSPC included, is SBM_ERR_IO. */

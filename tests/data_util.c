@@ -55,6 +55,14 @@ const char *sbm_test_extra_data_path(const char *relative)
     return path;
 }
 
+void sbm_test_extra_data_done(int found, int total)
+{
+    if (found >= total) return;
+    print_message("[  SKIP    ] %d of %d optional data files not found (the %d found were checked; "
+                  "SBM_DATA_DIR names the folder)\n", total - found, total, found);
+    skip();
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Independent decompression                                                                */
 /* ---------------------------------------------------------------------------------------- */

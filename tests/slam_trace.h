@@ -130,6 +130,8 @@ typedef struct run_stats {
     int max_run;                    /* longest run of consecutive rejections */
     int reject_after_ok;            /* a rejection right after an acceptance */
     double min_factor;              /* smallest Nielsen factor after an acceptance */
+    int damped_after_reject;        /* accepted steps right after a rejection whose damped
+                                     * system was checked (test_slam_control) */
 } run_stats;
 
 #endif /* SBM_TEST_SLAM_TRACE_H */

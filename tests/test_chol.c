@@ -3,7 +3,8 @@
  * random SPD block matrices of every block size 1..9 and several patterns, both orderings,
  * amalgamation on and off, the three dampings, one and several right-hand sides, in place and
  * with ldb > n; the symbolic structure's invariants; degenerate shapes; refactorisation; not
- * positive definite (status, message, failed column); bitwise repeatability. The [cuda]
+ * positive definite (status, message, failed column); bitwise repeatability; the clamp of
+ * Marquardt's damping scale on zero, tiny and huge diagonal entries. The [cuda]
  * variants factor on the device and agree with the CPU backend. */
 #include "chol_test_common.h"
 
@@ -369,6 +370,59 @@ static void test_chol_not_pd(void **state)
         }
 }
 
+/* Marquardt's damping clamps its scale d to [1e-6, 1e32] (sbm_damp.h): a diagonal entry that is
+ * zero (a singular information matrix: its row and column all zero), tiny (1e-9) or huge (1e40)
+ * is damped by lambda * 1e-6, lambda * 1e-6 and lambda * 1e32, not lambda * d. Without the lower
+ * clamp the zero pivot stays zero (not positive definite); the tiny and huge entries' solution
+ * components are compared relative to their own size (the assertion over the whole vector would
+ * not see 1e-40). */
+static void test_chol_damping_clamp(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    for (int b = 1; b <= 6; b += 5) {
+        spd_matrix m = spd_make(200 + (uint64_t)b, 12, b, PAT_BANDED, 1);
+        const int64_t n = m.n, idx[3] = {1, n / 2, n - 2};
+        static const double dval[3] = {0.0, 1e-9, 1e40};
+        for (int k = 0; k < 3; k++) {
+            for (int64_t i = 0; i < n; i++) m.dense[idx[k] + i * n] = m.dense[i + idx[k] * n] = 0.0;
+            m.dense[idx[k] + idx[k] * n] = dval[k];
+        }
+        for (int64_t t = 0; t < m.nt; t++) /* the blocks from the changed dense form */
+            for (int c = 0; c < b; c++)
+                for (int r = 0; r < b; r++)
+                    m.vals[t * b * b + r + c * b] = m.dense[(m.brow[t] * b + r) + (m.bcol[t] * b + c) * n];
+        for (int l = 0; l < 2; l++) {
+            solve_case c = default_case();
+            c.damping = SBM_DAMPING_DIAGONAL;
+            c.lambda = l ? 0.5 : 1e-3;
+            c.nrhs = 2;
+            double *B = sbm_test_random_vector(31 + (uint64_t)b, n * 2);
+            double *X = malloc((size_t)(2 * n) * sizeof(double)), *R = malloc((size_t)(2 * n) * sizeof(double));
+            assert_int_equal(dense_solve(m.dense, n, c.damping, c.lambda, 2, B, R), 0);
+            sbm_cbc *A = spd_cbc(e->ctx, &m);
+            chol_solve_in(e->ctx, A, &c, B, n, X);
+            char what[96];
+            snprintf(what, sizeof what, "b %d, lambda %g, diagonal entries 0, 1e-9, 1e40", b, c.lambda);
+            sbm_test_assert_near(X, R, 2 * n, 1e-9, what);
+            for (int64_t r = 0; r < 2; r++)
+                for (int k = 0; k < 3; k++) {
+                    const double got = X[r * n + idx[k]], want = R[r * n + idx[k]];
+                    /* the row is decoupled: x = b / (d + lambda * clamp(d)) */
+                    const double sc = dval[k] < 1e-6 ? 1e-6 : dval[k] > 1e32 ? 1e32 : dval[k];
+                    const double exact = B[r * n + idx[k]] / (dval[k] + c.lambda * sc);
+                    if (!(fabs(got - want) <= 1e-12 * fabs(want)) || !(fabs(got - exact) <= 1e-12 * fabs(exact)))
+                        fail_msg("%s: x[%lld] (diagonal %g) is %.17g, (d + lambda clamp(d))^-1 b gives %.17g",
+                                 what, (long long)idx[k], dval[k], got, exact);
+                }
+            sbm_cbc_destroy(A);
+            free(B);
+            free(X);
+            free(R);
+        }
+        spd_free(&m);
+    }
+}
+
 /* Two factorisations and solves give the same bits. */
 static void test_chol_repeatable(void **state)
 {
@@ -405,6 +459,7 @@ int main(void)
         SBM_TEST_BOTH(test_chol_symbolic),
         SBM_TEST_BOTH(test_chol_degenerate), SBM_TEST_BOTH(test_chol_refactor),
         SBM_TEST_BOTH(test_chol_not_pd),     SBM_TEST_BOTH(test_chol_repeatable),
+        SBM_TEST_BOTH(test_chol_damping_clamp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

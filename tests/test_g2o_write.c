@@ -2,7 +2,8 @@
 /* sbm_g2o_write: every graph of tests/data read, written and read again gives the same graph
  * bitwise (ids, poses, fixed vertices, edges, measurements, information matrices), also after
  * sbm_slam_solve moved the poses and through a ".bz2" name; the edge-only files (CSAIL,
- * manhattan) come back with VERTEX lines and their spanning-tree poses; the error paths. */
+ * manhattan) come back with VERTEX lines and their spanning-tree poses; FIX lines by vertex id
+ * where ids are not positions; the error paths. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "test_util.h"
@@ -67,6 +68,48 @@ static void test_round_trip(void **state)
     }
 }
 
+/* FIX lines name vertex ids, not positions: ids that are neither 0..n-1 nor in order (read in
+ * file order), one graph with ids permuted among 0..n-1 (a position is then another vertex's
+ * id); the text written holds "FIX <id>" and the graph read back fixes the same vertices. */
+static void test_fix_by_id(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    static const struct {
+        const char *name, *text, *fix;
+    } cases[] = {
+        {"sparse_ids",
+         "VERTEX_SE2 10 0 0 0\nVERTEX_SE2 3 1 0 0.1\nVERTEX_SE2 42 2 0.5 0.2\nVERTEX_SE2 7 3 1 0.3\n"
+         "EDGE_SE2 10 3 1 0 0.1 1 0 0 1 0 1\nEDGE_SE2 3 42 1 0.5 0.1 1 0 0 1 0 1\n"
+         "EDGE_SE2 42 7 1 0.5 0.1 1 0 0 1 0 1\nFIX 42\n",
+         "\nFIX 42\n"},
+        {"permuted_ids",
+         "VERTEX_SE2 2 0 0 0\nVERTEX_SE2 0 1 0 0.1\nVERTEX_SE2 3 2 0.5 0.2\nVERTEX_SE2 1 3 1 0.3\n"
+         "EDGE_SE2 2 0 1 0 0.1 1 0 0 1 0 1\nEDGE_SE2 0 3 1 0.5 0.1 1 0 0 1 0 1\n"
+         "EDGE_SE2 3 1 1 0.5 0.1 1 0 0 1 0 1\nFIX 1\nFIX 3\n",
+         "\nFIX 3\nFIX 1\n"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        sbm_g2o_graph *g = NULL;
+        SBM_ASSERT_OK(e->host, sbm_g2o_read(e->host, sbm_test_write_text(cases[k].name, cases[k].text), &g));
+        const sbm_g2o_info gi = sbm_g2o_get_info(g);
+        assert_int_equal(gi.fixed, k ? 2 : 1);
+        char path[700];
+        snprintf(path, sizeof path, "%s/%s_out.g2o", sbm_test_tmp_dir, cases[k].name);
+        SBM_ASSERT_OK(e->host, sbm_g2o_write(e->host, path, g));
+        FILE *f = fopen(path, "rb");
+        assert_non_null(f);
+        char text[4096];
+        const size_t len = fread(text, 1, sizeof text - 1, f);
+        fclose(f);
+        text[len] = '\0';
+        if (!strstr(text, cases[k].fix))
+            fail_msg("%s: the file written lacks the lines \"%.*s\" (FIX names a vertex id):\n%s",
+                     cases[k].name, (int)strlen(cases[k].fix) - 2, cases[k].fix + 1, text);
+        round_trip(e, g, cases[k].name, "");
+        sbm_g2o_destroy(g);
+    }
+}
+
 static void test_write_errors(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
@@ -94,6 +137,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         SBM_TEST_CPU(test_round_trip),
+        SBM_TEST_CPU(test_fix_by_id),
         SBM_TEST_CPU(test_write_errors),
     };
     return cmocka_run_group_tests(tests, sbm_test_make_tmp_dir, sbm_test_remove_tmp_dir);

@@ -128,12 +128,50 @@ static void test_header_sizes(void **state)
         print_message("  (skipped the 2^31-row file: this machine has %.0f bytes)\n", have);
 }
 
+/* A CPU context's memory budget bounds the reader's workspace: a 3 x 3 file of 4 entries needs
+ * 8 (m + 1) + 8 (max(m, n) + 1) + 36 nnz = 208 bytes besides the matrix (the size line's
+ * count; a symmetric file's entries twice: 352). Refused above the budget with the numbers, read
+ * at exactly it and without one. A CUDA context's budget (device memory) does not apply. */
+static void test_memory_budget(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    const char *gen = sbm_test_write_text("budget.mtx", "%%MatrixMarket matrix coordinate real "
+                                                        "general\n3 3 4\n1 1 1\n2 2 2\n3 3 3\n1 3 4\n");
+    const char *sym = sbm_test_write_text("budget_sym.mtx", "%%MatrixMarket matrix coordinate "
+                                                            "real symmetric\n3 3 4\n1 1 1\n2 2 2\n"
+                                                            "3 3 3\n3 1 4\n");
+    const char *paths[2] = {gen, sym};
+    const double need[2] = {208, 352};
+    sbm_csr *A = NULL;
+    for (int k = 0; k < 2; k++) {
+        SBM_ASSERT_OK(e->ctx, sbm_ctx_set_memory_budget(e->ctx, (size_t)need[k] - 1));
+        if (e->backend == SBM_BACKEND_CPU) {
+            char want[1200];
+            snprintf(want, sizeof want, "%s:2: size line: reading a 3 x 3 matrix with 4 entries "
+                     "needs at least %.0f bytes of workspace, more than the context's memory "
+                     "budget (%.0f bytes, sbm_ctx_set_memory_budget)", paths[k], need[k], need[k] - 1);
+            SBM_ASSERT_FAILS(e->ctx, sbm_csr_read_mtx(e->ctx, paths[k], &A), SBM_ERR_OUT_OF_MEMORY, want);
+            assert_null(A);
+        } else {
+            SBM_ASSERT_OK(e->ctx, sbm_csr_read_mtx(e->ctx, paths[k], &A));
+            sbm_csr_destroy(A);
+        }
+        for (int b = 0; b < 2; b++) {
+            SBM_ASSERT_OK(e->ctx, sbm_ctx_set_memory_budget(e->ctx, b ? 0 : (size_t)need[k]));
+            SBM_ASSERT_OK(e->ctx, sbm_csr_read_mtx(e->ctx, paths[k], &A));
+            assert_int_equal(sbm_csr_get_info(A).nnz, k ? 5 : 4);
+            sbm_csr_destroy(A);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         SBM_TEST_CPU(test_byte_order_mark),
         SBM_TEST_CPU(test_long_lines),
         SBM_TEST_CPU(test_header_sizes),
+        SBM_TEST_BOTH(test_memory_budget),
     };
     return cmocka_run_group_tests(tests, sbm_test_make_tmp_dir, sbm_test_remove_tmp_dir);
 }

@@ -2,7 +2,8 @@
 #define _POSIX_C_SOURCE 200809L /* mkdtemp, symlink, mkfifo */
 /* Where the writers of sbm_io.h write: a regular file, a new name, or a symbolic link
  * to a regular file through a temporary and a rename (the link stays a link, its target is
- * replaced, its mode kept); a character device, a link to one, and a FIFO in place, never
+ * replaced, its mode kept); a file with hard links refused (the rename would replace one
+ * name only); a character device, a link to one, and a FIFO in place, never
  * replaced; every write error (ENOSPC on /dev/full, plain and compressed) is SBM_ERR_IO with
  * the reason. The CLI's side (-o -, -o FIFO, two outputs naming one file) is
  * tests/cli/test_cli_output.sh. Host files: the CPU backend only. */
@@ -182,6 +183,59 @@ static void test_symlinks(void **state)
     tmpdir_remove(&d);
 }
 
+/* A regular file with a second name (a hard link), written through either name, through a
+ * symbolic link to it, plain or compressed, by each writer: refused with SBM_ERR_IO naming the
+ * path and the link count, both names still one file with the old contents, no temporary left.
+ * Once the other name is removed the write goes through. */
+static void test_hard_links(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    tmpdir d;
+    tmpdir_make(&d);
+    sbm_csr *A = small_csr(e->ctx);
+    const char *a = tmp_path(&d, "a.mtx"), *b = tmp_path(&d, "b.mtx"), *sym = tmp_path(&d, "s.mtx");
+    const char *agz = tmp_path(&d, "a.mtx.gz"), *bgz = tmp_path(&d, "b.mtx.gz");
+    FILE *f = fopen(a, "w");
+    assert_non_null(f);
+    fputs("old\n", f);
+    fclose(f);
+    assert_int_equal(link(a, b), 0);
+    assert_int_equal(symlink("a.mtx", sym), 0);
+    f = fopen(agz, "w");
+    assert_non_null(f);
+    fputs("old\n", f);
+    fclose(f);
+    assert_int_equal(link(agz, bgz), 0);
+    const char *names[4] = {a, b, sym, agz};
+    const double x[3] = {1, 2, 3};
+    for (int k = 0; k < 4; k++) {
+        char want[1200];
+        snprintf(want, sizeof want, "%s: %shas 2 hard links; writing it would replace this name only "
+                 "and leave the other 1 with the old contents", names[k],
+                 k == 2 ? "the file this symbolic link names " : "");
+        SBM_ASSERT_FAILS(e->ctx, sbm_csr_write_mtx(e->ctx, names[k], A), SBM_ERR_IO, want);
+        SBM_ASSERT_FAILS(e->ctx, sbm_dense_write_mtx(e->ctx, names[k], 3, 1, x, 3), SBM_ERR_IO, want);
+        SBM_ASSERT_FAILS(e->ctx, sbm_dense_write_txt(e->ctx, names[k], 3, x), SBM_ERR_IO, want);
+    }
+    struct stat sa, sb;
+    assert_int_equal(stat(a, &sa), 0);
+    assert_int_equal(stat(b, &sb), 0);
+    assert_true(sa.st_ino == sb.st_ino && sa.st_nlink == 2);
+    assert_true(is_link(sym));
+    char *got = slurp(b);
+    assert_string_equal(got, "old\n");
+    free(got);
+    assert_int_equal(count_entries(d.path, ".tmp."), 0);
+    /* one name again: written as any regular file */
+    assert_int_equal(unlink(b), 0);
+    SBM_ASSERT_OK(e->ctx, sbm_csr_write_mtx(e->ctx, a, A));
+    got = slurp(a);
+    assert_non_null(strstr(got, "%%MatrixMarket"));
+    free(got);
+    sbm_csr_destroy(A);
+    tmpdir_remove(&d);
+}
+
 /* A FIFO is written in place to its reader (a child process) and stays a FIFO. */
 static void test_fifo(void **state)
 {
@@ -257,6 +311,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         SBM_TEST_CPU(test_devices),
         SBM_TEST_CPU(test_symlinks),
+        SBM_TEST_CPU(test_hard_links),
         SBM_TEST_CPU(test_fifo),
         SBM_TEST_CPU(test_refuse_non_finite),
     };

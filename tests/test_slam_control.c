@@ -7,6 +7,8 @@
  *     predicted decrease, the prediction 0.5 dx^T (lambda D dx - b) recomputed here from the
  *     step taken (SE2 increments are additive) and central differences of the SE2 errors of
  *     solver_reference.h (b = J^T Omega e, D = diag(J^T Omega J) clamped to [1e-6, 1e32]);
+ *   - every accepted step solves its iteration's damped system (Lambda + lambda D) dx = -b
+ *     (Lambda dx from the reference Jacobians), so no damping of a rejected step lingers;
  *   - a rejected step (a failed factorisation included) leaves the poses bitwise as they were;
  *   - every reported cost, the final one included, is 0.5 chi2 of the poses returned, by the
  *     reference errors (not sbm_g2o_chi2);
@@ -94,13 +96,76 @@ static double nielsen_factor(const sbm_g2o_info *gi, const double *x0, const dou
 }
 
 
+/* max |(Lambda + lambda D) dx + b| / max (|b| + D |dx|) of an accepted SE2 step dx = x1 - x0 (the angle
+ * normalised), Lambda dx as sum_e J_e^T Omega_e (J_e dx_e) with J_e by central differences of
+ * the reference errors at x0, b and D as ref_se2_model: how far the step taken is from solving
+ * the damped system of its iteration (a damping left over from a rejected step shows here).
+ * -1 when the step is below 1e-6 of the poses' size: x1 - x0 then has too few exact digits. */
+static double damped_residual(const sbm_g2o_info *gi, const double *x0, const double *x1,
+                              double lambda)
+{
+    const int64_t nf = gi->vertices - gi->fixed, n = 3 * nf;
+    double *b = malloc((size_t)(4 * n + 1) * sizeof(double)), *D = b + n, *dx = D + n, *res = dx + n;
+    int64_t *col = malloc((size_t)gi->vertices * sizeof(int64_t));
+    double *xp = malloc((size_t)(3 * gi->vertices) * sizeof(double));
+    assert_true(b && col && xp);
+    ref_se2_model(gi, x0, b, D);
+    for (int64_t v = 0, j = 0; v < gi->vertices; v++) {
+        col[v] = gi->is_fixed[v] ? -1 : j / 3;
+        for (int a = 0; a < 3 && !gi->is_fixed[v]; a++, j++) {
+            dx[j] = x1[3 * v + a] - x0[3 * v + a];
+            if (a == 2) dx[j] = atan2(sin(dx[j]), cos(dx[j]));
+        }
+    }
+    for (int64_t i = 0; i < n; i++) res[i] = b[i] + lambda * D[i] * dx[i];
+    memcpy(xp, x0, (size_t)(3 * gi->vertices) * sizeof(double));
+    const double h = 1e-6;
+    for (int64_t k = 0; k < gi->edges; k++) {
+        const int32_t ends[2] = {gi->edge_from[k], gi->edge_to[k]};
+        const double *z = gi->edge_measurement + 3 * k, *om = gi->edge_information + 9 * k;
+        double J[2][3][3] = {{{0}}}, Jdx[3] = {0, 0, 0};
+        for (int s2 = 0; s2 < 2; s2++)
+            for (int a = 0; a < 3 && col[ends[s2]] >= 0; a++) {
+                double ep[3], em[3];
+                double *p = xp + 3 * ends[s2] + a;
+                const double keep = *p;
+                *p = keep + h;
+                ref_se2_error(xp + 3 * ends[0], xp + 3 * ends[1], z, ep);
+                *p = keep - h;
+                ref_se2_error(xp + 3 * ends[0], xp + 3 * ends[1], z, em);
+                *p = keep;
+                for (int r = 0; r < 3; r++) {
+                    J[s2][r][a] = (ep[r] - em[r]) / (2.0 * h);
+                    Jdx[r] += J[s2][r][a] * dx[3 * col[ends[s2]] + a];
+                }
+            }
+        double w[3];
+        for (int r = 0; r < 3; r++) w[r] = om[r] * Jdx[0] + om[r + 3] * Jdx[1] + om[r + 6] * Jdx[2];
+        for (int s2 = 0; s2 < 2; s2++)
+            for (int a = 0; a < 3 && col[ends[s2]] >= 0; a++)
+                res[3 * col[ends[s2]] + a] += J[s2][0][a] * w[0] + J[s2][1][a] * w[1] + J[s2][2][a] * w[2];
+    }
+    double rmax = 0.0, scale = 0.0, dmax = 0.0, xmax = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        rmax = fmax(rmax, fabs(res[i]));
+        scale = fmax(scale, fabs(b[i]) + D[i] * fabs(dx[i]));
+        dmax = fmax(dmax, fabs(dx[i]));
+    }
+    for (int64_t i = 0; i < 3 * gi->vertices; i++) xmax = fmax(xmax, fabs(x0[i]));
+    free(b);
+    free(col);
+    free(xp);
+    if (dmax < 1e-6 * xmax) return -1.0;
+    return scale > 0.0 ? rmax / scale : rmax;
+}
+
 /* The invariants of a Levenberg-Marquardt run on an SE2 graph. */
 static run_stats check_lm(const sbm_g2o_graph *g, const trace *t, const sbm_solver_options *o,
                           const sbm_solver_summary *s)
 {
     const sbm_g2o_info gi = sbm_g2o_get_info(g);
     const size_t bytes = (size_t)t->np * sizeof(double);
-    run_stats rs = {0, 0, 0, 0, 0, INFINITY};
+    run_stats rs = {0, 0, 0, 0, 0, INFINITY, 0};
     assert_int_equal(s->iterations, t->n);
     assert_cost(s->initial_cost, ref_slam_cost(&gi, t->x[0]), "initial cost", 0);
     double cost = s->initial_cost;
@@ -118,6 +183,14 @@ static run_stats check_lm(const sbm_g2o_graph *g, const trace *t, const sbm_solv
             assert_false(r->linear_failed);
             if (!(r->cost < r->cost_before)) fail_msg("iteration %d accepted no decrease", k + 1);
             assert_cost(r->cost, ref_slam_cost(&gi, t->x[k + 1]), "cost", k + 1);
+            /* the step solves this iteration's damped system (PCG: when not capped) */
+            if (!r->linear_capped) {
+                const double res = damped_residual(&gi, t->x[k], t->x[k + 1], r->lambda);
+                if (!(res <= 1e-6))
+                    fail_msg("iteration %d: the step taken leaves |(Lambda + lambda D) dx + b| at "
+                             "%.3e of max (|b| + D |dx|) (lambda %.17g)", k + 1, res, r->lambda);
+                rs.damped_after_reject += res >= 0.0 && k > 0 && !t->rep[k - 1].accepted;
+            }
             const double f = nielsen_factor(&gi, t->x[k], t->x[k + 1], r);
             rs.min_factor = fmin(rs.min_factor, f);
             lm_rule_accept(&q, r, f);
@@ -178,6 +251,8 @@ static void test_lm_trajectories(void **state)
             print_message("  linear solver %d, lambda %g\n", (int)kinds[k], lambdas[l]);
             const run_stats rs = run_lm(e, g, kinds[k], lambdas[l], MAX_IT, &s);
             assert_true(rs.rejected >= 1 && rs.reject_after_ok && rs.min_factor < 0.9);
+            /* a step after a rejection is checked against its damped system */
+            assert_true(rs.damped_after_reject >= 1);
             if (l == 1) assert_true(rs.max_run >= 2);
             assert_true(sbm_stop_reason_converged(s.stop_reason));
             assert_int_equal(s.linear_failures, 0);

@@ -480,13 +480,27 @@ static void test_cuda_matches_cpu(void **state)
             compare_backends(e, sbm_test_data_path(rel), files[f],
                              (sbm_loss){(sbm_loss_type)l, 1.0});
         }
+}
+
+/* The same on the graphs only in the shared data folder (SBM_DATA_DIR): skipped visibly when any
+ * is absent, and with SBM_TEST_QUICK. */
+static void test_cuda_matches_cpu_extra(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    if (quick()) {
+        print_message("[  SKIP    ] SBM_TEST_QUICK: the large shared graphs are left out\n");
+        skip();
+    }
     static const char *const extra[] = {"ais2klinik", "kitti_05", "sphere_bignoise_vertex3"};
-    for (size_t f = 0; f < (quick() ? 0 : sizeof extra / sizeof extra[0]); f++) {
+    int found = 0;
+    for (size_t f = 0; f < sizeof extra / sizeof extra[0]; f++) {
         char rel[128];
         snprintf(rel, sizeof rel, "g2o/%s.g2o", extra[f]);
         const char *path = sbm_test_extra_data_find(rel);
         if (path) compare_backends(e, path, extra[f], (sbm_loss){SBM_LOSS_NONE, 1.0});
+        found += path != NULL;
     }
+    sbm_test_extra_data_done(found, (int)(sizeof extra / sizeof extra[0]));
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -663,6 +677,7 @@ int main(void)
         SBM_TEST_CPU(test_threads_bitwise),
         SBM_TEST_CUDA(test_runs_bitwise),
         SBM_TEST_CUDA(test_cuda_matches_cpu),
+        SBM_TEST_CUDA(test_cuda_matches_cpu_extra),
         SBM_TEST_BOTH(test_update_state),
         SBM_TEST_CUDA(test_iteration_transfers),
         SBM_TEST_BOTH(test_errors),

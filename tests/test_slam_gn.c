@@ -20,7 +20,7 @@ static run_stats check_gn(const sbm_g2o_graph *g, const trace *t, const sbm_solv
 {
     const sbm_g2o_info gi = sbm_g2o_get_info(g);
     const size_t bytes = (size_t)t->np * sizeof(double);
-    run_stats rs = {0, 0, 0, 0, 0, INFINITY};
+    run_stats rs = {0, 0, 0, 0, 0, INFINITY, 0};
     assert_int_equal(s->iterations, t->n);
     assert_cost(s->initial_cost, ref_slam_cost(&gi, t->x[0]), "initial cost", 0);
     double chi2 = s->initial_cost;

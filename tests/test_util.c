@@ -48,12 +48,25 @@ int sbm_test_teardown(void **state)
     return 0;
 }
 
+int sbm_test_gpu_required(void)
+{
+    const char *v = getenv("SBM_REQUIRE_GPU");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+/* Why there is no CUDA context here. */
+static const char *no_gpu_reason(void)
+{
+    return sbm_has_cuda() ? "no CUDA device on this machine" : "this build has no CUDA backend";
+}
+
 sbm_test_env *sbm_test_begin(void **state)
 {
     sbm_test_env *e = *state;
     if (!e->ctx) {
-        print_message("[  SKIP    ] %s\n", sbm_has_cuda() ? "no CUDA device on this machine"
-                                                         : "this build has no CUDA backend");
+        if (sbm_test_gpu_required())
+            fail_msg("SBM_REQUIRE_GPU is set but the [cuda] case cannot run: %s", no_gpu_reason());
+        print_message("[  SKIP    ] %s\n", no_gpu_reason());
         skip();
     }
     return e;
@@ -62,8 +75,13 @@ sbm_test_env *sbm_test_begin(void **state)
 void sbm_test_require_gpu(const char *suite)
 {
     if (sbm_has_cuda() && sbm_cuda_device_count() > 0) return;
-    printf("%s: skipped: %s\n", suite,
-           sbm_has_cuda() ? "no CUDA device on this machine" : "this build has no CUDA backend");
+    if (sbm_test_gpu_required()) {
+        printf("%s: FAILED: SBM_REQUIRE_GPU is set but the suite cannot run: %s\n", suite,
+               no_gpu_reason());
+        fflush(stdout);
+        exit(1);
+    }
+    printf("%s: skipped: %s\n", suite, no_gpu_reason());
     fflush(stdout);
     exit(SBM_TEST_SKIP_CODE);
 }

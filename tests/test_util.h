@@ -32,8 +32,13 @@ extern const sbm_backend sbm_test_backend_cpu;
 extern const sbm_backend sbm_test_backend_cuda;
 int sbm_test_setup(void **state);
 int sbm_test_teardown(void **state);
-/* The environment of the running test; skip()s when its backend is not available. */
+/* The environment of the running test; skip()s when its backend is not available, or fails
+ * the test instead when sbm_test_gpu_required(). */
 sbm_test_env *sbm_test_begin(void **state);
+/* 1 when the environment variable SBM_REQUIRE_GPU is set, not empty and not "0" (the device
+ * run, .ci/device-run.sh): then a [cuda] case or a GPU-only suite that finds no CUDA backend or
+ * no device fails instead of skipping. */
+int sbm_test_gpu_required(void);
 
 #define SBM_TEST_CPU(f) \
     { #f "[cpu]", f, sbm_test_setup, sbm_test_teardown, (void *)&sbm_test_backend_cpu }
@@ -122,6 +127,10 @@ const char *sbm_test_data_dir(void);
  * (_find) or skip()s the test (_path). Static buffer. */
 const char *sbm_test_extra_data_find(const char *relative);
 const char *sbm_test_extra_data_path(const char *relative);
+/* At the end of a test over total optional files of which found were there (and checked): with
+ * any missing, prints how many and skip()s, so that the test is reported skipped, never passed
+ * with part of its data (or none) checked. */
+void sbm_test_extra_data_done(int found, int total);
 /* The decompressed bytes of a plain, gzip or bzip2 file in a temporary file, through zlib and
  * libbz2 directly (not sbm's reader), for the suites' independent parsers. Fails the test on
  * error. */
@@ -139,7 +148,7 @@ const char *sbm_test_write_text(const char *name, const char *text);
 #define SBM_TEST_SKIP_CODE 77
 /* For suites that test nothing but the GPU (tests/test_cuda_*.c), first thing in main: without
  * a CUDA build or a device, print why and exit with SBM_TEST_SKIP_CODE, so that ctest lists
- * the suite as skipped instead of passed. */
+ * the suite as skipped instead of passed (with sbm_test_gpu_required(): exit 1, a failure). */
 void sbm_test_require_gpu(const char *suite);
 
 

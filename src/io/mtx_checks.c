@@ -10,7 +10,9 @@
  * entries, the sum check searches only when a summed value is not finite.
  * And one that needs only the size line: the memory its sizes imply (row pointers, column
  * counts, the entries) must fit the machine's physical memory, so that a 50-byte header
- * announcing 2^31 - 1 rows is refused with its size instead of touching 16 GiB of pages. */
+ * announcing 2^31 - 1 rows is refused with its size instead of touching 16 GiB of pages; and on
+ * a CPU context with a memory budget (sbm_ctx_set_memory_budget), the reading's workspace must
+ * fit the budget. */
 #define _POSIX_C_SOURCE 200809L /* sysconf */
 
 #include "io_internal.h"
@@ -174,10 +176,22 @@ sbm_status sbm__mtx_check_memory(sbm__text_reader *rd, int64_t m, int64_t n, int
     const double rows = (double)m + 1.0, cols = ranked ? 0.0 : (double)n + 1.0;
     const double need = 16.0 * rows + 8.0 * (rows > cols ? rows : cols) + 48.0 * entries;
     const double have = sbm__host_memory_bytes();
-    if (have <= 0.0 || need <= have) return SBM_SUCCESS;
+    if (have > 0.0 && need > have)
+        return sbm__text_error(rd, SBM_ERR_OUT_OF_MEMORY,
+                               "size line: a %" PRId64 " x %" PRId64 " matrix with %" PRId64
+                               " entries needs at least %.0f bytes, more than this machine's "
+                               "memory (%.0f bytes)",
+                               m, n, nnz, need, have);
+    /* A CPU context's memory budget bounds the reader's workspace: all of the above but the
+     * matrix it returns (one row pointer array, 12 bytes an entry). A CUDA context's budget is
+     * of device memory, which the reading does not use. */
+    const size_t budget = sbm_ctx_memory_budget(rd->ctx);
+    const double work = need - 8.0 * rows - 12.0 * entries;
+    if (budget == 0 || sbm_ctx_backend(rd->ctx) != SBM_BACKEND_CPU || work <= (double)budget)
+        return SBM_SUCCESS;
     return sbm__text_error(rd, SBM_ERR_OUT_OF_MEMORY,
-                           "size line: a %" PRId64 " x %" PRId64 " matrix with %" PRId64
-                           " entries needs at least %.0f bytes, more than this machine's "
-                           "memory (%.0f bytes)",
-                           m, n, nnz, need, have);
+                           "size line: reading a %" PRId64 " x %" PRId64 " matrix with %" PRId64
+                           " entries needs at least %.0f bytes of workspace, more than the "
+                           "context's memory budget (%zu bytes, sbm_ctx_set_memory_budget)",
+                           m, n, nnz, work, budget);
 }

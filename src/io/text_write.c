@@ -8,7 +8,9 @@
  *   - Never replace what is not ours. Only a regular file, or a name that does not exist yet,
  *     is written to a temporary beside it and renamed over it (a failure leaves the old file
  *     or nothing). A symbolic link to a regular file is followed: its target is replaced that
- *     way and the link stays a link. Anything else - a character device (/dev/null, /dev/full),
+ *     way and the link stays a link. A regular file with more than one name (st_nlink > 1, hard
+ *     links), or a symbolic link to one, is refused (SBM_ERR_IO, nothing written): the rename
+ *     would silently cut this name off the others. Anything else - a character device (/dev/null, /dev/full),
  *     a FIFO, a link to one, a dangling link - is written in place, and every write error,
  *     ENOSPC included, is reported at the write, the flush or the close.
  *   - A name of an open descriptor - "-" (the standard output), /dev/stdout, /dev/stderr,
@@ -105,6 +107,17 @@ static int descriptor_of(const char *path)
     return *end == '\0' && fd <= INT32_MAX ? (int)fd : -1;
 }
 
+/* A regular file with other names (hard links): the rename would give this name a new file and
+ * leave the others on the old contents, so it is refused before anything is written. */
+static sbm_status hard_linked(sbm__text_writer *w, const struct stat *sb, const char *what)
+{
+    return sbm__error(w->ctx, SBM_ERR_IO,
+                      "%s: %shas %ju hard links; writing it would replace this name only and "
+                      "leave the other %ju with the old contents (remove the other links, or "
+                      "write to another name)",
+                      w->path, what, (uintmax_t)sb->st_nlink, (uintmax_t)sb->st_nlink - 1);
+}
+
 /* Decide how path is written (see the top of the file): w->target set to the regular file to
  * replace atomically (path, or the file a link names), or left NULL to write in place. */
 static sbm_status writer_target(sbm__text_writer *w)
@@ -117,12 +130,14 @@ static sbm_status writer_target(sbm__text_writer *w)
         w->target = host_strdup(w->ctx, path, 16, "the output file name");
         return w->target ? SBM_SUCCESS : SBM_ERR_OUT_OF_MEMORY;
     }
+    if (S_ISREG(ls.st_mode) && ls.st_nlink > 1) return hard_linked(w, &ls, "");
     if (S_ISREG(ls.st_mode) || S_ISDIR(ls.st_mode)) { /* a directory: the rename reports it */
         w->target = host_strdup(w->ctx, path, 16, "the output file name");
         return w->target ? SBM_SUCCESS : SBM_ERR_OUT_OF_MEMORY;
     }
     if (!S_ISLNK(ls.st_mode) || stat(path, &ts) != 0 || !S_ISREG(ts.st_mode))
         return SBM_SUCCESS; /* a device, FIFO, socket, or a link to none or to one */
+    if (ts.st_nlink > 1) return hard_linked(w, &ts, "the file this symbolic link names ");
     char *real = realpath(path, NULL);
     if (!real)
         return sbm__error(w->ctx, SBM_ERR_IO, "%s: cannot resolve the symbolic link: %s", path,

@@ -544,6 +544,9 @@ done
 fails 1 "indefinite2d.g2o:11: EDGE_SE2 1 2: the information matrix is not positive semidefinite" "$TMP/never_info.mtx" \
     slam-info --g2o "$G2O/indefinite2d.g2o" -o "$TMP/never_info.mtx"
 grep -qF "; 2 of the 7 edges in the file have such a matrix" "$TMP/f.err" && ok || bad "refusal without the count: $(cat "$TMP/f.err")"
+# the remedy named as the CLI's option, not the library's enum
+grep -qF "have such a matrix (--information repair projects each to the nearest positive semidefinite matrix)" "$TMP/f.err" &&
+    ! grep -qF "SBM_G2O_INFORMATION" "$TMP/f.err" && ok || bad "refusal without the CLI's option: $(cat "$TMP/f.err")"
 fails 1 "indefinite3d.g2o:12: EDGE_SE3:QUAT 2 3: the information matrix" "-" \
     slam-solve --g2o "$G2O/indefinite3d.g2o" --information refuse
 # the CLI user is pointed to the option, not to the C enum a library caller sets

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # Tests of where the sbm tool writes: the library's writer replaces only regular files
 # (through a temporary and a rename), follows a symbolic link to a regular file (the target is
-# replaced, the link stays a link), and writes anything else in place: a character device, a
+# replaced, the link stays a link), refuses a file with hard links, and writes anything else in place: a character device, a
 # FIFO, "-" (the standard output, with the report lines moved to stderr). Write errors (ENOSPC
 # on /dev/full) fail the command. Two outputs naming one file are a usage error. Every check
 # looks at what the command leaves behind. Everything is written in a scratch folder, except
@@ -93,6 +93,18 @@ check "the link was replaced by a file" -L "$TMP/link.mtx"
 if cmp -s "$TMP/target.mtx" "$TMP/ref.mtx"; then ok; else bad "the link's target was not updated"; fi
 check "the target lost its mode" "$(stat -c %a "$TMP/target.mtx")" = 640
 check "a temporary file was left behind" -z "$(ls "$TMP" | grep '\.tmp\.')"
+
+# A regular file with a second name (a hard link): refused, exit 1, both names still one file
+# with the old contents (the rename would have replaced one name only).
+echo "old" >"$TMP/hard-a.mtx"
+ln "$TMP/hard-a.mtx" "$TMP/hard-b.mtx"
+fails 1 "$TMP/hard-b.mtx: has 2 hard links; writing it would replace this name only" "-" \
+    gemm "$A" "$A" -o "$TMP/hard-b.mtx"
+check "a refused write changed the hard-linked file" "$(cat "$TMP/hard-a.mtx")" = old
+check "the hard link was cut" "$(stat -c %h "$TMP/hard-b.mtx")" = 2
+rm -f "$TMP/hard-b.mtx"
+runs gemm "$A" "$A" -o "$TMP/hard-a.mtx" && ok
+if cmp -s "$TMP/hard-a.mtx" "$TMP/ref.mtx"; then ok; else bad "a file with one name again was not written"; fi
 
 # Two outputs naming one file: a usage error, nothing written.
 fails 2 "two outputs name '$TMP/X.mtx'" "$TMP/X.mtx" ba-schur --bal "$SMALL" -o "$TMP/X.mtx" --rhs "$TMP/X.mtx"

@@ -4,15 +4,19 @@
 # built without CUDA, and the solver suites are run. A mutation is caught when a suite fails.
 # Prints one line per mutation with the failing tests and the first assertion message; exits 1
 # if a mutation is missed or its patch no longer applies (then re-make the patch: README-mutations.md).
+# A patch with a "Suites: a b" line is checked with those suites instead of the default ones.
 #   tests/mutations/run.sh [work-dir]     (default: a new temporary directory, removed afterwards)
 #   SBM_MUTATION_SUITES="test_solver_control test_ba_lm test_ba test_slam test_slam_control test_slam_gn"
 #   SBM_DATA_DIR=...                                              the real data sets (test_ba)
+#   SBM_MUTATION_ONLY="30 31"        only the patches whose numbers are listed (default: all)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 if [ $# -ge 1 ]; then mkdir -p "$1"; work=$(cd "$1" && pwd); keep=1; else work=$(mktemp -d); keep=0; fi
 cleanup() { if [ "$keep" = 0 ]; then rm -rf "$work"; fi; }
 trap cleanup EXIT
-suites=${SBM_MUTATION_SUITES:-test_solver_control test_ba_lm test_ba test_slam test_slam_control test_slam_gn}
+default_suites=${SBM_MUTATION_SUITES:-test_solver_control test_ba_lm test_ba test_slam test_slam_control test_slam_gn}
+# the baseline builds and runs every suite any patch names
+suites=$(printf '%s\n' $default_suites $(sed -n 's/^Suites: //p' "$root"/tests/mutations/*.patch) | awk '!seen[$0]++' | tr '\n' ' ')
 data=${SBM_DATA_DIR:-$root/../shared/data}
 src=$work/src build=$work/build log=$work/log
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -46,7 +50,10 @@ echo "    all pass"
 missed=0
 for p in "$root"/tests/mutations/*.patch; do
   name=$(basename "$p" .patch)
+  if [ -n "${SBM_MUTATION_ONLY:-}" ] && ! [[ " $SBM_MUTATION_ONLY " == *" ${name%%-*} "* ]]; then continue; fi
   echo "== $name: $(sed -n 's/^Mutation: //p' "$p" | head -1)"
+  suites=$(sed -n 's/^Suites: //p' "$p" | head -1)
+  suites=${suites:-$default_suites}
   if ! patch -d "$src" -p1 --forward --fuzz=1 -s <"$p" >"$log" 2>&1; then
     echo "    STALE: the patch no longer applies"; cat "$log"; missed=1; continue
   fi
