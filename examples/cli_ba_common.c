@@ -210,19 +210,6 @@ int cli_ba_needs(const char *usage, const char *cmd, const char *what)
     return cli_command_error(usage, cmd, "needs %s", what);
 }
 
-/* The reader's error for a g2o file, with the library's option names put in the CLI's terms:
- * "SBM_G2O_INFORMATION_REPAIR" (of an indefinite information matrix) is "--information
- * repair" here. */
-static int g2o_read_error(const sbm_ctx *host)
-{
-    static const char from[] = "SBM_G2O_INFORMATION_REPAIR", to[] = "--information repair";
-    const char *msg = sbm_ctx_last_error(host);
-    const char *at = msg ? strstr(msg, from) : NULL;
-    if (!at) return cli_lib_error(host, NULL);
-    fprintf(stderr, "sbm: %.*s%s%s\n", (int)(at - msg), msg, to, at + strlen(from));
-    return EXIT_FAILURE;
-}
-
 /* The host context, the input (--bal, gen when not NULL, or --g2o) and the compute context.
  * @return 0 or EXIT_FAILURE (reported); cmd_close releases c either way. */
 int cli_ba_open(const cli_opts *o, const sbm_bal_generate_options *gen, ba_cmd *c)
@@ -245,7 +232,6 @@ int cli_ba_open(const cli_opts *o, const sbm_bal_generate_options *gen, ba_cmd *
             fprintf(stderr, "sbm: %s: repaired %lld information matrices (nearest positive "
                             "semidefinite)\n", o->g2o, (long long)repaired);
     }
-    if (st != SBM_SUCCESS && o->g2o) return g2o_read_error(c->host);
     if (st != SBM_SUCCESS)
         return cli_lib_error(c->host, o->generate ? "--generate"
                                       : gen      ? "bal-generate"
