@@ -16,6 +16,7 @@
 #include "io_internal.h"
 #include "sbm_geometry.h"
 
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -139,7 +140,8 @@ static sbm_status read_pose(sbm_ctx *ctx, const sbm_g2o_graph_desc *d, const cha
                               "desc->%s[%" PRId64 "]: the quaternion (%g %g %g %g) has norm %.9g, "
                               "not 1 within %g",
                               array, k, q[0], q[1], q[2], q[3], n, SBM_POSE_ROTATION_TOLERANCE);
-        for (int a = 0; a < 4; a++) out[3 + a] = q[a] / n;
+        /* unit to rounding (as sbm_g2o_write prints it): kept as given, as the reader does */
+        for (int a = 0; a < 4; a++) out[3 + a] = fabs(n - 1.0) > 4.0 * DBL_EPSILON ? q[a] / n : q[a];
         return SBM_SUCCESS;
     }
     const double *R = src + 3;
