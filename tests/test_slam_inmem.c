@@ -269,6 +269,14 @@ static void test_gauge_components(void **state)
     assert_true(gi.prior_information[0] == 1.0 && gi.prior_information[1] == 0.0);
     SBM_ASSERT_OK(c, sbm_slam_solve(c, g, &o, &s));
     assert_true(s.final_cost < 1e-20);
+    /* a prior whose e^T Omega e overflows at the start: named as the prior it is */
+    const double huge[3] = {1e300, 0, 0};
+    sbm_g2o_graph *gh = NULL;
+    d.prior_measurement = huge;
+    SBM_ASSERT_OK(c, sbm_g2o_graph_create(c, &d, &gh));
+    SBM_ASSERT_FAILS(c, sbm_slam_solve(c, gh, &o, &s), SBM_ERR_NOT_FINITE,
+                     "prior 0 (on vertex 4) has e^T Omega e = inf");
+    sbm_g2o_destroy(gh);
     const char *path = sbm_test_tmp_path("prior.g2o");
     SBM_ASSERT_FAILS(c, sbm_g2o_write(c, path, g), SBM_ERR_NOT_SUPPORTED,
                      "argument graph has 1 priors, which the g2o types sbm writes");
