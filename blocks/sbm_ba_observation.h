@@ -64,4 +64,23 @@ SBM_GEO_FN double sbm__ba_observation_cost(const sbm__bal_camera *cam, const dou
     return 0.5 * rho[0];
 }
 
+/* A camera prior (the unary factor of sbm_bal_set_camera_prior) at the camera's parameters x
+ * (9): with d = x - mean, its cost 0.5 d^T Omega d; with g non-NULL also g -= Omega d (9) and,
+ * with u non-NULL, u += Omega (9x9, column-major), the terms it adds to gc and U. */
+SBM_GEO_FN double sbm__ba_prior(const double x[9], const double mean[9], const double info[81],
+                                double *g, double *u)
+{
+    double d[9], cost = 0.0;
+    for (int a = 0; a < 9; a++) d[a] = x[a] - mean[a];
+    for (int a = 0; a < 9; a++) {
+        double s = 0.0; /* (Omega d)_a; Omega symmetric */
+        for (int c = 0; c < 9; c++) s += info[a + 9 * c] * d[c];
+        cost += d[a] * s;
+        if (g) g[a] -= s;
+    }
+    if (u)
+        for (int e = 0; e < 81; e++) u[e] += info[e];
+    return 0.5 * cost;
+}
+
 #endif /* SBM_BA_OBSERVATION_H */

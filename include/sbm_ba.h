@@ -43,7 +43,8 @@ sbm_status sbm_bal_generate(sbm_ctx *ctx, const sbm_bal_generate_options *option
                             sbm_bal_problem **problem);
 /* Residuals at the current parameters into h_residuals (host, 2*observations; may be NULL) and
  * the cost 0.5*|r|^2 into *cost (may be NULL). A point on a camera's image plane (P.z == 0)
- * gives non-finite residuals, not an error. */
+ * gives non-finite residuals, not an error. The observations only: camera priors
+ * (sbm_bal_set_camera_prior) are not in this cost, while the solvers' cost includes them. */
 sbm_status sbm_bal_evaluate(sbm_ctx *ctx, const sbm_bal_problem *problem, double *h_residuals,
                             double *cost);
 

@@ -90,6 +90,15 @@ typedef struct sbm_bal_info {
     const double *obs_xy;      /* measured x, y of each observation (size 2*observations) */
     double *camera_params;     /* 9 per camera, BAL order (size 9*cameras) */
     double *point_params;      /* 3 per point (size 3*points) */
+    const unsigned char *camera_constant; /* 1: held constant (size cameras; NULL: none is) */
+    const unsigned char *point_constant;  /* 1: held constant (size points; NULL: none is) */
+    int64_t camera_priors;     /* cameras with a prior (sbm_bal_set_camera_prior) */
+    const unsigned char *camera_has_prior; /* 1: the camera has a prior (size cameras; NULL:
+                                            * none has) */
+    const double *prior_mean;  /* 9 per camera, valid where camera_has_prior */
+    const double *prior_information; /* 81 per camera, column-major, valid where
+                                      * camera_has_prior */
+    int in_memory;             /* 1: made by sbm_bal_problem_create (checked strictly) */
 } sbm_bal_info;
 
 /* Read a BAL file ("ncam npts nobs", nobs lines "cam pt x y", then 9*ncam camera and 3*npts point
@@ -100,8 +109,60 @@ typedef struct sbm_bal_info {
  * sbm_bal_write refuses a non-finite value (SBM_ERR_NOT_FINITE naming it) before any file. */
 sbm_status sbm_bal_read(sbm_ctx *ctx, const char *path, sbm_bal_problem **problem);
 /* Write in BAL format ("%.17g", so it reads back bitwise); through a temporary file and a
- * rename, so a failure leaves no file behind. A name ending in ".bz2" is compressed. */
+ * rename, so a failure leaves no file behind. A name ending in ".bz2" is compressed. The
+ * format has no place for constant blocks and priors: they are not written. */
 sbm_status sbm_bal_write(sbm_ctx *ctx, const char *path, const sbm_bal_problem *problem);
+
+/* ---- BAL problems built in memory ------------------------------------------------------ */
+
+/* The arrays of a problem built in memory (the caller's; sbm_bal_problem_create copies them).
+ * Indices are 0-based; the layouts are those of sbm_bal_info. */
+typedef struct sbm_bal_problem_desc {
+    int64_t cameras;             /* number of cameras (0 <= cameras <= INT32_MAX) */
+    int64_t points;              /* number of points (0 <= points <= INT32_MAX) */
+    int64_t observations;        /* number of observations (>= 0) */
+    const int32_t *obs_camera;   /* camera of each observation (size observations) */
+    const int32_t *obs_point;    /* point of each observation (size observations) */
+    const double *obs_xy;        /* measured x, y of each observation (size 2*observations) */
+    const double *camera_params; /* 9 per camera, BAL order (size 9*cameras) */
+    const double *point_params;  /* 3 per point (size 3*points) */
+} sbm_bal_problem_desc;
+
+/* A problem from arrays, no file: the arrays are copied after full validation. @return
+ * SBM_ERR_NULL_ARGUMENT for a NULL desc, problem, or array of a non-zero count;
+ * SBM_ERR_INVALID_ARGUMENT for a negative count or one above INT32_MAX (cameras, points) and an
+ * index out of range ("obs_camera[4] = 7 is not a camera: 0 <= index < 3"); SBM_ERR_NOT_FINITE
+ * naming the array, the index and the value of the first non-finite entry. A problem built here
+ * is checked strictly when a BA system is made of it (sbm_ba_system_create, sbm_ba_solve): a
+ * camera or point that no observation and no prior touches and that is not constant is
+ * SBM_ERR_INVALID_ARGUMENT naming it (a problem read from a file keeps the reader's tolerance:
+ * such a block gets a zero step). *problem is NULL on failure. */
+sbm_status sbm_bal_problem_create(sbm_ctx *ctx, const sbm_bal_problem_desc *desc,
+                                  sbm_bal_problem **problem);
+/* Hold camera (0-based) constant (constant = 1) or free it again (0): a constant block gets a
+ * zero step in every solver of sbm_ba.h (its rows and columns of U and W are replaced by those of
+ * the identity with a zero gradient, so the free parameters follow exactly the iterates of the
+ * problem without it), and its observations still count in the cost. Takes effect for the BA
+ * systems made after the call. @return SBM_ERR_NULL_ARGUMENT, SBM_ERR_INVALID_ARGUMENT for a
+ * camera out of range or a flag other than 0 or 1 (naming it). */
+sbm_status sbm_bal_set_camera_constant(sbm_ctx *ctx, sbm_bal_problem *problem, int64_t camera,
+                                       int constant);
+/* Hold point (0-based) constant or free it, as sbm_bal_set_camera_constant does for cameras. */
+sbm_status sbm_bal_set_point_constant(sbm_ctx *ctx, sbm_bal_problem *problem, int64_t point,
+                                      int constant);
+/* A Gaussian prior on camera (0-based): the residual block 0.5 (x - mean)^T information
+ * (x - mean) over its 9 parameters x (BAL order: angle-axis, translation, f, k1, k2) joins the
+ * cost (no robust loss), U's diagonal block and gc. A prior on the pose alone has zeros in the
+ * rows and columns of f, k1, k2; one on the translation alone only the block (3..5, 3..5).
+ * information: 81 values, column-major, symmetric and positive semidefinite; NULL removes the
+ * camera's prior. A second call replaces the first. Takes effect for the BA systems made after
+ * the call. @return SBM_ERR_NULL_ARGUMENT (problem; mean with a non-NULL information);
+ * SBM_ERR_INVALID_ARGUMENT for a camera out of range, an information matrix that is not
+ * symmetric (naming the entry) or not positive semidefinite (its smallest eigenvalue below
+ * -SBM_G2O_PSD_TOLERANCE times its largest magnitude); SBM_ERR_NOT_FINITE naming a non-finite
+ * entry. */
+sbm_status sbm_bal_set_camera_prior(sbm_ctx *ctx, sbm_bal_problem *problem, int64_t camera,
+                                    const double *mean, const double *information);
 
 /* Destroy a BAL problem. NULL is accepted and does nothing. */
 void sbm_bal_destroy(sbm_bal_problem *problem);
@@ -142,6 +203,10 @@ typedef struct sbm_g2o_info {
     int64_t repaired_information;   /* information matrices projected to the nearest positive
                                      * semidefinite one on reading (SBM_G2O_INFORMATION_REPAIR);
                                      * 0 otherwise */
+    int64_t priors;                 /* prior factors (sbm_g2o_graph_create); 0 for a file */
+    const int32_t *prior_vertex;    /* vertex index of each prior (size priors) */
+    const double *prior_measurement; /* pose_size per prior */
+    const double *prior_information; /* error_dim^2 per prior, full symmetric, column-major */
 } sbm_g2o_info;
 
 /* Information matrices. Every edge's Omega must be positive semidefinite: its eigenvalues
@@ -190,6 +255,71 @@ sbm_status sbm_g2o_read(sbm_ctx *ctx, const char *path, sbm_g2o_graph **graph);
  * already positive semidefinite (within the tolerance) is kept bitwise. */
 sbm_status sbm_g2o_read_ex(sbm_ctx *ctx, const char *path, const sbm_g2o_read_options *options,
                            sbm_g2o_graph **graph);
+/* ---- Pose graphs built in memory -------------------------------------------------------- */
+
+/* How sbm_g2o_graph_create reads 3D poses and measurements. */
+typedef enum sbm_pose_format {
+    SBM_POSE_QUATERNION = 0, /* 7 values: x y z qx qy qz qw (g2o's order); 2D: x y theta */
+    SBM_POSE_MATRIX = 1      /* 3D only, 12 values: x y z, then the rotation matrix R row by
+                              * row (r00 r01 r02 r10 ... r22) */
+} sbm_pose_format;
+
+/* What sbm_g2o_graph_create does with a connected component (vertices joined by edges) that has
+ * no fixed vertex and no prior: its poses are then determined only up to a rigid motion. */
+typedef enum sbm_gauge {
+    SBM_GAUGE_AUTO = 0,  /* hold its first vertex fixed, as sbm_g2o_read does (the default) */
+    SBM_GAUGE_REFUSE = 1 /* SBM_ERR_INVALID_ARGUMENT naming the component's first vertex */
+} sbm_gauge;
+
+#define SBM_POSE_ROTATION_TOLERANCE 1e-6 /* |q| - 1 and max |R^T R - I| accepted (then made exact) */
+
+/* The arrays of a pose graph built in memory (the caller's; copied). Vertices and edges are
+ * given by 0-based index; a prior is a unary factor on one vertex, the error of an edge from the
+ * origin (the identity pose) to the vertex: e = toVector(Z^-1 X) with g2o's conventions above,
+ * cost contribution e^T Omega e (with the solve's robust loss, as every edge). */
+typedef struct sbm_g2o_graph_desc {
+    int dim;                        /* 2 (SE2) or 3 (SE3) */
+    sbm_pose_format format;         /* of poses, edge_measurement and prior_measurement */
+    sbm_gauge gauge;                /* components without a fixed vertex or prior */
+    int64_t vertices;               /* >= 1, <= INT32_MAX */
+    const double *poses;            /* per vertex: 3 (2D), 7 (QUATERNION) or 12 (MATRIX) */
+    const int32_t *vertex_id;       /* ids for messages and sbm_g2o_write (NULL: 0, 1, ...;
+                                     * distinct) */
+    const unsigned char *fixed;     /* 1: held fixed (size vertices; NULL: none) */
+    int64_t edges;                  /* >= 0 */
+    const int32_t *edge_from;       /* vertex index of each edge's first vertex */
+    const int32_t *edge_to;         /* and of its second (different from the first) */
+    const double *edge_measurement; /* the relative pose Xi^-1 Xj per edge, as poses */
+    const double *edge_information; /* error_dim^2 per edge, column-major, symmetric PSD
+                                     * (NULL: identity) */
+    int64_t priors;                 /* >= 0 */
+    const int32_t *prior_vertex;    /* vertex index of each prior */
+    const double *prior_measurement; /* the vertex's expected pose per prior, as poses */
+    const double *prior_information; /* error_dim^2 per prior (NULL: identity) */
+} sbm_g2o_graph_desc;
+
+/* A pose graph from arrays, no file (the g2o reader builds its graphs with the same code): every
+ * value checked and copied; quaternions with |q| within SBM_POSE_ROTATION_TOLERANCE of 1 are
+ * normalised, rotation matrices within it of orthonormal (and det > 0) are converted to the
+ * nearest unit quaternion. The gauge: a component holding a fixed vertex or a prior keeps its
+ * poses' freedom as given; any other follows desc->gauge. A vertex that no edge and no prior
+ * touches and that is not fixed is refused. @return SBM_ERR_NULL_ARGUMENT (desc, graph, an array
+ * of a non-zero count); SBM_ERR_INVALID_ARGUMENT naming the field or the array and the index
+ * (a count or enum out of range, an index out of range, an edge from a vertex to itself,
+ * a repeated vertex id, a rotation outside the tolerance, an information matrix that is not
+ * symmetric or not positive semidefinite within SBM_G2O_PSD_TOLERANCE, an untouched vertex, a
+ * component without gauge under SBM_GAUGE_REFUSE); SBM_ERR_NOT_FINITE naming the first
+ * non-finite value. sbm_g2o_write refuses a graph with priors (SBM_ERR_NOT_SUPPORTED: the g2o
+ * types sbm writes have none). *graph is NULL on failure. */
+sbm_status sbm_g2o_graph_create(sbm_ctx *ctx, const sbm_g2o_graph_desc *desc,
+                                sbm_g2o_graph **graph);
+/* Hold vertex (0-based index) fixed (fixed = 1) or free it (0): the solvers of sbm_slam.h leave a
+ * fixed pose as it is (it is not an unknown). Takes effect for the systems made after the call.
+ * Freeing the only fixed vertex of a component without a prior leaves it without a gauge:
+ * sbm_slam_system_create and sbm_slam_solve then refuse the graph naming the component.
+ * @return SBM_ERR_NULL_ARGUMENT, SBM_ERR_INVALID_ARGUMENT for a vertex out of range or a flag
+ * other than 0 or 1. */
+sbm_status sbm_g2o_set_fixed(sbm_ctx *ctx, sbm_g2o_graph *graph, int64_t vertex, int fixed);
 /* Destroy a g2o graph. NULL is accepted and does nothing. */
 void sbm_g2o_destroy(sbm_g2o_graph *graph);
 /* @return the view of the graph: dimension, vertices, edges, poses (a zeroed struct for NULL). */

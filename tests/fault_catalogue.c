@@ -579,7 +579,44 @@ static sbm_status op_g2o_read(fault_fixture *f)
 {
     OUT_OBJECT(sbm_g2o_graph, sbm_g2o_destroy, sbm_g2o_read(f->ctx, f->g2o_in, &out));
 }
+static sbm_status op_g2o_graph_create(fault_fixture *f)
+{
+    const sbm_g2o_info g = sbm_g2o_get_info(f->g2o);
+    const int32_t pv = 1;
+    sbm_g2o_graph_desc d;
+    memset(&d, 0, sizeof d);
+    d.dim = g.dim, d.vertices = g.vertices, d.poses = g.poses, d.vertex_id = g.vertex_id;
+    d.edges = g.edges, d.edge_from = g.edge_from, d.edge_to = g.edge_to;
+    d.edge_measurement = g.edge_measurement, d.edge_information = g.edge_information;
+    d.priors = 1, d.prior_vertex = &pv, d.prior_measurement = g.poses + g.pose_size;
+    OUT_OBJECT(sbm_g2o_graph, sbm_g2o_destroy, sbm_g2o_graph_create(f->ctx, &d, &out));
+}
 #undef OUT_OBJECT
+/* A problem built in memory with a constant camera and point and a camera prior, and its BA
+ * system (the constant flags and priors uploaded to the context's memory). */
+static sbm_status op_bal_problem_create(fault_fixture *f)
+{
+    const sbm_bal_info b = sbm_bal_get_info(f->bal);
+    const sbm_bal_problem_desc d = {b.cameras, b.points, b.observations, b.obs_camera,
+                                    b.obs_point, b.obs_xy, b.camera_params, b.point_params};
+    sbm_bal_problem *p = (sbm_bal_problem *)0x1;
+    sbm_status st = sbm_bal_problem_create(f->ctx, &d, &p);
+    if (st != SBM_SUCCESS) {
+        assert_null(p);
+        return st;
+    }
+    double info[81] = {0};
+    info[0] = 1.0;
+    sbm_ba_system *s = NULL;
+    if ((st = sbm_bal_set_camera_constant(f->ctx, p, 0, 1)) == SBM_SUCCESS &&
+        (st = sbm_bal_set_point_constant(f->ctx, p, 1, 1)) == SBM_SUCCESS &&
+        (st = sbm_bal_set_camera_prior(f->ctx, p, 1, b.camera_params + 9, info)) == SBM_SUCCESS &&
+        (st = sbm_ba_system_create(f->ctx, p, &s)) == SBM_SUCCESS)
+        f->out_hash = fault_hash_cbc(f->host, 7, sbm_ba_system_get_info(s).W);
+    sbm_ba_system_destroy(s);
+    sbm_bal_destroy(p);
+    return st;
+}
 static sbm_status op_bal_evaluate(fault_fixture *f)
 {
     double cost = 0;
@@ -621,6 +658,7 @@ const fault_op fault_ops[] = {
     OP(op_bal_read, FAULT_CPU),       OP(op_bal_write, FAULT_CPU),
     OP(op_bal_generate, FAULT_CPU),   OP(op_bal_evaluate, FAULT_CPU),
     OP(op_g2o_read, FAULT_CPU),       OP(op_g2o_chi2, FAULT_CPU),
+    OP(op_g2o_graph_create, FAULT_CPU), OP(op_bal_problem_create, BOTH),
     {"chol_plan_factor_solve_amd", fault_op_chol_amd, BOTH},
     {"chol_plan_factor_solve_natural", fault_op_chol_natural, BOTH},
     {"chol_dense_fronts", fault_op_chol_dense_fronts, FAULT_CUDA},

@@ -355,6 +355,50 @@ static void test_update_state(void **state)
     sbm_bal_destroy(p);
 }
 
+/* A problem built in memory with a constant camera, a constant point and a camera prior,
+ * solved with each linear solver: the backend against the CPU backend cost by cost (1e-9
+ * relative), the constant blocks bitwise unchanged (sbm_bal_problem_create and the kernels'
+ * constant blocks and priors). */
+static void test_inmem_held(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    sbm_bal_generate_options go = sbm_bal_generate_defaults(8, 80, 4, 5);
+    sbm_bal_problem *gen = NULL;
+    SBM_ASSERT_OK(e->host, sbm_bal_generate(e->host, &go, &gen));
+    const sbm_bal_info gi = sbm_bal_get_info(gen);
+    const sbm_bal_problem_desc d = {gi.cameras, gi.points, gi.observations, gi.obs_camera,
+                                    gi.obs_point, gi.obs_xy, gi.camera_params, gi.point_params};
+    const sbm_linear_solver ls[4] = {SBM_LINEAR_DENSE_CHOLESKY, SBM_LINEAR_SPARSE_CHOLESKY,
+                                     SBM_LINEAR_PCG, SBM_LINEAR_PCG_MATRIX_FREE};
+    double info[81] = {0};
+    for (int a = 0; a < 6; a++) info[10 * a] = 1e3;
+    for (int l = 0; l < 4; l++) {
+        probe pr[2];
+        for (int run = 0; run < 2; run++) {
+            sbm_ctx *c = run == 0 ? e->ctx : e->host;
+            sbm_bal_problem *p = NULL;
+            SBM_ASSERT_OK(c, sbm_bal_problem_create(c, &d, &p));
+            SBM_ASSERT_OK(c, sbm_bal_set_camera_constant(c, p, 2, 1));
+            SBM_ASSERT_OK(c, sbm_bal_set_point_constant(c, p, 11, 1));
+            SBM_ASSERT_OK(c, sbm_bal_set_camera_prior(c, p, 5, gi.camera_params + 45, info));
+            sbm_solver_options o = probe_options(ls[l], 6, &pr[run]);
+            memset(&pr[run], 0, sizeof pr[run]);
+            pr[run].ctx = c, pr[run].problem = p;
+            sbm_solver_summary s;
+            SBM_ASSERT_OK(c, sbm_ba_solve(c, p, &o, &s));
+            const sbm_bal_info pi = sbm_bal_get_info(p);
+            assert_memory_equal(pi.camera_params + 18, gi.camera_params + 18, 9 * sizeof(double));
+            assert_memory_equal(pi.point_params + 33, gi.point_params + 33, 3 * sizeof(double));
+            assert_true(s.final_cost < s.initial_cost);
+            sbm_bal_destroy(p);
+        }
+        assert_int_equal(pr[0].n, pr[1].n);
+        for (int k = 0; k < pr[0].n; k++)
+            assert_true(fabs(pr[0].rep[k].cost - pr[1].rep[k].cost) <= 1e-9 * pr[1].rep[k].cost);
+    }
+    sbm_bal_destroy(gen);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -362,6 +406,7 @@ int main(void)
         SBM_TEST_BOTH(test_solve_against_cpu),
         SBM_TEST_BOTH(test_solve_failure_keeps_best),
         SBM_TEST_BOTH(test_update_state),
+        SBM_TEST_BOTH(test_inmem_held),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

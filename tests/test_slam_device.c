@@ -668,6 +668,62 @@ static void test_errors(void **state)
                      "sbm_slam_system_create: argument graph is NULL");
 }
 
+/* A graph built in memory with a prior as its only gauge, a second fixed vertex set by
+ * sbm_g2o_set_fixed and a Huber loss: the backend's solve against the CPU backend's, cost by
+ * cost to 1e-10 relative, and the fixed vertex bitwise unchanged (sbm_g2o_graph_create). */
+typedef struct inmem_trace {
+    int n;
+    double cost[64];
+} inmem_trace;
+
+static void inmem_trace_cost(void *user, const sbm_iteration_report *r)
+{
+    inmem_trace *t = user;
+    if (t->n < 64) t->cost[t->n++] = r->cost;
+}
+
+static void test_inmem_prior_fixed(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    inmem_trace tr[2];
+    for (int run = 0; run < 2; run++) {
+        sbm_ctx *c = run == 0 ? e->ctx : e->host;
+        sbm_g2o_graph *file = NULL, *g = NULL;
+        SBM_ASSERT_OK(c, sbm_g2o_read(c, sbm_test_data_path("g2o/tinyGrid3D.g2o"), &file));
+        const sbm_g2o_info fi = sbm_g2o_get_info(file);
+        double z[7], info[36] = {0};
+        memcpy(z, fi.poses + 7 * 3, sizeof z);
+        z[0] += 0.3;
+        for (int a = 0; a < 6; a++) info[7 * a] = 50.0;
+        const int32_t pv = 3;
+        sbm_g2o_graph_desc d;
+        memset(&d, 0, sizeof d);
+        d.dim = 3, d.gauge = SBM_GAUGE_REFUSE;
+        d.vertices = fi.vertices, d.poses = fi.poses, d.vertex_id = fi.vertex_id;
+        d.edges = fi.edges, d.edge_from = fi.edge_from, d.edge_to = fi.edge_to;
+        d.edge_measurement = fi.edge_measurement, d.edge_information = fi.edge_information;
+        d.priors = 1, d.prior_vertex = &pv, d.prior_measurement = z, d.prior_information = info;
+        SBM_ASSERT_OK(c, sbm_g2o_graph_create(c, &d, &g));
+        SBM_ASSERT_OK(c, sbm_g2o_set_fixed(c, g, 5, 1));
+        double x5[7];
+        memcpy(x5, fi.poses + 35, sizeof x5);
+        sbm_solver_options o = sbm_solver_default_options();
+        o.max_iterations = 8;
+        o.loss.type = SBM_LOSS_HUBER, o.loss.scale = 1.0;
+        o.callback = inmem_trace_cost, o.user = &tr[run];
+        tr[run].n = 0;
+        sbm_solver_summary s;
+        SBM_ASSERT_OK(c, sbm_slam_solve(c, g, &o, &s));
+        assert_true(s.final_cost < s.initial_cost);
+        assert_memory_equal(sbm_g2o_get_info(g).poses + 35, x5, sizeof x5);
+        sbm_g2o_destroy(g);
+        sbm_g2o_destroy(file);
+    }
+    assert_int_equal(tr[0].n, tr[1].n);
+    for (int k = 0; k < tr[0].n; k++)
+        assert_true(fabs(tr[0].cost[k] - tr[1].cost[k]) <= 1e-10 * tr[1].cost[k]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -681,6 +737,7 @@ int main(void)
         SBM_TEST_BOTH(test_update_state),
         SBM_TEST_CUDA(test_iteration_transfers),
         SBM_TEST_BOTH(test_errors),
+        SBM_TEST_BOTH(test_inmem_prior_fixed),
     };
     return cmocka_run_group_tests(tests, sbm_test_make_tmp_dir, sbm_test_remove_tmp_dir);
 }

@@ -32,6 +32,7 @@ void sbm_ba_system_destroy(sbm_ba_system *s)
     sbm__free_with(&s->dev_a, s->D);
     sbm__free_with(&s->dev_a, s->params);
     sbm__free_with(&s->dev_a, s->model_mem);
+    sbm__free_with(&s->dev_a, s->hold_mem);
     sbm_allocator a = s->host_a;
     if (s->mirror && s->mirror->owned) {
         free(s->mirror->U);
@@ -163,6 +164,67 @@ static sbm_status upload_model(sbm_ctx *ctx, sbm_ba_system *s, const sbm_bal_inf
     return SBM_SUCCESS;
 }
 
+/* The constant flags and camera priors of the problem into context memory (one copy), their
+ * pointers into the model; nothing when the problem has none. */
+static sbm_status upload_holds(sbm_ctx *ctx, sbm_ba_system *s, const sbm_bal_info *pi)
+{
+    const size_t nc = (size_t)s->nc, np = (size_t)s->np;
+    const size_t bytes[5] = {pi->camera_constant ? nc : 0, pi->point_constant ? np : 0,
+                             pi->camera_has_prior ? nc : 0,
+                             pi->camera_has_prior ? 9 * nc * sizeof(double) : 0,
+                             pi->camera_has_prior ? 81 * nc * sizeof(double) : 0};
+    const void *src[5] = {pi->camera_constant, pi->point_constant, pi->camera_has_prior,
+                          pi->prior_mean, pi->prior_information};
+    size_t off[5], total = 0;
+    for (int a = 0; a < 5; a++) off[a] = total, total += (bytes[a] + 255) & ~(size_t)255;
+    if (total == 0) return SBM_SUCCESS;
+    char *h = sbm__host_alloc(ctx, total, "constant flags and priors (host)");
+    if (!h) return SBM_ERR_OUT_OF_MEMORY;
+    for (int a = 0; a < 5; a++)
+        if (bytes[a]) memcpy(h + off[a], src[a], bytes[a]);
+    char *d = s->hold_mem = sbm__alloc(ctx, total, "constant flags and priors");
+    sbm_status st = d ? ctx->ops->copy(ctx, d, h, total, 0) : SBM_ERR_OUT_OF_MEMORY;
+    sbm__host_free(ctx, h);
+    if (st != SBM_SUCCESS) return st;
+    sbm__ba_model *m = &s->model;
+    m->cam_const = bytes[0] ? (const unsigned char *)(d + off[0]) : NULL;
+    m->pt_const = bytes[1] ? (const unsigned char *)(d + off[1]) : NULL;
+    m->cam_prior = bytes[2] ? (const unsigned char *)(d + off[2]) : NULL;
+    m->prior_mean = bytes[2] ? (const double *)(d + off[3]) : NULL;
+    m->prior_info = bytes[2] ? (const double *)(d + off[4]) : NULL;
+    return SBM_SUCCESS;
+}
+
+/* A problem built in memory: every camera and point is touched by an observation or a prior,
+ * or held constant (else its block of the normal equations is zero: no information). */
+static sbm_status check_touched(sbm_ctx *ctx, const sbm_bal_info *pi)
+{
+    const int64_t nc = pi->cameras, n = nc + pi->points;
+    unsigned char *seen = sbm__host_alloc(ctx, (size_t)n + 1, "observed flags");
+    if (!seen) return SBM_ERR_OUT_OF_MEMORY;
+    memset(seen, 0, (size_t)n + 1);
+    for (int64_t k = 0; k < pi->observations; k++)
+        seen[pi->obs_camera[k]] = seen[nc + pi->obs_point[k]] = 1;
+    int64_t bad = -1;
+    for (int64_t i = 0; i < n && bad < 0; i++) {
+        const int held = i < nc ? (pi->camera_constant && pi->camera_constant[i]) ||
+                                      (pi->camera_has_prior && pi->camera_has_prior[i])
+                                : pi->point_constant && pi->point_constant[i - nc];
+        if (!seen[i] && !held) bad = i;
+    }
+    sbm__host_free(ctx, seen);
+    if (bad < 0) return SBM_SUCCESS;
+    if (bad < nc)
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument problem: camera %" PRId64 " has no observation and no prior: "
+                          "nothing determines its parameters (hold it constant with "
+                          "sbm_bal_set_camera_constant, give it a prior, or leave it out)", bad);
+    return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                      "argument problem: point %" PRId64 " has no observation: nothing "
+                      "determines its position (hold it constant with sbm_bal_set_point_constant "
+                      "or leave it out)", bad - nc);
+}
+
 /* The context-memory arrays of the values, zero until the first linearisation. */
 static sbm_status alloc_values(sbm_ctx *ctx, sbm_ba_system *s)
 {
@@ -219,9 +281,11 @@ sbm_status sbm_ba_system_create(sbm_ctx *ctx, const sbm_bal_problem *problem,
         st = ctx->last_status;
         goto fail;
     }
-    if ((st = w_pattern(ctx, s, &pi)) != SBM_SUCCESS ||
+    if ((pi.in_memory && (st = check_touched(ctx, &pi)) != SBM_SUCCESS) ||
+        (st = w_pattern(ctx, s, &pi)) != SBM_SUCCESS ||
         (st = alloc_values(ctx, s)) != SBM_SUCCESS ||
-        (st = upload_model(ctx, s, &pi)) != SBM_SUCCESS)
+        (st = upload_model(ctx, s, &pi)) != SBM_SUCCESS ||
+        (st = upload_holds(ctx, s, &pi)) != SBM_SUCCESS)
         goto fail;
     if (ctx->backend == SBM_BACKEND_CPU) { /* the host views read the arrays themselves */
         s->mirror->U = s->U_und, s->mirror->V = s->V_und;

@@ -35,7 +35,20 @@ typedef struct sbm__ba_model {
     double *scratch;           /* SBM__BA_OBS_STRIDE * nobs doubles, the backend's to use */
     void *cameras;             /* nc prepared cameras (sbm__bal_camera of sbm_geometry.h), the
                                   backend's to fill from the parameters */
+    const unsigned char *cam_const; /* 1: camera held constant (nc), or NULL: none */
+    const unsigned char *pt_const;  /* 1: point held constant (np), or NULL: none */
+    const unsigned char *cam_prior; /* 1: camera has a prior (nc), or NULL: none has */
+    const double *prior_mean;  /* 9 per camera (where cam_prior) */
+    const double *prior_info;  /* 81 per camera, column-major (where cam_prior) */
 } sbm__ba_model;
+
+/* Constant blocks and priors (sbm_bal_set_*; the kernels of both backends): a camera's U block
+ * gets the prior's Omega and its gc -Omega (x - mean) (sbm__ba_prior, sbm_ba_observation.h) and
+ * the cost its 0.5 d^T Omega d, summed over the cameras in increasing order after the
+ * observations; then a constant camera's U block is the identity and its gc zero, a constant
+ * point's V block the identity and its gp zero, and every W block of a constant camera or point
+ * zero: the Schur step of a constant block is then exactly zero and the free blocks' step that
+ * of the problem without the constant ones. */
 
 /* Where ba_linearize writes (context memory): the undamped U (81*nc) and V (9*np) values, the
  * damped copies U, V (equal to the undamped ones: damping 0), W (27*nnzb), g = [gc; gp] =

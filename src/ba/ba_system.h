@@ -29,6 +29,7 @@ struct sbm_ba_system {
     double *D;             /* damping scale of every parameter (nparams) */
     double *params;        /* the parameters sbm_ba_linearize uploads (nparams) */
     void *model_mem;       /* context memory holding the model's arrays and scratch */
+    void *hold_mem;        /* context memory: constant flags and priors (NULL: none) */
     sbm__ba_model model;   /* the observations in context memory (ba_kernels.h) */
     int32_t *obs_block;    /* host: W block of each observation */
     int64_t *w_colptr;     /* host pattern of W */

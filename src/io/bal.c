@@ -33,6 +33,11 @@ void sbm_bal_destroy(sbm_bal_problem *p)
     sbm__free_with(&a, p->obs_xy);
     sbm__free_with(&a, p->cam);
     sbm__free_with(&a, p->pts);
+    sbm__free_with(&a, p->cam_const);
+    sbm__free_with(&a, p->pt_const);
+    sbm__free_with(&a, p->cam_prior);
+    sbm__free_with(&a, p->prior_mean);
+    sbm__free_with(&a, p->prior_info);
     sbm__free_with(&a, p);
 }
 
@@ -49,6 +54,13 @@ sbm_bal_info sbm_bal_get_info(const sbm_bal_problem *p)
     info.obs_xy = p->obs_xy;
     info.camera_params = p->cam;
     info.point_params = p->pts;
+    info.camera_constant = p->cam_const;
+    info.point_constant = p->pt_const;
+    info.camera_priors = p->nprior;
+    info.camera_has_prior = p->nprior ? p->cam_prior : NULL;
+    info.prior_mean = p->nprior ? p->prior_mean : NULL;
+    info.prior_information = p->nprior ? p->prior_info : NULL;
+    info.in_memory = p->in_memory;
     return info;
 }
 

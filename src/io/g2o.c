@@ -67,6 +67,15 @@ sbm_g2o_info sbm_g2o_get_info(const sbm_g2o_graph *g)
     info.edge_information = g->einfo;
     info.from_edges = g->from_edges;
     info.repaired_information = g->nrepaired;
+    if (g->nprior > 0) { /* the anchor (the last vertex) and the prior edges (the last edges) */
+        info.vertices = g->nv - 1;
+        info.edges = g->ne - g->nprior;
+        info.fixed = g->nfixed - 1;
+        info.priors = g->nprior;
+        info.prior_vertex = g->eto + info.edges;
+        info.prior_measurement = g->emeas + g->ps * info.edges;
+        info.prior_information = g->einfo + (size_t)(g->ed * g->ed) * info.edges;
+    }
     return info;
 }
 

@@ -42,15 +42,6 @@ static int64_t find_id(const int64_t *keys, int64_t n, int32_t id)
     return -1;
 }
 
-static int64_t uf_find(int64_t *parent, int64_t x)
-{
-    while (parent[x] != x) {
-        parent[x] = parent[parent[x]];
-        x = parent[x];
-    }
-    return x;
-}
-
 /* keys (nkeys + 1 entries allocated) = the sorted packed (id, vertex index) of the graph's
  * vertices; *nv their number. A vertex defined twice is an error naming both lines. */
 static sbm_status index_vertices(sbm__text_reader *rd, const g2o_parsed *p, int64_t *keys,
@@ -91,31 +82,14 @@ static sbm_status index_vertices(sbm__text_reader *rd, const g2o_parsed *p, int6
     return SBM_SUCCESS;
 }
 
-/* A graph of nv vertices and ne edges with its arrays allocated (values unset). */
+/* A graph of nv vertices and the parsed edges, arrays allocated (values unset;
+ * sbm__g2o_graph_alloc, shared with sbm_g2o_graph_create). */
 static sbm_g2o_graph *graph_alloc(sbm_ctx *ctx, const g2o_parsed *p, int64_t nv)
 {
-    const int ps = p->dim == 2 ? 3 : 7, ed = p->dim == 2 ? 3 : 6;
-    const int64_t ne = p->edges.n;
-    sbm_allocator a = sbm__host_allocator_of(ctx);
-    sbm_g2o_graph *g = sbm__alloc_with(ctx, &a, 1, sizeof *g, "the graph");
+    sbm_g2o_graph *g = sbm__g2o_graph_alloc(ctx, p->dim, nv, p->edges.n);
     if (!g) return NULL;
-    memset(g, 0, sizeof *g);
-    g->a = a;
-    g->dim = p->dim, g->ps = ps, g->ed = ed;
-    g->nv = nv, g->ne = ne, g->from_edges = p->verts.n == 0;
+    g->from_edges = p->verts.n == 0;
     g->nrepaired = p->omega.bad;
-    g->vid = sbm__alloc_with(ctx, &a, (size_t)nv, sizeof(int32_t), "vertex ids");
-    g->poses = g->vid ? sbm__alloc_with(ctx, &a, (size_t)nv, (size_t)ps * sizeof(double), "poses") : NULL;
-    g->fixed = g->poses ? sbm__alloc_with(ctx, &a, (size_t)nv, 1, "fixed flags") : NULL;
-    g->efrom = g->fixed ? sbm__alloc_with(ctx, &a, (size_t)ne, sizeof(int32_t), "edge vertices") : NULL;
-    g->eto = g->efrom ? sbm__alloc_with(ctx, &a, (size_t)ne, sizeof(int32_t), "edge vertices") : NULL;
-    g->emeas = g->eto ? sbm__alloc_with(ctx, &a, (size_t)ne, (size_t)ps * sizeof(double), "measurements") : NULL;
-    g->einfo = g->emeas ? sbm__alloc_with(ctx, &a, (size_t)ne, (size_t)(ed * ed) * sizeof(double), "information matrices") : NULL;
-    if (!g->einfo) {
-        sbm_g2o_destroy(g);
-        return NULL;
-    }
-    memset(g->fixed, 0, (size_t)nv);
     return g;
 }
 
@@ -162,25 +136,6 @@ static sbm_status graph_fill(sbm__text_reader *rd, const g2o_parsed *p, const in
         g->fixed[i] = 1;
     }
     return SBM_SUCCESS;
-}
-
-/* The gauge: connected components (union-find, the root the smallest index); the first vertex of
- * a component without a FIX'ed vertex is fixed. work: 2 nv. */
-static void fix_gauge(sbm_g2o_graph *g, int64_t *work)
-{
-    const int64_t nv = g->nv;
-    int64_t *parent = work, *has_fix = work + nv;
-    for (int64_t v = 0; v < nv; v++) parent[v] = v, has_fix[v] = 0;
-    for (int64_t k = 0; k < g->ne; k++) {
-        int64_t x = uf_find(parent, g->efrom[k]), y = uf_find(parent, g->eto[k]);
-        if (x != y) parent[x > y ? x : y] = x < y ? x : y;
-    }
-    for (int64_t v = 0; v < nv; v++)
-        if (g->fixed[v]) has_fix[uf_find(parent, v)] = 1;
-    for (int64_t v = 0; v < nv; v++)
-        if (uf_find(parent, v) == v && !has_fix[v]) g->fixed[v] = 1;
-    g->nfixed = 0;
-    for (int64_t v = 0; v < nv; v++) g->nfixed += g->fixed[v];
 }
 
 /* xw = xu Z along edge k (forward: u is its first vertex), or xu Z^-1 against it. */
@@ -256,8 +211,8 @@ sbm_status sbm__g2o_build(sbm_ctx *ctx, sbm__text_reader *rd, const g2o_parsed *
         if (!work) st = ctx->last_status;
     }
     if (st == SBM_SUCCESS) st = graph_fill(rd, p, keys, g);
+    if (st == SBM_SUCCESS) st = sbm__g2o_gauge(ctx, g, 1, "");
     if (st == SBM_SUCCESS) {
-        fix_gauge(g, work);
         if (g->from_edges) spanning_tree_start(g, work);
         *graph = g;
         g = NULL;

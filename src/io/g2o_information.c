@@ -28,12 +28,12 @@
 
 #define JACOBI_MAX_SWEEPS 60 /* quadratic convergence takes 5-10 sweeps for n <= 6 */
 
-/* A = V diag(w) V^T for the symmetric n x n A (full, column-major, n <= 6, finite); w in the
+/* A = V diag(w) V^T for the symmetric n x n A (full, column-major, n <= 9, finite); w in the
  * order of V's columns; V NULL: the eigenvalues only. A is scaled by a power of two first, so
  * that no intermediate overflows and the scaling is exact. */
 static void sym_eig(int n, const double *A, double *w, double *V)
 {
-    double a[36], amax = 0.0;
+    double a[81], amax = 0.0;
     for (int k = 0; k < n * n; k++) amax = fmax(amax, fabs(A[k]));
     int e = 0;
     if (amax > 0.0) frexp(amax, &e);
@@ -84,7 +84,7 @@ static void sym_eig(int n, const double *A, double *w, double *V)
  * a positive definite Omega, costs a 3x3 or 6x6 Cholesky and no eigenvalues. */
 static int cholesky_ok(int n, const double *A)
 {
-    double L[36];
+    double L[81];
     for (int j = 0; j < n; j++) {
         double d = A[j + n * j];
         for (int k = 0; k < j; k++) d -= L[j + n * k] * L[j + n * k];
@@ -97,6 +97,22 @@ static int cholesky_ok(int n, const double *A)
         }
     }
     return 1;
+}
+
+int sbm__sym_psd(int n, const double *A, double *smallest, double *largest)
+{
+    *smallest = *largest = 0.0;
+    if (cholesky_ok(n, A)) return 1;
+    double w[9] = {0};
+    sym_eig(n, A, w, NULL);
+    double lo = w[0], big = fabs(w[0]);
+    for (int k = 1; k < n; k++) {
+        lo = fmin(lo, w[k]);
+        big = fmax(big, fabs(w[k]));
+    }
+    if (lo >= -SBM_G2O_PSD_TOLERANCE * big) return 1;
+    *smallest = lo, *largest = big;
+    return 0;
 }
 
 void sbm__g2o_omega_check(sbm__g2o_omega_scan *s, int64_t line, int32_t from, int32_t to, int n,

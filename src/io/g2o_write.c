@@ -49,6 +49,11 @@ sbm_status sbm_g2o_write(sbm_ctx *ctx, const char *path, const sbm_g2o_graph *gr
     if (!graph) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument graph is NULL");
     if (!path) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument path is NULL");
     const sbm_g2o_graph *g = graph;
+    if (g->nprior > 0)
+        return sbm__error(ctx, SBM_ERR_NOT_SUPPORTED,
+                          "argument graph has %" PRId64 " priors, which the g2o types sbm writes "
+                          "(VERTEX/EDGE_SE2, VERTEX/EDGE_SE3:QUAT) cannot hold; no file written",
+                          g->nprior);
     SBM__TRY(check_finite(ctx, g));
     const char *vtag = g->dim == 2 ? "VERTEX_SE2" : "VERTEX_SE3:QUAT";
     const char *etag = g->dim == 2 ? "EDGE_SE2" : "EDGE_SE3:QUAT";

@@ -185,6 +185,13 @@ struct sbm_bal_problem {
     double *obs_xy;     /* measurements (2*nobs) */
     double *cam;        /* camera parameters (9*ncam) */
     double *pts;        /* point parameters (3*npts) */
+    unsigned char *cam_const; /* 1: camera held constant (ncam; NULL until one is set) */
+    unsigned char *pt_const;  /* 1: point held constant (npts; NULL until one is set) */
+    unsigned char *cam_prior; /* 1: camera has a prior (ncam; NULL until one is set) */
+    double *prior_mean; /* 9 per camera (with cam_prior) */
+    double *prior_info; /* 81 per camera, column-major (with cam_prior) */
+    int64_t nprior;     /* cameras with a prior */
+    int in_memory;      /* 1: sbm_bal_problem_create (checked strictly by the BA layer) */
     sbm_allocator a;    /* allocator of the arrays and the struct */
 };
 
@@ -204,8 +211,25 @@ struct sbm_g2o_graph {
     double *einfo;          /* ed*ed per edge, column-major full */
     int from_edges;         /* 1: no VERTEX lines */
     int64_t nrepaired;      /* information matrices projected to PSD on reading */
+    int64_t nprior;         /* priors: the last nprior edges, from the anchor (the last vertex,
+                             * fixed at the identity, hidden by sbm_g2o_get_info); 0: no anchor */
     sbm_allocator a;        /* allocator of everything */
 };
+
+/* Every vertex and edge, the anchor and the priors included (what the solvers work on);
+ * sbm_g2o_get_info hides them. */
+sbm_g2o_info sbm__g2o_solver_info(const sbm_g2o_graph *g);
+/* A graph of dim 2 or 3 with nv vertices and ne edges, arrays allocated (values unset, none
+ * fixed), g2o_build.c. NULL on failure (the context's status says why). */
+sbm_g2o_graph *sbm__g2o_graph_alloc(sbm_ctx *ctx, int dim, int64_t nv, int64_t ne);
+/* The gauge: in every connected component (edges and priors) without a fixed vertex, hold the
+ * first vertex fixed (fix = 1) or, fix = 0, return SBM_ERR_INVALID_ARGUMENT naming its first
+ * vertex and size (what = the caller's advice). Updates nfixed. */
+sbm_status sbm__g2o_gauge(sbm_ctx *ctx, sbm_g2o_graph *g, int fix, const char *what);
+/* The symmetric n x n A (column-major, n <= 9, finite): 1 if positive semidefinite within
+ * SBM_G2O_PSD_TOLERANCE; *smallest the smallest eigenvalue and *largest the largest magnitude
+ * (only when it is not: 0 otherwise). */
+int sbm__sym_psd(int n, const double *A, double *smallest, double *largest);
 
 /* The information matrices of a g2o file as it is read (g2o_information.c). */
 typedef struct sbm__g2o_omega_scan {

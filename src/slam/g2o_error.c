@@ -64,6 +64,14 @@ sbm_status sbm__g2o_cost_check(sbm_ctx *ctx, const sbm_g2o_graph *g, double cost
         }
         if (isfinite(chi2)) continue;
         const int32_t a = g->vid[g->efrom[k]], b = g->vid[g->eto[k]];
+        if (k >= g->ne - g->nprior) { /* a prior: an edge from the hidden anchor */
+            const double *xb = g->poses + g->ps * (int64_t)g->eto[k];
+            return sbm__error(ctx, SBM_ERR_NOT_FINITE,
+                              "the initial cost is %g: prior %" PRId64 " (on vertex %d) has "
+                              "e^T Omega e = %g at the initial pose (%g, %g, ...); poses and "
+                              "measurements this large cannot be solved in double precision",
+                              cost, k - (g->ne - g->nprior), (int)b, chi2, xb[0], xb[1]);
+        }
         const double *xa = g->poses + g->ps * (int64_t)g->efrom[k];
         const double *xb = g->poses + g->ps * (int64_t)g->eto[k];
         return sbm__error(ctx, SBM_ERR_NOT_FINITE,

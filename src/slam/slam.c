@@ -178,7 +178,11 @@ sbm_status sbm_slam_system_create(sbm_ctx *ctx, const sbm_g2o_graph *graph,
     if (!system) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument system is NULL");
     *system = NULL;
     if (!graph) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument graph is NULL");
-    const sbm_g2o_info gi = sbm_g2o_get_info(graph);
+    /* a component without gauge (sbm_g2o_set_fixed freed its fixed vertex) is refused by name;
+     * with fix = 0 the check writes nothing but the count of fixed vertices it already has */
+    SBM__TRY(sbm__g2o_gauge(ctx, (sbm_g2o_graph *)graph, 0,
+                            "fix one of its vertices (sbm_g2o_set_fixed)"));
+    const sbm_g2o_info gi = sbm__g2o_solver_info(graph);
     const int d = gi.error_dim;
     const int64_t nv = gi.vertices, ne = gi.edges;
     if (ne > INT32_MAX)
@@ -320,7 +324,7 @@ sbm_status sbm_slam_linearize(sbm_ctx *ctx, sbm_slam_system *s, const sbm_g2o_gr
     if (!s) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument system is NULL");
     if (!graph) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument graph is NULL");
     SBM__TRY(sbm__check_cbc_arg(ctx, "system", s->J));
-    const sbm_g2o_info gi = sbm_g2o_get_info(graph);
+    const sbm_g2o_info gi = sbm__g2o_solver_info(graph);
     if (gi.vertices != s->nv || gi.edges != s->ne || gi.error_dim != s->d)
         return sbm__error(ctx, SBM_ERR_DIMENSION_MISMATCH,
                           "argument graph has %" PRId64 " vertices, %" PRId64 " edges (%dD); the "

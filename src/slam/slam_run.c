@@ -103,7 +103,7 @@ sbm_status sbm__slam_run_init(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solv
 {
     memset(r, 0, sizeof *r);
     r->ctx = ctx, r->graph = graph, r->opt = opt, r->summary = summary;
-    r->gi = sbm_g2o_get_info(graph);
+    r->gi = sbm__g2o_solver_info(graph);
     SBM__TRY(SBM__NESTED(ctx, sbm_slam_system_create(ctx, graph, &r->sys)));
     SBM__TRY(sbm__slam_system_set_loss(ctx, r->sys, &opt->loss));
     /* checks the poses, uploads them and linearises */

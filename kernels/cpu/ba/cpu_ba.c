@@ -12,6 +12,7 @@
  *      triangles are summed and mirrored: the blocks are exactly symmetric);
  *   3. points: for each W block of the point, W = sum Jc'^T Jp' over the block's observations,
  *      and V = sum Jp'^T Jp', gp = -sum Jp'^T r' over the point's blocks in order.
+ * Camera priors and constant blocks enter passes 2 and 3 and the cost as ba_kernels.h says.
  * The cost is the sum of the chunk sums in chunk order. A bad prediction stops after pass 1,
  * leaving the outputs as they were. */
 #include "ba_kernels.h"
@@ -108,6 +109,11 @@ static void camera_pass(void *data, int64_t i0, int64_t i1)
         }
         for (int b = 0; b < 9; b++)
             for (int a = b + 1; a < 9; a++) u[a + 9 * b] = u[b + 9 * a];
+        if (m->cam_prior && m->cam_prior[i])
+            (void)sbm__ba_prior(j->params + 9 * i, m->prior_mean + 9 * i, m->prior_info + 81 * i,
+                                g, u);
+        if (m->cam_const && m->cam_const[i])
+            for (int e = 0; e < 81; e++) u[e] = e % 10 == 0 ? 1.0 : 0.0, g[e % 9] = 0.0;
         for (int e = 0; e < 81; e++) o->U_und[81 * i + e] = o->U[81 * i + e] = u[e];
         for (int a = 0; a < 9; a++) {
             o->g[9 * i + a] = g[a];
@@ -139,9 +145,13 @@ static void point_pass(void *data, int64_t p0, int64_t p1)
                     g[a] -= pa0 * r0 + pa1 * r1;
                 }
             }
-            for (int e = 0; e < 27; e++) o->W[27 * b + e] = w[e];
+            const int32_t cam = m->obs_camera[m->blk_obs[m->blk_ptr[b]]];
+            const int held = (m->pt_const && m->pt_const[p]) || (m->cam_const && m->cam_const[cam]);
+            for (int e = 0; e < 27; e++) o->W[27 * b + e] = held ? 0.0 : w[e];
         }
         v[1] = v[3], v[2] = v[6], v[5] = v[7]; /* symmetric: the upper triangle mirrored */
+        if (m->pt_const && m->pt_const[p])
+            for (int e = 0; e < 9; e++) v[e] = e % 4 == 0 ? 1.0 : 0.0, g[e % 3] = 0.0;
         for (int e = 0; e < 9; e++) o->V_und[9 * p + e] = o->V[9 * p + e] = v[e];
         for (int a = 0; a < 3; a++) {
             gp[3 * p + a] = g[a];
@@ -164,6 +174,10 @@ static sbm_status run_obs_pass(sbm_ctx *ctx, ba_job *j, double *cost, sbm__ba_li
     sbm__cpu_parallel_for(ctx, nchunks, MIN_CHUNKS_PER_THREAD, obs_pass, j);
     double c = 0.0;
     for (int64_t k = 0; k < nchunks; k++) c += part[k];
+    for (int64_t i = 0; j->m->cam_prior && i < j->m->nc; i++) /* the priors, in camera order */
+        if (j->m->cam_prior[i])
+            c += sbm__ba_prior(j->params + 9 * i, j->m->prior_mean + 9 * i,
+                               j->m->prior_info + 81 * i, NULL, NULL);
     *cost = c;
     if (res) {
         res->bad_prediction = res->bad_jacobian = -1;

@@ -20,6 +20,10 @@
  *      coalesced writes of W;
  *   5. sbm__k_ba_amax + sbm__k_ba_amax_final: max |g| into the result, then the copy.
  * ba_cost: sbm__k_ba_obs without Jacobians, sbm__k_ba_obs_final, 8 bytes back.
+ * Camera priors and constant blocks (ba_kernels.h): sbm__k_ba_camera adds a prior's Omega and
+ * gradient and sets a constant camera's entries; sbm__k_ba_point and sbm__k_ba_wblock those of
+ * constant points and of W blocks touching a constant block; sbm__k_ba_prior_cost adds the
+ * priors' cost after sbm__k_ba_obs_final (ba_linearize and ba_cost).
  *
  * DRAM traffic of ba_linearize, synthetic 5000 cameras / 400k points / 3.2M observations
  * (8 per point, W 3.2M blocks), the bytes it must move:
@@ -147,7 +151,8 @@ __global__ void __launch_bounds__(BA_THREADS)
 }
 
 __global__ void __launch_bounds__(CAM_THREADS)
-    sbm__k_ba_camera(sbm__ba_model m, sbm__ba_lin_out o, const sbm__ba_lin_result *res)
+    sbm__k_ba_camera(sbm__ba_model m, const double *__restrict__ params, sbm__ba_lin_out o,
+                     const sbm__ba_lin_result *res)
 {
     __shared__ double sh[CAM_CHUNK * CAM_REC];
     if (res->bad_prediction >= 0) return;
@@ -178,6 +183,17 @@ __global__ void __launch_bounds__(CAM_THREADS)
             }
         }
     }
+    if (m.cam_prior && m.cam_prior[i]) { /* Omega into U, -Omega (x - mean) into gc */
+        const double *x = params + 9 * i, *mu = m.prior_mean + 9 * i, *om = m.prior_info + 81 * i;
+        if (e < 81) {
+            acc += om[e];
+        } else if (e < 90) {
+            double s = 0.0;
+            for (int c = 0; c < 9; c++) s += om[a + 9 * c] * (x[c] - mu[c]);
+            acc -= s;
+        }
+    }
+    if (m.cam_const && m.cam_const[i]) acc = e < 81 && a == b ? 1.0 : 0.0;
     if (e < 81) {
         o.U_und[81 * i + e] = acc;
         o.U[81 * i + e] = acc;
@@ -208,6 +224,7 @@ __global__ void __launch_bounds__(BA_THREADS)
                 else
                     acc -= J[2 * a] * r[0] + J[2 * a + 1] * r[1];
             }
+        if (m.pt_const && m.pt_const[p]) acc = e < 9 && a == b ? 1.0 : 0.0;
         if (e < 9) {
             o.V_und[9 * p + e] = acc;
             o.V[9 * p + e] = acc;
@@ -232,8 +249,29 @@ __global__ void __launch_bounds__(BA_THREADS)
             const double *P = J + 18;
             acc += J[2 * row] * P[2 * col] + J[2 * row + 1] * P[2 * col + 1];
         }
+        const int64_t k0 = m.blk_obs[m.blk_ptr[w]]; /* the block's camera and point */
+        if ((m.cam_const && m.cam_const[m.obs_camera[k0]]) ||
+            (m.pt_const && m.pt_const[m.obs_point[k0]]))
+            acc = 0.0;
         o.W[x] = acc;
     }
+}
+
+/* The camera priors' cost added to res->cost: one block, each thread the cameras i = tid + k
+ * BA_THREADS in order, then the fixed tree (sbm__ba_prior, the CPU backend's arithmetic). */
+__global__ void __launch_bounds__(BA_THREADS)
+    sbm__k_ba_prior_cost(sbm__ba_model m, const double *__restrict__ params,
+                         sbm__ba_lin_result *res)
+{
+    __shared__ double sh[BA_THREADS];
+    double c = 0.0;
+    for (int64_t i = threadIdx.x; i < m.nc; i += BA_THREADS)
+        if (m.cam_prior[i])
+            c += sbm__ba_prior(params + 9 * i, m.prior_mean + 9 * i, m.prior_info + 81 * i, NULL,
+                               NULL);
+    sh[threadIdx.x] = c;
+    ba_tree<0>(sh);
+    if (threadIdx.x == 0) res->cost += sh[0];
 }
 
 /* max |x| over the fixed grid BA_AMAX_BLOCKS: one partial per block (NaN wins). */
@@ -311,6 +349,10 @@ static sbm_status obs_pass(sbm_ctx *ctx, const sbm__ba_model *m, const double *p
     sbm__k_ba_obs_final<<<1, BA_THREADS, 0, s>>>((int)nb, (long long)m->nobs, w->pcost, w->pbad,
                                                  w->res);
     SBM__LAUNCHED(ctx, "the BA cost reduction");
+    if (m->cam_prior) {
+        sbm__k_ba_prior_cost<<<1, BA_THREADS, 0, s>>>(*m, params, w->res);
+        SBM__LAUNCHED(ctx, "the BA prior cost");
+    }
 done:
     return st;
 }
@@ -326,7 +368,7 @@ sbm_status sbm__cuda_ba_linearize(sbm_ctx *ctx, const sbm__ba_model *m,
     SBM__CK(ba_workspace(ctx, &w));
     SBM__CK(obs_pass<1>(ctx, m, params, &w));
     if (m->nc > 0) {
-        sbm__k_ba_camera<<<(unsigned)m->nc, CAM_THREADS, 0, s>>>(*m, *out, w.res);
+        sbm__k_ba_camera<<<(unsigned)m->nc, CAM_THREADS, 0, s>>>(*m, params, *out, w.res);
         SBM__LAUNCHED(ctx, "the BA camera kernel");
     }
     if (m->np > 0) {
