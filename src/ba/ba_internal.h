@@ -76,6 +76,12 @@ sbm_status sbm__ba_schur_multiply(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_
 sbm_status sbm__ba_schur_diagonal(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *U,
                                   const sbm_cbc *W, sbm_cbc *D);
 
+/* The plan's V^-1 and Y of the last execute, its point vector t (np*q) and the symmetric
+ * product with U, for the distributed solver (src/dist), which splits S x = U x - Y (W^T x) and
+ * the back-substitution around a halo sum of W^T x over the ranks. */
+void sbm__ba_schur_parts(sbm_schur_plan *plan, const sbm_cbc **Vinv, const sbm_cbc **Y,
+                         double **t, sbm__symup **usym);
+
 /* ---------------------------------------------------------------------------------------- */
 /* Host views of the BA system for the solver (ba_views.c)                                  */
 /* ---------------------------------------------------------------------------------------- */
