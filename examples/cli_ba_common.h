@@ -29,6 +29,7 @@ typedef struct cli_opts {
     double noise, perturbation;      /* bal-generate */
     int gpus;                        /* ba-solve --gpus (0: one context) */
     int partition;                   /* ba-solve --partition: sbm_partition_method */
+    int layout;                      /* --layout: sbm_bal_layout */
 } cli_opts;
 
 /* Option groups: a command accepts those in its mask. */

@@ -56,7 +56,7 @@ static const char *const usage_ba_solve =
     "\n"
     "  --bal FILE          a BAL problem (plain, gzip or bzip2: told by the first bytes)\n"
     "  --generate C,P,K[,SEED]  a seeded synthetic problem: C cameras, P points, each seen by K\n"
-    "                      cameras (SEED default 1)\n"
+    "                      cameras (SEED default 1); --layout sphere|trajectory as bal-generate\n"
     "  --backend B         cpu (default), cuda, auto (cuda when a GPU is present)\n"
     "  --iterations N      iterations at most (default 200); the run also stops when the cost\n"
     "                      falls by at most 1e-10 of itself, max |gradient| <= 1e-10 or\n"
@@ -82,11 +82,16 @@ static const char *const usage_ba_solve =
 
 static const char *const usage_bal_generate =
     "usage: sbm bal-generate --cameras N --points N [--obs-per-point K] [--seed S]\n"
-    "                        [--noise PIXELS] [--perturbation X] -o FILE\n"
+    "                        [--noise PIXELS] [--perturbation X] [--layout sphere|trajectory]\n"
+    "                        -o FILE\n"
     "\n"
     "Writes a seeded synthetic BAL problem (\".bz2\": compressed): cameras around a cloud of\n"
     "points, each point seen by K cameras (default 4), observations with Gaussian noise (default\n"
-    "0.5 px), parameters perturbed from the truth (default scale 1).\n";
+    "0.5 px), parameters perturbed from the truth (default scale 1).\n"
+    "  --layout L  sphere (default: cameras on a sphere around the points, each point seen by\n"
+    "              cameras drawn from all of them) or trajectory (cameras along a closed loop\n"
+    "              looking outwards, each point seen by K of the 2K+1 cameras nearest to it, so\n"
+    "              S is sparse as in real sequences; camera numbers shuffled)\n";
 
 /* ---------------------------------------------------------------------------------------- */
 /* ba-schur                                                                                 */
@@ -295,6 +300,7 @@ int sbm_cli_ba_solve(int argc, char **argv)
     if (o.generate && !parse_generate(o.generate, &g))
         return cli_command_error(usage_ba_solve, "ba-solve",
                                  "invalid --generate '%s' (C,P,K[,SEED])", o.generate);
+    if (o.generate) g.layout = (sbm_bal_layout)o.layout;
 
     ba_cmd c;
     rc = EXIT_FAILURE;
@@ -340,6 +346,7 @@ int sbm_cli_bal_generate(int argc, char **argv)
         sbm_bal_generate_defaults(o.cameras, o.points, (int)o.obs, (uint64_t)o.seed);
     g.pixel_noise = o.noise;
     g.perturbation = o.perturbation;
+    g.layout = (sbm_bal_layout)o.layout;
     ba_cmd c;
     rc = EXIT_FAILURE;
     if (cli_ba_open(&o, &g, &c) != 0) goto done;
