@@ -97,6 +97,23 @@ sbm_status sbm_ba_solve_dist(sbm_group *group, sbm_bal_problem *problem,
                              const sbm_dist_options *dist_options, sbm_solver_summary *summary,
                              sbm_dist_report *report);
 
+/* ======================================================================================== */
+/* Distributed block SpGEMM                                                                 */
+/* ======================================================================================== */
+
+/* C = U + alpha op(A) op(B) (sbm_cbc_gemm's semantics and flags) over a group: the block columns
+ * of op(B) cut into contiguous ranges of about equal block counts, one per rank; every rank
+ * holds A whole and computes C's columns of its range. A, B, U (may be NULL) are matrices of
+ * ctx, copied to the ranks. *C (when C is not NULL): the gathered product on ctx, bitwise
+ * sbm_cbc_gemm's on the ranks' backend; parts (when not NULL, one entry per local rank): the
+ * ranks' products, each of C's shape holding only its columns (the caller destroys them).
+ * @return SBM_ERR_NULL_ARGUMENT (group; C and parts both NULL), SBM_ERR_INVALID_ARGUMENT for an
+ * op_b other than SBM_OP_N or SBM_OP_T, SBM_ERR_NOT_SUPPORTED for C when this process drives
+ * only some ranks, and sbm_cbc_gemm's failures ("rank R: ..."); the message is in ctx. */
+sbm_status sbm_cbc_gemm_dist(sbm_group *group, double alpha, sbm_op op_a, const sbm_cbc *A,
+                             sbm_op op_b, const sbm_cbc *B, const sbm_cbc *U, unsigned flags,
+                             sbm_ctx *ctx, sbm_cbc **C, sbm_cbc **parts);
+
 #ifdef __cplusplus
 }
 #endif
