@@ -64,7 +64,8 @@ typedef struct sbm_dist_options {
     sbm_partition_method partition;
 } sbm_dist_options;
 
-/* What a distributed solve measured. Bytes count what all ranks send together. */
+/* What a distributed solve measured. Bytes and shared points count this process's ranks (all
+ * ranks when it drives every rank; under MPI, sum them over the processes). */
 typedef struct sbm_dist_report {
     int ranks;
     int64_t max_cameras;          /* cameras of the largest part */
