@@ -93,5 +93,10 @@ fi
 if has bench-weak; then
   bench bench_weak --weak --cameras 5000 --points 625000 --ranks $ranks --csv "$OUT/dist-weak.csv"
 fi
+if compgen -G "$OUT/dist-*.csv" >/dev/null; then
+  python3 bench/scripts/make_dist_results.py --plot "$OUT/dist-scaling.png" "$OUT"/dist-*.csv \
+      >"$OUT/dist-results.md" 2>&1 || true
+  cat "$OUT/dist-results.md" >>"$summary"
+fi
 say "== done ($(elapsed)); $fails step(s) failed"
 [ $fails -eq 0 ]
