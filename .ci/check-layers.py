@@ -30,6 +30,7 @@ BELOW = {
     "src/io": ["src/core", "blocks"],
     "src/ba": ["src/solve", "src/io", "src/core", "blocks"],
     "src/slam": ["src/solve", "src/io", "src/core", "blocks"],
+    "src/dist": ["src/ba", "src/solve", "src/io", "src/core", "blocks"],
     # the backends' shared parts (table, threads, streams, pools, library handles)
     "kernels/cpu": ["src/core", "blocks"],
     "kernels/cuda": ["src/core", "blocks"],
@@ -42,6 +43,7 @@ COMPONENTS = {
     "chol": "src/solve", "lm": "src/solve",
     "ba": "src/ba",
     "slam": "src/slam",
+    "dist": "src/dist",
 }
 # the components of the core layer share the backend's primitives (sorts, scans, ESC)
 SHARED_IN_BACKEND = ["primitives"]
@@ -58,6 +60,7 @@ PUBLIC = {
     "sbm_chol.h": "src/solve",
     "sbm_ba.h": "src/ba",
     "sbm_slam.h": "src/slam",
+    "sbm_dist.h": "src/dist",
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 SOURCE = (".h", ".c", ".cuh", ".cu")

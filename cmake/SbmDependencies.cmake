@@ -37,3 +37,20 @@ if(NOT SBM_CUDA STREQUAL "OFF")
     message(STATUS "sbm: nvcc not found, building without the CUDA backend")
   endif()
 endif()
+
+# NCCL (the multi-GPU communicator of src/dist, kernels/cuda/dist): with the CUDA backend only;
+# auto-detected unless SBM_NCCL is ON or OFF. cmake/FindNCCL.cmake honours NCCL_ROOT.
+set(SBM_WITH_NCCL OFF)
+if(NOT SBM_NCCL STREQUAL "OFF")
+  if(SBM_WITH_CUDA)
+    find_package(NCCL)
+    if(NCCL_FOUND)
+      set(SBM_WITH_NCCL ON)
+    elseif(SBM_NCCL STREQUAL "ON")
+      message(FATAL_ERROR "SBM_NCCL=ON but NCCL was not found: install it (nccl.h, libnccl.so) or "
+                          "point NCCL_ROOT at it, or configure with -DSBM_NCCL=OFF")
+    endif()
+  elseif(SBM_NCCL STREQUAL "ON")
+    message(FATAL_ERROR "SBM_NCCL=ON needs the CUDA backend (SBM_CUDA AUTO or ON and nvcc found)")
+  endif()
+endif()

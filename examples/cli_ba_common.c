@@ -31,6 +31,8 @@ static const struct {
     {"--seed", OPT_GEN},              {"--noise", OPT_GEN},
     {"--perturbation", OPT_GEN},      {"--information", OPT_G2O},
     {"--method", OPT_METHOD},         {"--loss", OPT_SOLVER},
+    {"--gpus", OPT_DIST},             {"--partition", OPT_DIST},
+    {"--layout", OPT_GEN | OPT_GENERATE},
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
 
@@ -125,6 +127,17 @@ static const char *cli_ba_set_option(cli_opts *o, const char *name, const char *
         if (!cli_parse_double(v, &x) || !(x > 0.0) || !(x < 1.0))
             return "invalid PCG tolerance '%s' (between 0 and 1)";
         o->pcg_tolerance = x;
+    } else if (!strcmp(name, "--layout")) {
+        if (!strcmp(v, "sphere")) o->layout = SBM_BAL_LAYOUT_SPHERE;
+        else if (!strcmp(v, "trajectory")) o->layout = SBM_BAL_LAYOUT_TRAJECTORY;
+        else return "unknown layout '%s' (sphere or trajectory)";
+    } else if (!strcmp(name, "--gpus")) {
+        if (!cli_parse_int64(v, 1, 1024, &n)) return "invalid rank count '%s' (1 to 1024)";
+        o->gpus = (int)n;
+    } else if (!strcmp(name, "--partition")) {
+        if (!strcmp(v, "graph")) o->partition = SBM_PARTITION_GRAPH;
+        else if (!strcmp(v, "index")) o->partition = SBM_PARTITION_INDEX;
+        else return "unknown partition '%s' (graph or index)";
     } else if (!strcmp(name, "--noise") || !strcmp(name, "--perturbation")) {
         if (!cli_parse_double(v, &x) || x < 0.0) return "invalid value '%s' (a number >= 0)";
         *(name[2] == 'n' ? &o->noise : &o->perturbation) = x;

@@ -7,6 +7,7 @@
 #define SBM_CLI_BA_COMMON_H
 
 #include "cli_common.h"
+#include "sbm_dist.h"
 
 /* Options of the commands (each command accepts a subset, see parse). */
 typedef struct cli_opts {
@@ -26,6 +27,9 @@ typedef struct cli_opts {
     int64_t cameras, points, obs;    /* bal-generate */
     int64_t seed;                    /* bal-generate --seed */
     double noise, perturbation;      /* bal-generate */
+    int gpus;                        /* ba-solve --gpus (0: one context) */
+    int partition;                   /* ba-solve --partition: sbm_partition_method */
+    int layout;                      /* --layout: sbm_bal_layout */
 } cli_opts;
 
 /* Option groups: a command accepts those in its mask. */
@@ -38,7 +42,8 @@ enum {
     OPT_RHS = 1 << 5,
     OPT_SOLVER = 1 << 6, /* --iterations, --linear-solver, --pcg-*, --loss */
     OPT_GEN = 1 << 7,    /* bal-generate's options */
-    OPT_METHOD = 1 << 8  /* slam-solve --method */
+    OPT_METHOD = 1 << 8, /* slam-solve --method */
+    OPT_DIST = 1 << 9    /* ba-solve --gpus, --partition */
 };
 
 /* What every command works with: the host context (files, host copies), the input read or

@@ -20,9 +20,22 @@ extern "C" {
  * context's memory too, and linearises there (the CUDA kernels, or the CPU backend's threads):
  * only the parameters go up and the cost and max |g| come back. */
 
-/* A seeded synthetic problem: cameras on a sphere around a cloud of points, each looking at its
- * centre; every point seen by obs_per_point distinct cameras; observations are exact
- * projections plus Gaussian pixel noise; the stored parameters are the true ones perturbed. */
+/* Where a synthetic problem's cameras and points are. */
+typedef enum sbm_bal_layout {
+    SBM_BAL_LAYOUT_SPHERE = 0,    /* cameras on a sphere around a ball of points, each point seen
+                                   * by cameras drawn from all of them (S nearly dense) */
+    SBM_BAL_LAYOUT_TRAJECTORY = 1 /* cameras along a closed trajectory (a loop of radius
+                                   * cameras / (4 pi)) looking outwards at points 2 to 6 units
+                                   * beyond it; each point seen by cameras drawn from the
+                                   * 2 obs_per_point + 1 nearest along the loop (S sparse, as in
+                                   * real sequences); camera numbers a seeded permutation of the
+                                   * order along the loop, as an unordered reconstruction numbers
+                                   * them */
+} sbm_bal_layout;
+
+/* A seeded synthetic problem: cameras and points placed as layout says; every point seen by
+ * obs_per_point distinct cameras; observations are exact projections plus Gaussian pixel noise;
+ * the stored parameters are the true ones perturbed. */
 typedef struct sbm_bal_generate_options {
     int64_t cameras;       /* >= 2 */
     int64_t points;        /* >= 1 */
@@ -30,14 +43,16 @@ typedef struct sbm_bal_generate_options {
     double pixel_noise;    /* standard deviation of the observation noise, pixels (>= 0) */
     double perturbation;   /* scale of the parameter perturbation (>= 0; 1 is a typical start) */
     uint64_t seed;         /* the same seed gives the same problem on every platform */
+    sbm_bal_layout layout; /* SBM_BAL_LAYOUT_SPHERE (the defaults) or _TRAJECTORY */
 } sbm_bal_generate_options;
-/* Options for a dubrovnik-like problem of the given size (noise 0.5 px, perturbation 1). */
+/* Options for a dubrovnik-like problem of the given size (noise 0.5 px, perturbation 1,
+ * SBM_BAL_LAYOUT_SPHERE). */
 sbm_bal_generate_options sbm_bal_generate_defaults(int64_t cameras, int64_t points,
                                                    int obs_per_point, uint64_t seed);
 /* A seeded synthetic BAL problem (*problem, host memory) as options describe: points in the unit
  * ball, camera centres at distance 4 in random directions looking at them, each point seen by
  * obs_per_point cameras, observations with Gaussian pixel noise and the parameters perturbed
- * from the truth. @return
+ * from the truth (SBM_BAL_LAYOUT_SPHERE; SBM_BAL_LAYOUT_TRAJECTORY as that value says). @return
  * SBM_ERR_INVALID_ARGUMENT naming the option that is out of range. */
 sbm_status sbm_bal_generate(sbm_ctx *ctx, const sbm_bal_generate_options *options,
                             sbm_bal_problem **problem);

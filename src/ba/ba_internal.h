@@ -76,6 +76,12 @@ sbm_status sbm__ba_schur_multiply(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_
 sbm_status sbm__ba_schur_diagonal(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *U,
                                   const sbm_cbc *W, sbm_cbc *D);
 
+/* The plan's V^-1 and Y of the last execute, its point vector t (np*q) and the symmetric
+ * product with U, for the distributed solver (src/dist), which splits S x = U x - Y (W^T x) and
+ * the back-substitution around a halo sum of W^T x over the ranks. */
+void sbm__ba_schur_parts(sbm_schur_plan *plan, const sbm_cbc **Vinv, const sbm_cbc **Y,
+                         double **t, sbm__symup **usym);
+
 /* ---------------------------------------------------------------------------------------- */
 /* Host views of the BA system for the solver (ba_views.c)                                  */
 /* ---------------------------------------------------------------------------------------- */
@@ -97,5 +103,16 @@ void sbm__ba_append_message(sbm_ctx *ctx, const char *fmt, ...)
 /* SBM_SUCCESS when a solve's initial cost is finite, else SBM_ERR_NOT_FINITE naming the first
  * observation (camera, point, prediction) whose squared residual is not finite (bal_model.c). */
 sbm_status sbm__bal_cost_check(sbm_ctx *ctx, const sbm_bal_problem *p, double cost);
+
+/* Synthetic problems (bal_model.c, bal_trajectory.c). The truth (9 nc + 3 np, cameras then
+ * points) perturbed into p's parameters as o->perturbation says, drawing from *rng. */
+void sbm__bal_perturb(const sbm_bal_generate_options *o, const double *truth,
+                      sbm_bal_problem *p, uint64_t *rng);
+/* SBM_SUCCESS, or SBM_ERR_INVALID_ARGUMENT naming the option that made a value not finite. */
+sbm_status sbm__bal_generated_finite(sbm_ctx *ctx, const sbm_bal_generate_options *o,
+                                     const sbm_bal_problem *p);
+/* sbm_bal_generate of SBM_BAL_LAYOUT_TRAJECTORY, the options checked. */
+sbm_status sbm__bal_generate_trajectory(sbm_ctx *ctx, const sbm_bal_generate_options *o,
+                                        sbm_bal_problem **problem);
 
 #endif /* SBM_BA_INTERNAL_H */

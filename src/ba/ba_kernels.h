@@ -87,7 +87,14 @@ typedef struct sbm__ba_lin_result {
       (sbm_ctx *ctx, int64_t nblocks, int b, double lambda, const double *und, double *out))       \
     X(sbm_status, ba_schur_diagonal,                                                               \
       (sbm_ctx *ctx, const sbm_cbc *U, const int64_t *udiag, const sbm_cbc *Y, const sbm_cbc *W,   \
-       const int64_t *wrow_ptr, const int64_t *wrow_blk, sbm_cbc *D))
+       const int64_t *wrow_ptr, const int64_t *wrow_blk, sbm_cbc *D))                            \
+    X(sbm_status, ba_halo_pack,                                                                    \
+      (sbm_ctx *ctx, int64_t n, int w, const int32_t *idx, const double *src, double *buf))      \
+    X(sbm_status, ba_halo_sum,                                                                     \
+      (sbm_ctx *ctx, int64_t nsum, int w, const int64_t *ptr, const int32_t *ent,                 \
+       const int32_t *pt, const double *buf, double *dst))                                        \
+    X(sbm_status, ba_damp_scale,                                                                   \
+      (sbm_ctx *ctx, int64_t nblocks, int b, const double *und, double *D))
 
 /* The table, both backends' prototypes, the CPU table, the CUDA getter (NULL without CUDA) and
  * sbm__ba_kernels_of(ctx), the table of ctx's backend (core_backend.h). */

@@ -400,6 +400,12 @@ sbm_status sbm_ba_schur_diagonal(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_c
     return sbm__ba_schur_diagonal(ctx, plan, U, W, D);
 }
 
+void sbm__ba_schur_parts(sbm_schur_plan *plan, const sbm_cbc **Vinv, const sbm_cbc **Y,
+                         double **t, sbm__symup **usym)
+{
+    *Vinv = plan->Vinv, *Y = plan->Y, *t = plan->t, *usym = &plan->usym;
+}
+
 sbm_status sbm__ba_schur_diagonal(sbm_ctx *ctx, sbm_schur_plan *plan, const sbm_cbc *U,
                                   const sbm_cbc *W, sbm_cbc *D)
 {

@@ -30,6 +30,7 @@ sbm_bal_generate_options sbm_bal_generate_defaults(int64_t cameras, int64_t poin
     o.pixel_noise = 0.5;
     o.perturbation = 1.0;
     o.seed = seed;
+    o.layout = SBM_BAL_LAYOUT_SPHERE;
     return o;
 }
 
@@ -57,6 +58,36 @@ static sbm_status generated_finite(sbm_ctx *ctx, const sbm_bal_generate_options 
                               "%" PRId64 " %g",
                               o->perturbation, (int)(k % 3) + 1, k / 3, p->pts[k]);
     return SBM_SUCCESS;
+}
+
+void sbm__bal_perturb(const sbm_bal_generate_options *o, const double *truth,
+                      sbm_bal_problem *p, uint64_t *rng)
+{
+    const int64_t nc = p->ncam, np = p->npts;
+    const double *tc = truth, *tp = truth + 9 * nc;
+    uint64_t s = *rng;
+    /* The starting estimate: the truth perturbed (rotation ~1 degree, translation and points
+     * ~2% of the scene, focal length ~1%, distortion a little): tens of pixels of error, the
+     * kind of start BA gets from an incremental SfM pipeline. */
+    const double e = o->perturbation;
+    for (int64_t i = 0; i < nc; i++) {
+        const double *a = tc + 9 * i;
+        double *b = p->cam + 9 * i;
+        for (int q = 0; q < 3; q++) b[q] = a[q] + e * 0.015 * rng_gauss(&s);
+        for (int q = 3; q < 6; q++) b[q] = a[q] + e * 0.02 * rng_gauss(&s);
+        b[6] = a[6] * (1.0 + e * 0.01 * rng_gauss(&s));
+        b[7] = a[7] + e * 0.01 * rng_gauss(&s);
+        b[8] = a[8] + e * 0.002 * rng_gauss(&s);
+    }
+    for (int64_t j = 0; j < 3 * np; j++) p->pts[j] = tp[j] + e * 0.02 * rng_gauss(&s);
+
+    *rng = s;
+}
+
+sbm_status sbm__bal_generated_finite(sbm_ctx *ctx, const sbm_bal_generate_options *o,
+                                     const sbm_bal_problem *p)
+{
+    return generated_finite(ctx, o, p);
 }
 
 sbm_status sbm_bal_generate(sbm_ctx *ctx, const sbm_bal_generate_options *o,
@@ -87,6 +118,12 @@ sbm_status sbm_bal_generate(sbm_ctx *ctx, const sbm_bal_generate_options *o,
         return sbm__error(ctx, SBM_ERR_OVERFLOW,
                           "argument options: %" PRId64 " points x %d observations overflow",
                           o->points, o->obs_per_point);
+    if (o->layout != SBM_BAL_LAYOUT_SPHERE && o->layout != SBM_BAL_LAYOUT_TRAJECTORY)
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument options: layout = %d (SBM_BAL_LAYOUT_SPHERE 0 or "
+                          "SBM_BAL_LAYOUT_TRAJECTORY 1)",
+                          (int)o->layout);
+    if (o->layout == SBM_BAL_LAYOUT_TRAJECTORY) return sbm__bal_generate_trajectory(ctx, o, problem);
 
     const int64_t nc = o->cameras, np = o->points, k = o->obs_per_point;
     sbm_bal_problem *p = NULL;
@@ -163,21 +200,7 @@ sbm_status sbm_bal_generate(sbm_ctx *ctx, const sbm_bal_generate_options *o,
             p->obs_xy[2 * t + 1] = pred[1] + o->pixel_noise * rng_gauss(&s);
         }
     }
-    /* The starting estimate: the truth perturbed (rotation ~1 degree, translation and points
-     * ~2% of the scene, focal length ~1%, distortion a little): tens of pixels of error, the
-     * kind of start BA gets from an incremental SfM pipeline. */
-    const double e = o->perturbation;
-    for (int64_t i = 0; i < nc; i++) {
-        const double *a = tc + 9 * i;
-        double *b = p->cam + 9 * i;
-        for (int q = 0; q < 3; q++) b[q] = a[q] + e * 0.015 * rng_gauss(&s);
-        for (int q = 3; q < 6; q++) b[q] = a[q] + e * 0.02 * rng_gauss(&s);
-        b[6] = a[6] * (1.0 + e * 0.01 * rng_gauss(&s));
-        b[7] = a[7] + e * 0.01 * rng_gauss(&s);
-        b[8] = a[8] + e * 0.002 * rng_gauss(&s);
-    }
-    for (int64_t j = 0; j < 3 * np; j++) p->pts[j] = tp[j] + e * 0.02 * rng_gauss(&s);
-
+    sbm__bal_perturb(o, truth, p, &s);
     sbm__host_free(ctx, pick);
     sbm__host_free(ctx, truth);
     const sbm_status st = generated_finite(ctx, o, p);

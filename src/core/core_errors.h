@@ -35,6 +35,13 @@ sbm_status sbm__verror(sbm_ctx *ctx, sbm_status status, const char *fmt, va_list
             (ctx)->nest_fn[(ctx)->depth - 1] = (name);                     \
     } while (0)
 sbm_status sbm__null_ctx_error(const char *fn);
+/* A failure of a public call that has no context yet (sbm_group_create_*): the message
+ * "<fn>: <formatted text>" goes where sbm_ctx_last_error(NULL) finds it. @return status. */
+sbm_status sbm__fn_error(const char *fn, sbm_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 
 /* A public function called from inside the library, where the operands need its checks:
  * `st = SBM__NESTED(ctx, sbm_cbc_spmv(ctx, ...));`. Messages keep the outer call's name and add

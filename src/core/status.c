@@ -65,6 +65,17 @@ sbm_status sbm__null_ctx_error(const char *fn)
     return SBM_ERR_NULL_ARGUMENT;
 }
 
+sbm_status sbm__fn_error(const char *fn, sbm_status status, const char *fmt, ...)
+{
+    int n = snprintf(sbm__create_message, SBM__MSG_SIZE, "%s: ", fn);
+    if (n < 0 || n >= SBM__MSG_SIZE) n = 0;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(sbm__create_message + n, (size_t)(SBM__MSG_SIZE - n), fmt, ap);
+    va_end(ap);
+    return status;
+}
+
 const char *sbm_ctx_last_error(const sbm_ctx *ctx)
 {
     return ctx ? ctx->message : sbm__create_message;

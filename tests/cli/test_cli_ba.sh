@@ -494,6 +494,22 @@ near() { # near WHAT A B : |A - B| <= 1e-6 |B|
     fi
 }
 final_cost() { grep -E "^cost [0-9.e+-]+ -> " "$TMP/run.out" | tail -1 | awk '{print $4}'; }
+# --gpus over CPU ranks (the host stand-in of the communicator): the same costs as one context
+# with matrix-free PCG, the communication report; a bad count or partition is a usage error; GPUs
+# without NCCL in the build are refused naming the reason
+runs ba-solve --generate 12,300,3,5 --linear-solver pcg-matrix-free --iterations 4 &&
+    one=$(final_cost)
+runs ba-solve --generate 12,300,3,5 --gpus 3 --partition index --iterations 4 &&
+    { grep -q "over 3 CPU ranks" "$TMP/run.out" && grep -q "^partition index: largest part" "$TMP/run.out" &&
+      grep -qE "^communication: [0-9]+ bytes per PCG iteration \(MegBA" "$TMP/run.out" && ok ||
+        bad "ba-solve --gpus 3: report lines missing: $(cat "$TMP/run.out")"; } &&
+    near "ba-solve --gpus 3 final cost" "$(final_cost)" "$one"
+fails 2 "invalid rank count '0' (1 to 1024)" "-" ba-solve --generate 12,300,3 --gpus 0
+fails 2 "unknown partition 'metis' (graph or index)" "-" ba-solve --generate 12,300,3 --gpus 2 --partition metis
+# the trajectory layout: written, read back and solved over 2 CPU ranks; an unknown layout refused
+runs bal-generate --cameras 30 --points 400 --obs-per-point 3 --layout trajectory -o "$TMP/traj.txt" &&
+    runs ba-solve --bal "$TMP/traj.txt" --gpus 2 --iterations 3 && decreases cost 10 "trajectory over 2 ranks"
+fails 2 "unknown layout 'ring' (sphere or trajectory)" "-" bal-generate --cameras 3 --points 4 --layout ring -o "$TMP/ring.txt"
 for go in CSAIL:20.27756 intel:22.50235 manhattan:1774.518 parking-garage:0.6193453 \
           smallGrid3D:229.0769 sphere2500:363.5748 tinyGrid3D:3.363941; do
     g=${go%%:*} opt=${go#*:}
