@@ -154,7 +154,8 @@ typedef struct sbm_solver_options {
     void *user;                    /* passed to callback */
 } sbm_solver_options;
 
-/* max_iterations 200, AUTO, dense_max_dim 2000, PCG 200 iterations to 1e-8, lambda 1e-4,
+/* max_iterations 200, AUTO, dense_max_dim 2000, PCG 200 iterations per step to the
+ * Eisenstat-Walker tolerance (pcg_forcing_max 0.1 down to pcg_tolerance 1e-8), lambda 1e-4,
  * function, gradient and parameter tolerances 1e-10, Levenberg-Marquardt, no robust loss
  * (SBM_LOSS_NONE, scale 1). The solve stops at
  * the first of: an accepted step lowering the cost by at most function_tolerance * cost, max |b|
