@@ -4,7 +4,8 @@
  * block SpGEMM (positions and scatter modes), each run with 1, 2, 3 and 7 threads on every block
  * shape (and generic ones), empty matrices included, with the kernels' work thresholds off
  * (ctx->fine_grain) so that even small inputs are split. The one-thread result is checked against
- * a dense reference too; the inverse's errors name the first failing block for every count. */
+ * a dense reference too; the inverse's errors name the first failing block for every count.
+ * Whole BA (PCG, matrix-free PCG) and SLAM (PCG) solves end on the same bits too. */
 #include "test_util.h"
 #include "sbm_blocks.h"
 #include "core_objects.h"
@@ -334,6 +335,58 @@ static void test_gemm_threads(void **state)
     for (int c = 0; c < NCOUNTS; c++) sbm_ctx_destroy(ctx[c]);
 }
 
+/* ---------------------------------------------------------------------------------------- */
+/* Whole solves                                                                             */
+/* ---------------------------------------------------------------------------------------- */
+
+static void sum_pcg(void *user, const sbm_iteration_report *r)
+{
+    *(long *)user += r->linear_iterations;
+}
+
+/* BA with each PCG kind (the Schur products, the Schur diagonal, the SpMVs and PCG's vector
+ * operations all split) and SLAM's PCG: the same final cost, bit for bit, and the same PCG
+ * iterations for every count. */
+static void test_solves_threads(void **state)
+{
+    (void)state;
+    const sbm_linear_solver kinds[] = {SBM_LINEAR_PCG, SBM_LINEAR_PCG_MATRIX_FREE};
+    for (int k = 0; k < 3; k++) {
+        double cost[NCOUNTS];
+        long its[NCOUNTS];
+        for (int c = 0; c < NCOUNTS; c++) {
+            sbm_ctx *ctx = ctx_threads(thread_counts[c]);
+            sbm_solver_options o = sbm_solver_default_options();
+            o.max_iterations = 4;
+            o.callback = sum_pcg;
+            its[c] = 0;
+            o.user = &its[c];
+            sbm_solver_summary s;
+            if (k < 2) {
+                sbm_bal_generate_options g = sbm_bal_generate_defaults(20, 400, 4, 5);
+                sbm_bal_problem *p = NULL;
+                SBM_ASSERT_OK(ctx, sbm_bal_generate(ctx, &g, &p));
+                o.linear_solver = kinds[k];
+                SBM_ASSERT_OK(ctx, sbm_ba_solve(ctx, p, &o, &s));
+                sbm_bal_destroy(p);
+            } else {
+                sbm_g2o_graph *g = NULL;
+                SBM_ASSERT_OK(ctx, sbm_g2o_read(ctx, sbm_test_data_path("g2o/tinyGrid3D.g2o"), &g));
+                o.linear_solver = SBM_LINEAR_PCG;
+                SBM_ASSERT_OK(ctx, sbm_slam_solve(ctx, g, &o, &s));
+                sbm_g2o_destroy(g);
+            }
+            assert_true(s.final_cost < s.initial_cost && its[c] > 0);
+            cost[c] = s.final_cost;
+            sbm_ctx_destroy(ctx);
+        }
+        for (int c = 1; c < NCOUNTS; c++) {
+            assert_memory_equal(&cost[c], &cost[0], sizeof(double));
+            assert_int_equal(its[c], its[0]);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -342,6 +395,7 @@ int main(void)
         cmocka_unit_test(test_bdiag_threads),
         cmocka_unit_test(test_scale_threads),
         cmocka_unit_test(test_gemm_threads),
+        cmocka_unit_test(test_solves_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
