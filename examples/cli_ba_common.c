@@ -26,7 +26,8 @@ static const struct {
     {"--output", OPT_OUT},            {"-o", OPT_OUT},
     {"--rhs", OPT_RHS},               {"--iterations", OPT_SOLVER},
     {"--linear-solver", OPT_SOLVER},  {"--pcg-iterations", OPT_SOLVER},
-    {"--pcg-tolerance", OPT_SOLVER},  {"--cameras", OPT_GEN},
+    {"--pcg-tolerance", OPT_SOLVER},  {"--pcg-forcing", OPT_SOLVER},
+    {"--cameras", OPT_GEN},
     {"--points", OPT_GEN},            {"--obs-per-point", OPT_GEN},
     {"--seed", OPT_GEN},              {"--noise", OPT_GEN},
     {"--perturbation", OPT_GEN},      {"--information", OPT_G2O},
@@ -138,6 +139,19 @@ static const char *cli_ba_set_option(cli_opts *o, const char *name, const char *
         if (!strcmp(v, "graph")) o->partition = SBM_PARTITION_GRAPH;
         else if (!strcmp(v, "index")) o->partition = SBM_PARTITION_INDEX;
         else return "unknown partition '%s' (graph or index)";
+    } else if (!strcmp(name, "--pcg-forcing")) {
+        if (!strcmp(v, "fixed")) {
+            o->pcg_forcing = SBM_PCG_FORCING_FIXED;
+        } else if (!strncmp(v, "ew", 2) && (v[2] == '\0' || v[2] == ':')) {
+            o->pcg_forcing = SBM_PCG_FORCING_EISENSTAT_WALKER;
+            if (v[2] == ':' && (!cli_parse_double(v + 3, &x) || !(x > 0.0) || !(x < 1.0)))
+                return "invalid PCG forcing '%s' (fixed, ew or ew:ETA_MAX with ETA_MAX between "
+                       "0 and 1)";
+            if (v[2] == ':') o->pcg_forcing_max = x;
+        } else {
+            return "invalid PCG forcing '%s' (fixed, ew or ew:ETA_MAX with ETA_MAX between 0 "
+                   "and 1)";
+        }
     } else if (!strcmp(name, "--noise") || !strcmp(name, "--perturbation")) {
         if (!cli_parse_double(v, &x) || x < 0.0) return "invalid value '%s' (a number >= 0)";
         *(name[2] == 'n' ? &o->noise : &o->perturbation) = x;
@@ -163,6 +177,7 @@ int cli_ba_parse(int argc, char **argv, unsigned mask, const char *cmd, const ch
     o->linear_solver = -1;
     o->method = -1;
     o->pcg_iterations = -1;
+    o->pcg_forcing = -1;
     o->obs = 4;
     o->seed = 1;
     o->noise = 0.5;

@@ -23,6 +23,8 @@ typedef struct cli_opts {
     int method;                      /* slam-solve --method: sbm_solver_method, -1: default */
     int pcg_iterations;              /* -1: default */
     double pcg_tolerance;            /* 0: default */
+    int pcg_forcing;                 /* -1: default, else an sbm_pcg_forcing */
+    double pcg_forcing_max;          /* 0: default */
     sbm_loss loss;                   /* --loss (default none) */
     int64_t cameras, points, obs;    /* bal-generate */
     int64_t seed;                    /* bal-generate --seed */

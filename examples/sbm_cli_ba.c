@@ -41,6 +41,7 @@ static const char *const usage_ba_solve =
     "                    [--iterations N]\n"
     "                    [--linear-solver auto|dense|sparse|pcg|pcg-matrix-free]\n"
     "                    [--pcg-iterations N] [--pcg-tolerance T]\n"
+    "                    [--pcg-forcing fixed|ew[:ETA_MAX]]\n"
     "                    [--loss none|huber:A|cauchy:A] [--gpus N [--partition graph|index]]\n"
     "                    [-o refined.txt]\n"
     "\n"
@@ -67,7 +68,10 @@ static const char *const usage_ba_solve =
     "                      sparse (supernodal Cholesky of S, planned once), pcg (block-Jacobi\n"
     "                      on the explicit S), pcg-matrix-free (S never formed)\n"
     "  --pcg-iterations N  PCG iterations per step at most (default 200)\n"
-    "  --pcg-tolerance T   PCG relative residual (default 1e-8)\n"
+    "  --pcg-tolerance T   PCG relative residual (default 1e-8; with ew the tightest)\n"
+    "  --pcg-forcing F     each step's PCG tolerance: ew (default: Eisenstat-Walker inexact\n"
+    "                      steps, from ETA_MAX, default 0.1, down to T as the gradient\n"
+    "                      falls) or fixed (T every step)\n"
     "  --loss L            robust loss of every observation, Ceres' definitions, A the scale\n"
     "                      in pixels (from " CLI_LOSS_SCALE_RANGE "): none (default),\n"
     "                      huber:A (rho(s) = s up to s = A^2, then 2 A sqrt(s) - A^2),\n"
@@ -181,6 +185,8 @@ static int ba_solve_run(const cli_opts *o, const ba_cmd *c)
     if (o->linear_solver >= 0) so.linear_solver = (sbm_linear_solver)o->linear_solver;
     if (o->pcg_iterations > 0) so.pcg_max_iterations = o->pcg_iterations;
     if (o->pcg_tolerance > 0) so.pcg_tolerance = o->pcg_tolerance;
+    if (o->pcg_forcing >= 0) so.pcg_forcing = (sbm_pcg_forcing)o->pcg_forcing;
+    if (o->pcg_forcing_max > 0) so.pcg_forcing_max = o->pcg_forcing_max;
     so.loss = o->loss;
     so.callback = ba_print_iteration;
     so.user = c->ctx;

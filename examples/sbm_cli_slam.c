@@ -37,6 +37,7 @@ static const char *const usage_slam_solve =
     "usage: sbm slam-solve [--g2o] FILE [--information refuse|repair] [--backend cpu|cuda|auto]\n"
     "                      [--method lm|gn] [--iterations N] [--linear-solver auto|sparse|dense|pcg]\n"
     "                      [--pcg-iterations N] [--pcg-tolerance T]\n"
+    "                      [--pcg-forcing fixed|ew[:ETA_MAX]]\n"
     "                      [--loss none|huber:A|cauchy:A] [-o optimised.g2o]\n"
     "\n"
     "Optimises a g2o pose graph from its poses (the spanning-tree start for files without VERTEX\n"
@@ -60,7 +61,10 @@ static const char *const usage_slam_solve =
     "                      factored every iteration), dense (LAPACK on the host), pcg\n"
     "                      (block-Jacobi; inexact when it hits its iteration cap)\n"
     "  --pcg-iterations N  PCG iterations per step at most (default 500)\n"
-    "  --pcg-tolerance T   PCG relative residual (default 1e-8)\n"
+    "  --pcg-tolerance T   PCG relative residual (default 1e-8; with ew the tightest)\n"
+    "  --pcg-forcing F     each step's PCG tolerance: ew (default: Eisenstat-Walker inexact\n"
+    "                      steps, from ETA_MAX, default 0.1, down to T as the gradient\n"
+    "                      falls) or fixed (T every step)\n"
     "  --loss L            robust loss of every edge, on its chi2 s = e^T Omega e, Ceres'\n"
     "                      definitions, A the scale (from " CLI_LOSS_SCALE_RANGE "):\n"
     "                      none (default), huber:A (rho(s) = s up to s = A^2, then\n"
@@ -166,6 +170,8 @@ static int slam_solve_run(const cli_opts *o, const ba_cmd *c)
     if (o->method >= 0) so.method = (sbm_solver_method)o->method;
     if (o->pcg_iterations > 0) so.pcg_max_iterations = o->pcg_iterations;
     if (o->pcg_tolerance > 0) so.pcg_tolerance = o->pcg_tolerance;
+    if (o->pcg_forcing >= 0) so.pcg_forcing = (sbm_pcg_forcing)o->pcg_forcing;
+    if (o->pcg_forcing_max > 0) so.pcg_forcing_max = o->pcg_forcing_max;
     so.loss = o->loss;
     char loss[64];
     cli_ba_loss_text(so.loss, loss, sizeof loss);

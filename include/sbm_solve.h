@@ -114,12 +114,31 @@ typedef struct sbm_iteration_report {
 
 typedef void (*sbm_iteration_callback)(void *user, const sbm_iteration_report *report);
 
+/* How PCG's tolerance is chosen at each step of a nonlinear solve (BA's PCG and matrix-free
+ * PCG, SLAM's PCG): solve every step to pcg_tolerance, or inexact Newton steps, loose far from the
+ * optimum and tightened as the gradient falls. */
+typedef enum sbm_pcg_forcing {
+    SBM_PCG_FORCING_FIXED = 0,           /* every step to |r| <= pcg_tolerance * |rhs| */
+    SBM_PCG_FORCING_EISENSTAT_WALKER = 1 /* Eisenstat-Walker choice 2 on the gradient g (max
+                                          * |g_k|): eta_0 = pcg_forcing_max, then
+                                          * eta_k = 0.9 (|g_k| / |g_k-1|)^2, at least
+                                          * 0.9 eta_k-1^2 where that exceeds 0.1, clamped to
+                                          * [pcg_tolerance, pcg_forcing_max]; a retried step
+                                          * (same point, new damping) keeps its eta */
+} sbm_pcg_forcing;
+/* "fixed" or "Eisenstat-Walker"; "unknown forcing" for a value not in the enum. */
+const char *sbm_pcg_forcing_name(sbm_pcg_forcing forcing);
+
 typedef struct sbm_solver_options {
     int max_iterations;            /* iterations (steps tried) at most */
     sbm_linear_solver linear_solver; /* how the linear system is solved */
     int64_t dense_max_dim;         /* AUTO: dense Cholesky up to this many unknowns */
     int pcg_max_iterations;        /* PCG iterations per solve at most */
-    double pcg_tolerance;          /* PCG stops at |r| <= tol * |rhs| */
+    double pcg_tolerance;          /* PCG stops at |r| <= tol * |rhs| (with a forcing rule:
+                                    * the tightest tolerance it gives) */
+    sbm_pcg_forcing pcg_forcing;   /* how each step's PCG tolerance is chosen */
+    double pcg_forcing_max;        /* the loosest tolerance of a forcing rule, in
+                                    * [pcg_tolerance, 1) */
     double initial_lambda;         /* LM: first damping */
     double function_tolerance;     /* stop when |cost change| <= tol * cost */
     double gradient_tolerance;     /* stop when max |gradient| <= tol */
@@ -135,7 +154,8 @@ typedef struct sbm_solver_options {
     void *user;                    /* passed to callback */
 } sbm_solver_options;
 
-/* max_iterations 200, AUTO, dense_max_dim 2000, PCG 200 iterations to 1e-8, lambda 1e-4,
+/* max_iterations 200, AUTO, dense_max_dim 2000, PCG 200 iterations per step to the
+ * Eisenstat-Walker tolerance (pcg_forcing_max 0.1 down to pcg_tolerance 1e-8), lambda 1e-4,
  * function, gradient and parameter tolerances 1e-10, Levenberg-Marquardt, no robust loss
  * (SBM_LOSS_NONE, scale 1). The solve stops at
  * the first of: an accepted step lowering the cost by at most function_tolerance * cost, max |b|

@@ -724,6 +724,7 @@ static void test_lm_linear_solvers(void **state)
         o.linear_solver = kinds[k];
         o.pcg_max_iterations = 500;
         o.pcg_tolerance = 1e-12;
+        o.pcg_forcing = SBM_PCG_FORCING_FIXED; /* the first step solved to 1e-12 */
         o.callback = record;
         o.user = &t;
         sbm_solver_summary s;

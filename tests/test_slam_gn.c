@@ -62,6 +62,7 @@ static run_stats run_gn(sbm_test_env *e, sbm_g2o_graph *g, sbm_linear_solver ls,
     o.method = SBM_METHOD_GAUSS_NEWTON;
     o.function_tolerance = ftol;
     o.pcg_tolerance = 1e-12;
+    o.pcg_forcing = SBM_PCG_FORCING_FIXED; /* the Gauss-Newton steps solved to 1e-12 */
     SBM_TEST_OK_OR_SKIP(e, sbm_slam_solve(e->ctx, g, &o, s));
     assert_int_equal(s->linear_solver, ls);
     const run_stats rs = check_gn(g, &t, s);

@@ -9,8 +9,9 @@
 #include "sbm_internal.h"
 
 /* Threads (cpu_parallel.c): fn(data, begin, end) over fixed contiguous pieces of [0, n), one
- * per thread of ctx, at least min_per_thread items each (fewer threads for small n); returns
- * when all are done. Deterministic for kernels whose outputs each belong to one item. */
+ * per thread of ctx, at least min_per_thread items each (fewer threads for small n; one item
+ * each under ctx->fine_grain, the tests' setting); returns when all are done. Deterministic
+ * for kernels whose outputs each belong to one item. */
 typedef void (*sbm__cpu_range_fn)(void *data, int64_t begin, int64_t end);
 void sbm__cpu_parallel_for(const sbm_ctx *ctx, int64_t n, int64_t min_per_thread,
                            sbm__cpu_range_fn fn, void *data);

@@ -35,7 +35,7 @@ void sbm__cpu_parallel_for(const sbm_ctx *ctx, int64_t n, int64_t min_per_thread
 {
     if (n <= 0) return;
     int t = sbm__cpu_threads(ctx);
-    if (min_per_thread < 1) min_per_thread = 1;
+    if (min_per_thread < 1 || ctx->fine_grain) min_per_thread = 1;
     if ((int64_t)t > n / min_per_thread) t = (int)(n / min_per_thread);
     if (t <= 1) {
         fn(data, 0, n);

@@ -86,6 +86,7 @@ typedef struct lm_state {
     int cur;                /* which d_x holds the current estimate */
     int started;            /* 1: d_x[cur] holds the problem's parameters or better ones */
     int stale;              /* 1: the parameters moved since the last linearisation */
+    sbm__forcing forcing;   /* PCG: the forcing rule's memory (opt->pcg_forcing) */
     lm_ops ops;
 } lm_state;
 
@@ -236,6 +237,10 @@ static sbm_status lm_solve_reduced(lm_state *s, sbm_iteration_report *rep, int *
     double *d_dc = s->d_step;
     int64_t col = -1;
     sbm_status st = SBM_SUCCESS;
+    /* PCG's tolerance for this step: fixed, or the forcing rule's at this gradient */
+    const double tol = s->ls == SBM_LINEAR_PCG || s->ls == SBM_LINEAR_PCG_MATRIX_FREE
+                           ? sbm__pcg_forcing_tolerance(opt, &s->forcing, rep->gradient_norm)
+                           : opt->pcg_tolerance;
     switch (s->ls) {
     case SBM_LINEAR_DENSE_CHOLESKY:
         st = sbm__dense_spd_solve_device(ctx, s->S, s->d_rhs, d_dc, &col);
@@ -258,7 +263,7 @@ static sbm_status lm_solve_reduced(lm_state *s, sbm_iteration_report *rep, int *
         if (st == SBM_SUCCESS) st = sbm__symup_diag_inverse(ctx, &s->ssym, s->Dinv);
         if (st == SBM_SUCCESS)
             st = sbm__pcg(ctx, n, apply_explicit, &s->ops, sbm__bdiag_apply, s->Dinv, s->d_rhs,
-                          d_dc, opt->pcg_max_iterations, opt->pcg_tolerance,
+                          d_dc, opt->pcg_max_iterations, tol,
                           &rep->linear_iterations, &rep->linear_residual);
         break;
     default:
@@ -269,13 +274,13 @@ static sbm_status lm_solve_reduced(lm_state *s, sbm_iteration_report *rep, int *
             st = SBM__INNER(ctx, "sbm_bdiag_inverse", sbm__bdiag_inverse(ctx, s->Sdiag, s->Dinv));
         if (st == SBM_SUCCESS)
             st = sbm__pcg(ctx, n, apply_matrix_free, &s->ops, sbm__bdiag_apply, s->Dinv,
-                          s->d_rhs, d_dc, opt->pcg_max_iterations, opt->pcg_tolerance,
+                          s->d_rhs, d_dc, opt->pcg_max_iterations, tol,
                           &rep->linear_iterations, &rep->linear_residual);
         break;
     }
     /* PCG stopped by its cap, not by its tolerance (nor by a breakdown) */
     rep->linear_capped = rep->linear_iterations >= opt->pcg_max_iterations &&
-                         !(rep->linear_residual <= opt->pcg_tolerance);
+                         !(rep->linear_residual <= tol);
     if (st == SBM_ERR_NOT_POSITIVE_DEFINITE) {
         *failed = 1;
         return SBM_SUCCESS;

@@ -84,6 +84,9 @@ struct sbm_ctx {
     int default_threads;                 /* CPU threads while tuning.num_threads is 0:
                                             SBM_NUM_THREADS at creation, else the online cores
                                             (1 to SBM__MAX_THREADS) */
+    int fine_grain;                      /* tests: 1 = the CPU kernels' parallel loops use every
+                                            thread down to one item each (their thresholds
+                                            ignored), so small inputs exercise the split */
 };
 
 /* sbm_tuning.num_threads at most: the CPU backend's thread pieces live on the stack. */

@@ -72,6 +72,7 @@ typedef struct sbm__slam_run {
     double *d_diag;               /* context memory, n: the damping scale D */
     double cost;                  /* 0.5 sum rho(e^T Omega e) at the current poses */
     double gradient_norm;         /* max |b| at the last linearisation */
+    sbm__forcing forcing;         /* PCG: the forcing rule's memory (opt->pcg_forcing) */
     double x_norm;                /* |x| of the free poses at the last linearisation */
     double dx_norm;               /* |dx| of the last solve */
     int moved;                    /* the poses moved after the last linearisation */

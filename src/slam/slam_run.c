@@ -279,13 +279,15 @@ sbm_status sbm__slam_run_solve(sbm__slam_run *r, sbm_damping damping, double lam
                 st = not_positive_definite(r, damping, lambda, first_indefinite_block(r),
                                            "its diagonal block, PCG's block Jacobi");
         }
+        /* fixed, or the forcing rule's tolerance at this gradient */
+        const double tol = sbm__pcg_forcing_tolerance(r->opt, &r->forcing, r->gradient_norm);
         if (st == SBM_SUCCESS)
             st = sbm__pcg(ctx, n, apply_damped, &r->lsym, sbm__bdiag_apply, r->Dinv,
-                          r->d_rhs, r->d_x, r->opt->pcg_max_iterations, r->opt->pcg_tolerance,
+                          r->d_rhs, r->d_x, r->opt->pcg_max_iterations, tol,
                           &rep->linear_iterations, &rep->linear_residual);
         rep->linear_capped = st == SBM_SUCCESS &&
                              rep->linear_iterations >= r->opt->pcg_max_iterations &&
-                             rep->linear_residual > r->opt->pcg_tolerance;
+                             rep->linear_residual > tol;
     }
     if (st == SBM_SUCCESS) st = check_step(r, damping, lambda);
     rep->time_solve = sbm__now(ctx, 1) - ts;

@@ -44,6 +44,16 @@ void sbm__symup_free(sbm__symup *s);
  * a step is too short to change anything, the solve has stalled (SBM_STOP_NO_PROGRESS). */
 #define SBM__LM_LAMBDA_MAX 1e32
 
+/* The forcing rule's memory between the steps of one solve (zeroed at its start). */
+typedef struct sbm__forcing {
+    double eta;   /* the last tolerance given (0: none yet) */
+    double gnorm; /* the gradient norm it was given for */
+} sbm__forcing;
+/* PCG's tolerance for a step at the point of gradient norm gnorm (max |g|) under o's
+ * pcg_forcing (src/solve/solver_options.c): pcg_tolerance when fixed, else the rule's eta, which
+ * f remembers for the next step. */
+double sbm__pcg_forcing_tolerance(const sbm_solver_options *o, sbm__forcing *f, double gnorm);
+
 /* Validate solver options (src/solve/solver_options.c). */
 sbm_status sbm__check_solver_options(sbm_ctx *ctx, const sbm_solver_options *o);
 /* A loss named arg in messages ("argument <arg>.scale = ..."): a known type, and a finite

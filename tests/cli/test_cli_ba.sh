@@ -480,7 +480,8 @@ grep -q "sparse Cholesky" "$TMP/run.out" && grep -qx "NOT converged: iteration l
 runs ba-solve --generate 10,200,4,3 --iterations 30 &&
     { grep -qx "converged (function tolerance)" "$TMP/run.out" && ok ||
         bad "ba-solve: no convergence line: $(cat "$TMP/run.out")"; }
-runs ba-solve --generate 10,200,4,3 --linear-solver pcg --pcg-iterations 1 --iterations 2 &&
+runs ba-solve --generate 10,200,4,3 --linear-solver pcg --pcg-iterations 1 --iterations 2 \
+    --pcg-forcing fixed &&
     { grep -q "^warning: PCG hit its 1-iteration cap in 2 of 2 solves" "$TMP/run.out" && ok ||
         bad "ba-solve: no PCG cap warning: $(cat "$TMP/run.out")"; }
 # slam-solve with the defaults (Levenberg-Marquardt, sparse Cholesky) reaches each graph's
@@ -626,6 +627,11 @@ fails 1 "--generate" "-" ba-solve --generate 3,7,9
 fails 2 "invalid iteration count" "-" ba-solve --bal "$SMALL" --iterations -1
 fails 2 "unknown linear solver 'lu' (auto, dense, sparse, pcg, pcg-matrix-free)" "-" ba-solve --bal "$SMALL" --linear-solver lu
 fails 2 "invalid PCG tolerance" "-" ba-solve --bal "$SMALL" --pcg-tolerance 2
+fails 2 "invalid PCG forcing 'ew:1.5' (fixed, ew or ew:ETA_MAX with ETA_MAX between 0 and 1)" "-" \
+    ba-solve --bal "$SMALL" --pcg-forcing ew:1.5
+fails 2 "invalid PCG forcing 'tight'" "-" ba-solve --bal "$SMALL" --pcg-forcing tight
+fails 1 "pcg_forcing_max = 0.001 must be in [pcg_tolerance = 0.01, 1)" "-" \
+    ba-solve --bal "$SMALL" --pcg-tolerance 0.01 --pcg-forcing ew:0.001
 fails 2 "needs a graph" "$O" slam-info -o "$O"
 fails 2 "needs an output file" "-" slam-info --g2o "$LOOP"
 printf 'VERTEX_SE2 0 0 0 0\nEDGE_SE2 0 1 1 0 0 1 0 0 1 0 1\n' >"$TMP/bad.g2o"

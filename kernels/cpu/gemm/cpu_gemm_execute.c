@@ -10,6 +10,7 @@
 /* Everything one numeric pass reads and writes. op(A) and op(B) are block-CSC. */
 typedef struct gemm_args {
     int64_t nbc;          /* block columns of C and op(B) */
+    int64_t j0, j1;       /* the columns of C this pass computes (a thread's range) */
     const int64_t *ap;    /* op(A): column pointers, rows, values (r x k blocks) */
     const int32_t *ai;
     const double *av;
@@ -18,8 +19,8 @@ typedef struct gemm_args {
     const double *bv;     /* bperm == NULL: op(B)'s blocks; else B's (c x k) blocks */
     const int64_t *bperm; /* op_b == T: op(B) block t is B's block bperm[t], transposed */
     const int64_t *a_end; /* NULL: whole op(A) columns */
-    const int32_t *pos;   /* NULL: scatter mode through slot */
-    int32_t *slot;
+    const int32_t *pos;   /* NULL: scatter mode through slot; else column j0's first position */
+    int32_t *slot;        /* scatter mode: this pass's own row -> position map */
     const int64_t *cp;    /* C: column pointers, rows, values */
     const int32_t *ci;
     double *cv;
@@ -256,7 +257,7 @@ SBM__ALWAYS_INLINE void gemm_numeric(const gemm_args *g, const int R, const int 
 {
     const int64_t RC = (int64_t)R * C;
     const int32_t *pos = g->pos;
-    for (int64_t j = 0; j < g->nbc; j++) {
+    for (int64_t j = g->j0; j < g->j1; j++) {
         const int64_t c0 = g->cp[j], c1 = g->cp[j + 1];
         double *cj = g->cv + c0 * RC;
         memset(cj, 0, (size_t)((c1 - c0) * RC) * sizeof(double));
@@ -362,6 +363,39 @@ static void transpose_values(const sbm_cbc *X, const int64_t *perm, double *out)
         sbm_blk_transpose(X->r, X->c, X->values + perm[t] * rc, out + t * rc);
 }
 
+/* A thread is worth its start from this many block-entry products (C's nnzb * r * c) on. */
+#define MIN_GEMM_WORK_PER_THREAD 65536
+
+/* Pieces k of t, each a contiguous range of C's columns, on one thread each. */
+typedef struct gemm_piece {
+    const gemm_args *g;
+    gemm_numeric_fn fn;
+    int64_t t;
+    int32_t *slots;       /* scatter mode: the maps of pieces 1 .. t-1 (piece 0: the plan's) */
+    int64_t nbr;
+} gemm_piece;
+
+static void gemm_pieces(void *data, int64_t k0, int64_t k1)
+{
+    const gemm_piece *pc = data;
+    for (int64_t k = k0; k < k1; k++) {
+        gemm_args g = *pc->g;
+        g.j0 = pc->g->nbc * k / pc->t, g.j1 = pc->g->nbc * (k + 1) / pc->t;
+        if (g.pos) {
+            /* the positions of the products of the columns before j0 */
+            int64_t off = 0;
+            for (int64_t b = g.bp[0]; b < g.bp[g.j0]; b++) {
+                const int64_t kk = g.bi[b];
+                off += (g.a_end ? g.a_end[b] : g.ap[kk + 1]) - g.ap[kk];
+            }
+            g.pos += off;
+        } else if (k > 0) {
+            g.slot = pc->slots + (k - 1) * pc->nbr;
+        }
+        pc->fn(&g);
+    }
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Execute                                                                                  */
 /* ---------------------------------------------------------------------------------------- */
@@ -401,7 +435,29 @@ sbm_status sbm__cpu_gemm_execute(sbm_ctx *ctx, const sbm_gemm_plan *plan, double
     g.a_end = P->a_end;
     g.pos = P->pos;
     g.slot = P->slot;
-    gemm_select(P->r, P->k, P->c, g.bperm != NULL)(&g);
-    (void)ctx;
+    g.j0 = 0, g.j1 = P->nbc;
+    const gemm_numeric_fn fn = gemm_select(P->r, P->k, P->c, g.bperm != NULL);
+    /* Threads take ranges of C's columns (each column computed as by one thread: the same bits
+     * for any number); in scatter mode each range needs its own row -> position map. */
+    const double per_col = P->nbc > 0 ? (double)C->nnzb * P->r * P->c / (double)P->nbc + 1.0 : 1.0;
+    const int64_t min_cols = (int64_t)(MIN_GEMM_WORK_PER_THREAD / per_col);
+    int64_t t = sbm__cpu_threads(ctx);
+    if (!ctx->fine_grain && t > P->nbc / (min_cols > 0 ? min_cols : 1))
+        t = P->nbc / (min_cols > 0 ? min_cols : 1);
+    if (t > P->nbc) t = P->nbc;
+    int32_t *slots = NULL;
+    if (t > 1 && !g.pos) {
+        slots = sbm__host_alloc(ctx, (size_t)(t - 1) * (size_t)(P->nbr > 0 ? P->nbr : 1) *
+                                         sizeof(int32_t),
+                                "the SpGEMM's per-thread maps");
+        if (!slots) return SBM_ERR_OUT_OF_MEMORY;
+    }
+    if (t <= 1) {
+        fn(&g);
+        return SBM_SUCCESS;
+    }
+    gemm_piece pc = {&g, fn, t, slots, P->nbr};
+    sbm__cpu_parallel_for(ctx, t, 1, gemm_pieces, &pc);
+    if (slots) sbm__host_free(ctx, slots);
     return SBM_SUCCESS;
 }
