@@ -592,6 +592,67 @@ fails 1 "--generate" "-" ba-solve --generate 3,7,9
 fails 2 "invalid iteration count" "-" ba-solve --bal "$SMALL" --iterations -1
 fails 2 "unknown linear solver 'lu' (auto, dense, sparse, pcg, pcg-matrix-free)" "-" ba-solve --bal "$SMALL" --linear-solver lu
 fails 2 "invalid PCG tolerance" "-" ba-solve --bal "$SMALL" --pcg-tolerance 2
+# slam-solve --covariance: the diagonal blocks of Lambda^-1 at the optimum as a symmetric Matrix
+# Market file, against a plain Gauss-Jordan inverse of slam-info's Lambda at the written optimum
+# (python, 1e-9 relative); the errors: a pose no edge determines, two outputs on one file, a
+# missing folder, an empty name; slam-info takes no --covariance.
+cat >"$TMP/covref.py" <<'PY'
+import sys
+def read(path):
+    rows = []
+    with open(path) as f:
+        head = f.readline().split()
+        line = f.readline()
+        while line.startswith('%'):
+            line = f.readline()
+        n, _, nnz = map(int, line.split())
+        for _ in range(nnz):
+            i, j, v = f.readline().split()
+            rows.append((int(i) - 1, int(j) - 1, float(v)))
+    return head[-1], n, rows
+_, n, lam = read(sys.argv[1])
+kind, m, cov = read(sys.argv[2])
+d = int(sys.argv[3])
+assert kind == 'symmetric' and m == n, (kind, m, n)
+assert len(cov) == (n // d) * d * (d + 1) // 2, len(cov)
+A = [[0.0] * n for _ in range(n)]
+for i, j, v in lam:
+    A[i][j] = v
+I = [[float(i == j) for j in range(n)] for i in range(n)]
+for c in range(n):
+    p = max(range(c, n), key=lambda r: abs(A[r][c]))
+    A[c], A[p], I[c], I[p] = A[p], A[c], I[p], I[c]
+    f = A[c][c]
+    A[c] = [x / f for x in A[c]]
+    I[c] = [x / f for x in I[c]]
+    for r in range(n):
+        if r != c and A[r][c] != 0.0:
+            g = A[r][c]
+            A[r] = [x - g * y for x, y in zip(A[r], A[c])]
+            I[r] = [x - g * y for x, y in zip(I[r], I[c])]
+scale = max(abs(I[i][i]) for i in range(n))
+for i, j, v in cov:
+    assert i >= j and i // d == j // d, (i, j)
+    assert abs(v - I[i][j]) <= 1e-9 * scale, (i, j, v, I[i][j])
+PY
+for gd in tinyGrid3D:6 loop:3; do
+    g=${gd%%:*} d=${gd#*:}
+    src="$G2O/$g.g2o.bz2"
+    [ "$g" = loop ] && src=$LOOP
+    runs slam-solve --g2o "$src" -o "$TMP/$g.cov.g2o" --covariance "$TMP/$g.cov.mtx" &&
+        grep -q "^covariance: [0-9]* free vertices, ${d}x${d} blocks of Lambda^-1 (.*) -> " "$TMP/run.out" &&
+        runs slam-info --g2o "$TMP/$g.cov.g2o" -o "$TMP/$g.lam.mtx" &&
+        { python3 "$TMP/covref.py" "$TMP/$g.lam.mtx" "$TMP/$g.cov.mtx" $d && ok ||
+            bad "slam-solve --covariance $g: not the inverse's diagonal blocks"; }
+done
+printf 'VERTEX_SE2 0 0 0 0\nVERTEX_SE2 1 1 0 0\nVERTEX_SE2 7 2 0 0\nEDGE_SE2 0 1 1 0 0 100 0 0 100 0 400\nEDGE_SE2 1 7 1 0 0 100 0 0 100 0 0\nFIX 0\n' >"$TMP/unobserved.g2o"
+fails 1 "not positive definite at vertex 7 (free vertex 1)" "$TMP/unobs.mtx" \
+    slam-solve --g2o "$TMP/unobserved.g2o" --iterations 0 --covariance "$TMP/unobs.mtx" -o "$TMP/unobs.g2o"
+[ ! -e "$TMP/unobs.g2o" ] && ok || bad "slam-solve --covariance failed but left -o behind"
+fails 2 "two outputs name '$TMP/same'" "$TMP/same" slam-solve --g2o "$LOOP" -o "$TMP/same" --covariance "$TMP/same"
+fails 1 "the folder '$TMP/no/such' does not exist" "$TMP/no/such/c.mtx" slam-solve --g2o "$LOOP" --covariance "$TMP/no/such/c.mtx"
+fails 2 "needs an output file name: --covariance FILE" "-" slam-solve --g2o "$LOOP" --covariance ""
+fails 2 "unknown option '--covariance'" "-" slam-info --g2o "$LOOP" -o "$O" --covariance "$TMP/c.mtx"
 fails 2 "needs a graph" "$O" slam-info -o "$O"
 fails 2 "needs an output file" "-" slam-info --g2o "$LOOP"
 printf 'VERTEX_SE2 0 0 0 0\nEDGE_SE2 0 1 1 0 0 1 0 0 1 0 1\n' >"$TMP/bad.g2o"
