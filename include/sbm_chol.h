@@ -92,8 +92,9 @@ sbm_status sbm_chol_solve(sbm_ctx *ctx, const sbm_chol *chol, int64_t nrhs, cons
  * does NOT run the recurrences on the GPU) and later calls only copy blocks out. Every block
  * of the diagonal and every block (i, j) with L nonzero at (max, min) of the two columns in the
  * elimination order (sbm_chol_inverse_in_pattern) is available; this holds for every (i, j)
- * where A has a stored block. The result does not depend on the thread count and is bitwise
- * the same on both backends for the same factor. Indices are A's block numbering (not
+ * where A has a stored block. The result does not depend on the thread count (the same bits on
+ * every run); a CUDA context's agrees with the CPU backend's to the rounding of the two
+ * factorisations (the recurrences are the same host code). Indices are A's block numbering (not
  * permuted); out is host memory.
  *
  * sbm_chol_inverse_blocks: out + t b^2 = block (block_rows[t], block_cols[t]) of A^-1, b x b

@@ -516,6 +516,20 @@ done
 if [ $HAVE_GPU -eq 1 ]; then
     runs ba-solve --bal "$BAL/problem-49-7776-pre.txt.bz2" --iterations 3 --backend cuda && decreases cost 50 "ladybug LM on the GPU"
     runs slam-solve --g2o "$G2O/sphere2500.g2o.bz2" --backend cuda && near "sphere2500 on the GPU" "$(final_cost)" 363.5748
+    # the covariances of a CUDA context (factor on the device, recurrences on a host copy)
+    # agree with the CPU backend's to 1e-9 of the largest entry (at the same poses: no step)
+    runs slam-solve --g2o "$G2O/intel.g2o.bz2" --iterations 0 --backend cuda --covariance "$TMP/intel.gpu.cov.mtx" &&
+        runs slam-solve --g2o "$G2O/intel.g2o.bz2" --iterations 0 --covariance "$TMP/intel.cpu.cov.mtx" &&
+        { python3 -c "
+import sys
+def entries(p):
+    with open(p) as f:
+        lines = [l for l in f if not l.startswith('%')][1:]
+    return {(l.split()[0], l.split()[1]): float(l.split()[2]) for l in lines}
+a, b = entries(sys.argv[1]), entries(sys.argv[2])
+s = max(abs(v) for v in b.values())
+sys.exit(0 if a.keys() == b.keys() and all(abs(a[k] - b[k]) <= 1e-9 * s for k in b) else 1)
+" "$TMP/intel.gpu.cov.mtx" "$TMP/intel.cpu.cov.mtx" && ok || bad "intel covariance: GPU and CPU differ"; }
 fi
 
 # ------------------------------------------------------------------------------------------
