@@ -92,8 +92,9 @@ sbm_status sbm_chol_solve(sbm_ctx *ctx, const sbm_chol *chol, int64_t nrhs, cons
  * does NOT run the recurrences on the GPU) and later calls only copy blocks out. Every block
  * of the diagonal and every block (i, j) with L nonzero at (max, min) of the two columns in the
  * elimination order (sbm_chol_inverse_in_pattern) is available; this holds for every (i, j)
- * where A has a stored block. The result does not depend on the thread count (the same bits on
- * every run); a CUDA context's agrees with the CPU backend's to the rounding of the two
+ * where A has a stored block. The result has the same bits on every run and for any
+ * sbm_tuning.num_threads (another OpenBLAS thread count, like the factorisation, changes the
+ * last bits); a CUDA context's agrees with the CPU backend's to the rounding of the two
  * factorisations (the recurrences are the same host code). Indices are A's block numbering (not
  * permuted); out is host memory.
  *
