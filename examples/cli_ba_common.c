@@ -34,6 +34,7 @@ static const struct {
     {"--method", OPT_METHOD},         {"--loss", OPT_SOLVER},
     {"--gpus", OPT_DIST},             {"--partition", OPT_DIST},
     {"--layout", OPT_GEN | OPT_GENERATE},
+    {"--covariance", OPT_COV},
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
 
@@ -101,6 +102,7 @@ static const char *cli_ba_set_option(cli_opts *o, const char *name, const char *
     else if (!strcmp(name, "--generate")) o->generate = v;
     else if (!strcmp(name, "--output") || !strcmp(name, "-o")) o->out = v;
     else if (!strcmp(name, "--rhs")) o->rhs = v;
+    else if (!strcmp(name, "--covariance")) o->cov = v;
     else if (!strcmp(name, "--iterations")) {
         if (!cli_parse_int64(v, 0, 100000, &n)) return "invalid iteration count '%s' (0 to 100000)";
         o->iterations = (int)n;
@@ -224,7 +226,11 @@ int cli_ba_parse(int argc, char **argv, unsigned mask, const char *cmd, const ch
     }
     const char *same = cli_outputs(o->out, o->rhs);
     if (same) return cli_command_error(usage, cmd, same, o->rhs);
-    if (cli_output_folder_error(o->out) || cli_output_folder_error(o->rhs)) return EXIT_FAILURE;
+    same = cli_outputs(o->out, o->cov);
+    if (same) return cli_command_error(usage, cmd, same, o->cov);
+    if (cli_output_folder_error(o->out) || cli_output_folder_error(o->rhs) ||
+        cli_output_folder_error(o->cov))
+        return EXIT_FAILURE;
     return -1;
 }
 
@@ -369,6 +375,42 @@ int cli_ba_write_system(sbm_ctx *host, const sbm_cbc *A, const char *out, const 
     rc = 0;
 done:
     sbm_csr_destroy(C);
+    return rc;
+}
+
+int cli_ba_write_block_diagonal(sbm_ctx *host, const char *path, int64_t nblocks, int d,
+                                const double *blocks)
+{
+    const int64_t n = nblocks * d;
+    int64_t *rowptr = malloc((size_t)(n + 1) * sizeof(int64_t));
+    int32_t *colind = malloc((size_t)(n * d + 1) * sizeof(int32_t));
+    double *values = malloc((size_t)(n * d + 1) * sizeof(double));
+    sbm_csr *C = NULL;
+    int rc = EXIT_FAILURE;
+    if (!rowptr || !colind || !values) {
+        fprintf(stderr, "sbm: out of memory\n");
+        goto done;
+    }
+    rowptr[0] = 0;
+    for (int64_t i = 0; i < n; i++) { /* row i: the d columns of its block */
+        const int64_t v = i / d, r = i % d;
+        for (int c = 0; c < d; c++) {
+            colind[i * d + c] = (int32_t)(v * d + c);
+            values[i * d + c] = blocks[v * d * d + c * d + r];
+        }
+        rowptr[i + 1] = (i + 1) * d;
+    }
+    if (sbm_csr_create(host, &C, n, n, rowptr, colind, values) != SBM_SUCCESS ||
+        sbm_csr_write_mtx_symmetric(host, path, C) != SBM_SUCCESS) {
+        cli_lib_error(host, NULL);
+        goto done;
+    }
+    rc = 0;
+done:
+    sbm_csr_destroy(C);
+    free(rowptr);
+    free(colind);
+    free(values);
     return rc;
 }
 

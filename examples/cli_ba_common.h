@@ -18,6 +18,7 @@ typedef struct cli_opts {
     const char *generate;            /* --generate */
     const char *out;                 /* -o */
     const char *rhs;                 /* --rhs */
+    const char *cov;                 /* --covariance */
     int iterations;                  /* --iterations (-1: default) */
     int linear_solver;               /* sbm_linear_solver, -1: default */
     int method;                      /* slam-solve --method: sbm_solver_method, -1: default */
@@ -45,7 +46,8 @@ enum {
     OPT_SOLVER = 1 << 6, /* --iterations, --linear-solver, --pcg-*, --loss */
     OPT_GEN = 1 << 7,    /* bal-generate's options */
     OPT_METHOD = 1 << 8, /* slam-solve --method */
-    OPT_DIST = 1 << 9    /* ba-solve --gpus, --partition */
+    OPT_DIST = 1 << 9,   /* ba-solve --gpus, --partition */
+    OPT_COV = 1 << 10     /* slam-solve --covariance */
 };
 
 /* What every command works with: the host context (files, host copies), the input read or
@@ -86,6 +88,11 @@ void cli_ba_warn_unconstrained(const sbm_bal_problem *p, const char *name);
  * @return 0 or EXIT_FAILURE (reported). */
 int cli_ba_write_system(sbm_ctx *host, const sbm_cbc *A, const char *out, const char *vec_path,
                         const double *x, int64_t n);
+/* nblocks d x d blocks (column-major, one after the other) as the block diagonal of a
+ * (nblocks d) x (nblocks d) matrix, to path as a coordinate real symmetric Matrix Market file
+ * (the lower triangle of every block). @return 0 or EXIT_FAILURE (reported). */
+int cli_ba_write_block_diagonal(sbm_ctx *host, const char *path, int64_t nblocks, int d,
+                                const double *blocks);
 /* The solvers' time line (system: "Schur" or "Lambda") and stop line (none: what
  * SBM_STOP_NONE means for the command). */
 void cli_ba_print_times(const sbm_solver_summary *s, const char *system);

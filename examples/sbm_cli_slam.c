@@ -5,14 +5,19 @@
  *   sbm slam-solve --g2o FILE [--information refuse|repair] [--backend ...] [--method lm|gn]
  *                  [--iterations N] [--linear-solver auto|sparse|dense|pcg] [--pcg-iterations N]
  *                  [--pcg-tolerance T] [--loss none|huber:A|cauchy:A] [-o optimised.g2o]
+ *                  [--covariance cov.mtx]
  *
  * Lambda is written as a full symmetric scalar Matrix Market file, b one value per line
  * ("%.17g"). Every output appears only when the whole command succeeded. */
+#define _POSIX_C_SOURCE 200809L /* lstat */
+
 #include "sbm_cli_ba.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli_ba_common.h"
 
@@ -39,6 +44,7 @@ static const char *const usage_slam_solve =
     "                      [--pcg-iterations N] [--pcg-tolerance T]\n"
     "                      [--pcg-forcing fixed|ew[:ETA_MAX]]\n"
     "                      [--loss none|huber:A|cauchy:A] [-o optimised.g2o]\n"
+    "                      [--covariance cov.mtx]\n"
     "\n"
     "Optimises a g2o pose graph from its poses (the spanning-tree start for files without VERTEX\n"
     "lines). The cost is 0.5 chi2 = 0.5 sum e^T Omega e (half g2o's chi2), or with --loss\n"
@@ -71,7 +77,13 @@ static const char *const usage_slam_solve =
     "                      2 A sqrt(s) - A^2), cauchy:A (rho(s) = A^2 log(1 + s / A^2));\n"
     "                      the summary names it\n"
     "  -o, --output FILE   write the optimised graph in g2o format (the types read, %.17g, a\n"
-    "                      FIX line for every vertex held fixed; \".bz2\": compressed)\n";
+    "                      FIX line for every vertex held fixed; \".bz2\": compressed)\n"
+    "  --covariance FILE   the pose covariances at the optimum: the d x d diagonal blocks of\n"
+    "                      Lambda^-1 (d = 3 or 6; with --loss, of the loss-corrected Lambda), as\n"
+    "                      a coordinate real symmetric Matrix Market file in the scalar index\n"
+    "                      space of slam-info's Lambda (free vertices in the file's order; the\n"
+    "                      fixed ones, the gauge, have none). A pose the graph does not\n"
+    "                      determine is an error naming its vertex\n";
 
 /* ---------------------------------------------------------------------------------------- */
 /* slam-info and slam-solve                                                                 */
@@ -160,6 +172,30 @@ static void slam_print_iteration(void *user, const sbm_iteration_report *r)
     fflush(cli_report());
 }
 
+/* --covariance: the pose covariances at the graph's poses, written to o->cov. @return 0 or
+ * EXIT_FAILURE (reported). */
+static int slam_covariance(const cli_opts *o, const ba_cmd *c, const sbm_loss *loss)
+{
+    const sbm_g2o_info gi = sbm_g2o_get_info(c->g);
+    const int64_t nf = gi.vertices - gi.fixed;
+    double *cov = malloc((size_t)(nf * gi.error_dim * gi.error_dim + 1) * sizeof(double));
+    if (!cov) {
+        fprintf(stderr, "sbm: out of memory\n");
+        return EXIT_FAILURE;
+    }
+    const double t0 = cli_seconds();
+    int rc = EXIT_FAILURE;
+    if (sbm_slam_covariance(c->ctx, c->g, loss, cov) != SBM_SUCCESS)
+        cli_lib_error(c->ctx, o->g2o);
+    else if (cli_ba_write_block_diagonal(c->host, o->cov, nf, gi.error_dim, cov) == 0)
+        rc = 0;
+    if (rc == 0)
+        cli_printf("covariance: %lld free vertices, %dx%d blocks of Lambda^-1 (%.3f s) -> %s\n",
+                   (long long)nf, gi.error_dim, gi.error_dim, cli_seconds() - t0, o->cov);
+    free(cov);
+    return rc;
+}
+
 /* Solve the graph with the options of o; -o writes the result. @return 0 or EXIT_FAILURE. */
 static int slam_solve_run(const cli_opts *o, const ba_cmd *c)
 {
@@ -199,9 +235,15 @@ static int slam_solve_run(const cli_opts *o, const ba_cmd *c)
             "warning: PCG hit its %d-iteration cap in %d of %d solves; the steps were inexact\n",
             so.pcg_max_iterations, s.linear_capped, s.iterations);
     cli_ba_print_stop(&s, "every vertex is fixed");
+    if (o->cov && slam_covariance(o, c, &so.loss) != 0) return EXIT_FAILURE;
     if (o->out) {
-        if (sbm_g2o_write(c->host, o->out, c->g) != SBM_SUCCESS)
-            return cli_lib_error(c->host, NULL);
+        if (sbm_g2o_write(c->host, o->out, c->g) != SBM_SUCCESS) {
+            cli_lib_error(c->host, NULL);
+            /* both outputs or neither: the covariance file just written goes */
+            struct stat sb;
+            if (o->cov && lstat(o->cov, &sb) == 0 && S_ISREG(sb.st_mode)) unlink(o->cov);
+            return EXIT_FAILURE;
+        }
         cli_printf("wrote %s\n", o->out);
     }
     return 0;
@@ -210,13 +252,17 @@ static int slam_solve_run(const cli_opts *o, const ba_cmd *c)
 int sbm_cli_slam_solve(int argc, char **argv)
 {
     cli_opts o;
-    int rc = cli_ba_parse(argc, argv, OPT_BACKEND | OPT_G2O | OPT_SOLVER | OPT_METHOD | OPT_OUT,
-                   "slam-solve", usage_slam_solve, &o);
+    int rc = cli_ba_parse(argc, argv,
+                          OPT_BACKEND | OPT_G2O | OPT_SOLVER | OPT_METHOD | OPT_OUT | OPT_COV,
+                          "slam-solve", usage_slam_solve, &o);
     if (rc >= 0) return rc;
     if (!o.g2o)
         return cli_ba_needs(usage_slam_solve, "slam-solve", "a graph: --g2o FILE");
     if (o.out && !o.out[0])
         return cli_ba_needs(usage_slam_solve, "slam-solve", "an output file name: -o FILE");
+    if (o.cov && !o.cov[0])
+        return cli_ba_needs(usage_slam_solve, "slam-solve",
+                            "an output file name: --covariance FILE");
     ba_cmd c;
     rc = EXIT_FAILURE;
     if (cli_ba_open(&o, NULL, &c) != 0) goto done;

@@ -82,6 +82,40 @@ sbm_status sbm_chol_factor(sbm_ctx *ctx, sbm_chol *chol, const sbm_cbc *A, sbm_d
  * dimensions ldb, ldx >= n = nb*b). X may be B (in place). */
 sbm_status sbm_chol_solve(sbm_ctx *ctx, const sbm_chol *chol, int64_t nrhs, const double *B,
                           int64_t ldb, double *X, int64_t ldx);
+
+/* ---- Selected inverse (marginal covariances) ---- */
+
+/* Blocks of A^-1 = (A + damping)^-1, the matrix of the last successful sbm_chol_factor, from the
+ * factor by the Takahashi recurrences (selected inversion over the supernodes, root first): the
+ * inverse on the pattern of L is computed once per factorisation (on the host: a host copy of
+ * L_ptr-sized doubles kept by chol; a CUDA context copies its factor to the host for it and
+ * does NOT run the recurrences on the GPU) and later calls only copy blocks out. Every block
+ * of the diagonal and every block (i, j) with L nonzero at (max, min) of the two columns in the
+ * elimination order (sbm_chol_inverse_in_pattern) is available; this holds for every (i, j)
+ * where A has a stored block. The result has the same bits on every run and for any
+ * sbm_tuning.num_threads (another OpenBLAS thread count, like the factorisation, changes the
+ * last bits); a CUDA context's agrees with the CPU backend's to the rounding of the two
+ * factorisations (the recurrences are the same host code). Indices are A's block numbering (not
+ * permuted); out is host memory.
+ *
+ * sbm_chol_inverse_blocks: out + t b^2 = block (block_rows[t], block_cols[t]) of A^-1, b x b
+ * column-major, for t < npairs (arrays in host memory; npairs may be 0).
+ * @return SBM_ERR_INDEX_OUT_OF_RANGE (naming the pair) for an index outside [0, nb),
+ * SBM_ERR_INVALID_ARGUMENT naming the first pair outside the pattern (nothing is written) or
+ * when chol has no factor (never factored, or the last factorisation failed: the failure's
+ * message named the block column, the variable, where A + damping is not positive definite),
+ * SBM_ERR_BACKEND_MISMATCH for a context of another backend than the plan's. */
+sbm_status sbm_chol_inverse_blocks(sbm_ctx *ctx, sbm_chol *chol, int64_t npairs,
+                                   const int64_t *block_rows, const int64_t *block_cols,
+                                   double *out);
+/* The whole block diagonal of A^-1: out + i b^2 = block (i, i), b x b column-major, for every
+ * i < nb (host memory). Errors as sbm_chol_inverse_blocks. */
+sbm_status sbm_chol_inverse_diagonal(sbm_ctx *ctx, sbm_chol *chol, double *out);
+/* @return 1 when block (i, j) of A^-1 (A's numbering) is inside the pattern of the factor, so
+ * that sbm_chol_inverse_blocks gives it; 0 otherwise (also for chol == NULL or an index
+ * outside [0, nb)). Needs only the plan. */
+int sbm_chol_inverse_in_pattern(const sbm_chol *chol, int64_t i, int64_t j);
+
 /* @return the plan's sizes and ordering and the outcome of its last factorisation (a zeroed
  * struct with failed_column -1 for chol == NULL). */
 sbm_chol_info sbm_chol_get_info(const sbm_chol *chol);

@@ -35,6 +35,11 @@ sbm_status sbm_csr_read_mtx(sbm_ctx *ctx, const char *path, sbm_csr **A);
  * standard output), /dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N, which are written
  * through a duplicate of the descriptor. Every write error, ENOSPC included, is SBM_ERR_IO. */
 sbm_status sbm_csr_write_mtx(sbm_ctx *ctx, const char *path, const sbm_csr *A);
+/* Write a square A, taken to be symmetric, as "coordinate real symmetric": only its entries on
+ * and below the diagonal (row >= column; those above are not read), 1-based, full precision;
+ * the path handling and the checks of sbm_csr_write_mtx. sbm_csr_read_mtx gives back the full
+ * matrix. @return SBM_ERR_DIMENSION_MISMATCH for a matrix that is not square. */
+sbm_status sbm_csr_write_mtx_symmetric(sbm_ctx *ctx, const char *path, const sbm_csr *A);
 /* Scalar Matrix Market form of a CBC matrix (every stored block's r*c entries). */
 sbm_status sbm_cbc_write_mtx(sbm_ctx *ctx, const char *path, const sbm_cbc *A);
 

@@ -90,6 +90,30 @@ sbm_status sbm_slam_system_get_b(sbm_ctx *ctx, const sbm_slam_system *system, do
 sbm_status sbm_slam_solve(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solver_options *options,
                           sbm_solver_summary *summary);
 
+/* ---- Marginal covariances ------------------------------------------------------------------ */
+
+/* The covariance of every free pose at the graph's current poses (typically after
+ * sbm_slam_solve): the d x d diagonal blocks of Lambda^-1, Lambda = J^T Omega J (with loss not
+ * NULL and not SBM_LOSS_NONE, the loss-corrected Lambda of sbm_slam_solve), in the tangent space
+ * of the pose increments (SE2: x, y, theta; SE3: translation then rotation, the order of the
+ * information matrices of the file). h_cov (host) receives free_vertices blocks of d x d
+ * (column-major), free vertex k being the k-th vertex not held fixed in the graph's order: the
+ * block diagonal of the inverse of sbm_slam_system_get_info(...).Lambda, the matrix slam-info
+ * writes. Fixed vertices (the gauge) have no block: their covariance is zero. The blocks come
+ * from the sparse block Cholesky's selected inverse (sbm_chol_inverse_diagonal: exact
+ * within rounding, about the cost of one factorisation on top of it; computed on the host, a
+ * CUDA context forms Lambda and factors on the device). h_cov may be NULL when every vertex is
+ * fixed.
+ * @return SBM_ERR_NOT_POSITIVE_DEFINITE naming the vertex id of the file (and the free vertex)
+ * where Lambda is singular or indefinite: a pose the graph does not determine (edges whose
+ * information matrices leave a direction of it unconstrained; the gauge of each connected
+ * component is a fixed vertex, sbm_g2o_read). Rank deficiency is detected where a pivot
+ * of the factorisation is not positive; a direction that rounding leaves barely positive
+ * definite gives huge but finite covariances. SBM_ERR_INVALID_ARGUMENT for a loss out of its
+ * range (as sbm_slam_solve). */
+sbm_status sbm_slam_covariance(sbm_ctx *ctx, const sbm_g2o_graph *graph, const sbm_loss *loss,
+                               double *h_cov);
+
 #ifdef __cplusplus
 }
 #endif

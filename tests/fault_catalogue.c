@@ -662,5 +662,7 @@ const fault_op fault_ops[] = {
     {"chol_plan_factor_solve_amd", fault_op_chol_amd, BOTH},
     {"chol_plan_factor_solve_natural", fault_op_chol_natural, BOTH},
     {"chol_dense_fronts", fault_op_chol_dense_fronts, FAULT_CUDA},
+    {"chol_inverse", fault_op_chol_inverse, BOTH},
+    {"slam_covariance", fault_op_slam_covariance, BOTH},
 };
 const size_t fault_op_count = sizeof fault_ops / sizeof fault_ops[0];

@@ -81,6 +81,8 @@ sbm_cbc *fault_chol_input(sbm_ctx *ctx);
 sbm_status fault_op_chol_amd(fault_fixture *f);
 sbm_status fault_op_chol_natural(fault_fixture *f);
 sbm_status fault_op_chol_dense_fronts(fault_fixture *f); /* CUDA: every front to cuSOLVER */
+sbm_status fault_op_chol_inverse(fault_fixture *f);      /* plan, factor, selected inverse */
+sbm_status fault_op_slam_covariance(fault_fixture *f);   /* sbm_slam_covariance of g2o */
 
 extern const fault_op fault_ops[];
 extern const size_t fault_op_count;

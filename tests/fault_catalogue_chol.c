@@ -52,6 +52,39 @@ static sbm_status chol_run(fault_fixture *f, sbm_chol_ordering ordering)
 sbm_status fault_op_chol_amd(fault_fixture *f) { return chol_run(f, SBM_CHOL_ORDERING_AMD); }
 sbm_status fault_op_chol_natural(fault_fixture *f) { return chol_run(f, SBM_CHOL_ORDERING_NATURAL); }
 
+/* Plan, factor, the block diagonal of the inverse and two off-diagonal blocks of it (host
+ * outputs, hashed). */
+sbm_status fault_op_chol_inverse(fault_fixture *f)
+{
+    sbm_chol *chol = (sbm_chol *)0x1;
+    sbm_status st = sbm_chol_plan(f->ctx, f->Spd, NULL, &chol);
+    if (st != SBM_SUCCESS) {
+        assert_null(chol);
+        return st;
+    }
+    double out[(8 + 2) * 9];
+    const int64_t rows[2] = {3, 1}, cols[2] = {0, 0};
+    st = sbm_chol_factor(f->ctx, chol, f->Spd, SBM_DAMPING_NONE, 0.0);
+    if (st == SBM_SUCCESS) st = sbm_chol_inverse_diagonal(f->ctx, chol, out);
+    if (st == SBM_SUCCESS) st = sbm_chol_inverse_blocks(f->ctx, chol, 2, rows, cols, out + 8 * 9);
+    if (st == SBM_SUCCESS) f->out_hash = fault_fnv(11, out, sizeof out);
+    sbm_chol_destroy(chol);
+    return st;
+}
+
+/* The pose covariances of the fixture's graph (host output, hashed). */
+sbm_status fault_op_slam_covariance(fault_fixture *f)
+{
+    const sbm_g2o_info gi = sbm_g2o_get_info(f->g2o);
+    const size_t cnt = (size_t)((gi.vertices - gi.fixed) * gi.error_dim * gi.error_dim);
+    double *cov = malloc((cnt + 1) * sizeof(double));
+    assert_non_null(cov);
+    const sbm_status st = sbm_slam_covariance(f->ctx, f->g2o, NULL, cov);
+    if (st == SBM_SUCCESS) f->out_hash = fault_fnv(13, cov, cnt * sizeof(double));
+    free(cov);
+    return st;
+}
+
 /* The CUDA backend with every front through cuSOLVER/cuBLAS (chol_dense_front = 1), whose
  * potrf workspace is allocated too (the numeric object's with CUDA graphs, else the pool's). */
 sbm_status fault_op_chol_dense_fronts(fault_fixture *f)

@@ -306,6 +306,52 @@ static void test_refuse_non_finite(void **state)
     tmpdir_remove(&d);
 }
 
+/* sbm_csr_write_mtx_symmetric: the lower triangle under the "symmetric" banner, read back as
+ * the full matrix; the entries above the diagonal are not read; a matrix that is not square,
+ * a NULL path and a non-finite entry are refused before the file exists. */
+static void test_symmetric_mtx(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    tmpdir d;
+    tmpdir_make(&d);
+    /* [[4, 1, 0], [1, 5, 2], [0, 2, 6]]; the (0,1) entry above the diagonal says 99: not read */
+    const int64_t rowptr[4] = {0, 2, 5, 7};
+    const int32_t colind[7] = {0, 1, 0, 1, 2, 1, 2};
+    double values[7] = {4, 99, 1, 5, 2, 2, 6.25};
+    sbm_csr *A = NULL;
+    SBM_ASSERT_OK(e->ctx, sbm_csr_create(e->ctx, &A, 3, 3, rowptr, colind, values));
+    const char *out = tmp_path(&d, "s.mtx");
+    SBM_ASSERT_OK(e->ctx, sbm_csr_write_mtx_symmetric(e->ctx, out, A));
+    char *text = slurp(out);
+    assert_string_equal(text, "%%MatrixMarket matrix coordinate real symmetric\n3 3 5\n"
+                              "1 1 4\n2 1 1\n2 2 5\n3 2 2\n3 3 6.25\n");
+    free(text);
+    sbm_csr *B = NULL;
+    SBM_ASSERT_OK(e->ctx, sbm_csr_read_mtx(e->ctx, out, &B));
+    assert_int_equal(B->nnz, 7);
+    const double want[7] = {4, 1, 1, 5, 2, 2, 6.25};
+    assert_memory_equal(B->values, want, sizeof want);
+    sbm_csr_destroy(B);
+    SBM_ASSERT_FAILS(e->ctx, sbm_csr_write_mtx_symmetric(e->ctx, NULL, A), SBM_ERR_NULL_ARGUMENT,
+                     "argument path is NULL");
+    sbm_csr_destroy(A);
+    values[2] = NAN;
+    SBM_ASSERT_OK(e->ctx, sbm_csr_create(e->ctx, &A, 3, 3, rowptr, colind, values));
+    const char *bad = tmp_path(&d, "nan.mtx");
+    SBM_ASSERT_FAILS(e->ctx, sbm_csr_write_mtx_symmetric(e->ctx, bad, A), SBM_ERR_NOT_FINITE,
+                     "entry (2,1) (1-based) is nan");
+    sbm_csr_destroy(A);
+    SBM_ASSERT_OK(e->ctx, sbm_csr_create(e->ctx, &A, 2, 3, rowptr, colind, values));
+    SBM_ASSERT_FAILS(e->ctx, sbm_csr_write_mtx_symmetric(e->ctx, bad, A),
+                     SBM_ERR_DIMENSION_MISMATCH,
+                     "argument A: 2 x 3 is not square; '");
+    sbm_csr_destroy(A);
+    struct stat sb;
+    assert_int_equal(stat(bad, &sb), -1);
+    assert_int_equal(count_entries(d.path, ".tmp."), 0);
+    tmpdir_remove(&d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -314,6 +360,7 @@ int main(void)
         SBM_TEST_CPU(test_hard_links),
         SBM_TEST_CPU(test_fifo),
         SBM_TEST_CPU(test_refuse_non_finite),
+        SBM_TEST_CPU(test_symmetric_mtx),
     };
     const char *filter = getenv("SBM_TEST_FILTER");
     if (filter && *filter) cmocka_set_test_filter(filter);

@@ -28,6 +28,9 @@
  * input matrix (sbm: a counting allocator installed on the context; CHOLMOD:
  * Common->memory_usage). Check: the relative residual |A x - b| / |b| of a solve, for both; a
  * sbm residual above max(1e-8, 100 x CHOLMOD's) marks the row BAD and the exit status 1.
+ * Inverse: the block diagonal of A^-1 by sbm_chol_inverse_diagonal (the selected inverse, the
+ * marginal covariances), each timed call after a new factorisation (which it does not include),
+ * and its ratio to the factorisation's median.
  * Threads: OpenBLAS' (sbm's supernodes and CHOLMOD's BLAS are the same OpenBLAS); --threads N
  * sets OPENBLAS_NUM_THREADS and OMP_NUM_THREADS for both (the program re-executes itself so that
  * the libraries read them at load). Ratios: CHOLMOD / sbm (> 1: sbm faster). */
@@ -119,6 +122,34 @@ static sbm_status do_solve(sbm_ctx *ctx, void *v)
     return sbm_chol_solve(ctx, s->chol, 1, s->B, s->n, s->X, s->n);
 }
 
+/* The block diagonal of A^-1 after each of reps new factorisations (only the inverse timed). */
+static int time_inverse(sbm_ctx *ctx, sbm_state *s, const options *o, chol_run *r)
+{
+    const sbm_chol_info i = sbm_chol_get_info(s->chol);
+    double *out = malloc(sizeof(double) * (size_t)(i.block_columns * i.block_size * i.block_size + 1));
+    chol_timing tm;
+    int rc = -1;
+    if (!out) {
+        snprintf(r->note, sizeof r->note, "out of host memory for the inverse");
+        return -1;
+    }
+    chol_timing_start(&tm, o->reps, o->phase_budget);
+    double t0;
+    do {
+        if (sbm_chol_factor(ctx, s->chol, s->A, SBM_DAMPING_NONE, 0.0) != SBM_SUCCESS ||
+            sbm_ctx_synchronize(ctx) != SBM_SUCCESS)
+            goto done;
+        t0 = bench_now_s();
+        if (sbm_chol_inverse_diagonal(ctx, s->chol, out) != SBM_SUCCESS) goto done;
+    } while (chol_timing_next(&tm, bench_now_s() - t0));
+    r->inverse = chol_timing_stat(&tm);
+    rc = 0;
+done:
+    if (rc != 0) sbm_note(r, "sbm_chol_inverse_diagonal", ctx);
+    free(out);
+    return rc;
+}
+
 /* The solve's right-hand side in ctx's memory, its solution back on the host, the residual. */
 static int sbm_solve_check(sbm_ctx *ctx, sbm_state *s, const chol_matrix *m, const options *o,
                            chol_run *r)
@@ -177,7 +208,8 @@ static void run_sbm(sbm_ctx *ctx, counter *cnt, const chol_matrix *m, const opti
     r->flops = i.flops;
     r->supernodes = (double)i.supernodes;
     if (sbm_solve_check(ctx, &s, m, o, r) != 0) goto done;
-    r->peak_bytes = cnt->lost ? -1.0 : (double)(cnt->peak - base);
+    r->peak_bytes = cnt->lost ? -1.0 : (double)(cnt->peak - base); /* the inverse's not in */
+    if (time_inverse(ctx, &s, o, r) != 0) goto done;
     r->ok = 1;
 done:
     sbm_array_destroy(ctx, s.B);
@@ -203,7 +235,8 @@ static const char *const csv_cols[] = {
     "ratio_analyze", "ratio_factor",
     "gpu_plan_ms", "gpu_factor_ms", "gpu_factor_min_ms", "gpu_factor_max_ms",
     "gpu_solve_ms", "gpu_solve_min_ms", "gpu_solve_max_ms", "gpu_gflops", "gpu_peak_mb",
-    "gpu_residual", "gpu_note", "ratio_gpu_cpu", "ratio_cholmod_gpu", "check", NULL};
+    "gpu_residual", "gpu_note", "ratio_gpu_cpu", "ratio_cholmod_gpu",
+    "sbm_inverse_ms", "sbm_inverse_factor", "gpu_inverse_ms", "gpu_inverse_factor", "check", NULL};
 
 static double gflops(const chol_run *r)
 {
@@ -230,6 +263,8 @@ static void csv_run(bench_csv_row *row, const char *p, const chol_run *r, int fu
     bench_csv_num(row, COL("peak_mb"), "%.3f", r->peak_bytes >= 0 ? r->peak_bytes / 1e6 : -1);
     bench_csv_num(row, COL("residual"), "%.3e", r->ok ? r->residual : -1);
     bench_csv_text(row, COL("note"), r->note);
+    bench_csv_num(row, COL("inverse_ms"), "%.4f", r->inverse.med);
+    bench_csv_num(row, COL("inverse_factor"), "%.3f", ratio(r->inverse, r->factor));
 #undef COL
 }
 
@@ -297,6 +332,9 @@ static void print_row(const chol_matrix *m, const chol_run *s, const chol_run *c
     bench_stat_str(b[2], 32, g->factor, "%.3f");
     printf("    factor ms spread: sbm %s  CHOLMOD %s  GPU %s  (matrix built in %.2f s)\n", b[0],
            b[1], b[2], m->build_s);
+    printf("    block diagonal of A^-1 ms (x factor): sbm %s (%s)  GPU %s (%s)\n",
+           fms(b[3], s->inverse), fnum(b[4], "%.2f", ratio(s->inverse, s->factor)),
+           fms(b[5], g->inverse), fnum(b[0], "%.2f", ratio(g->inverse, g->factor)));
     if (!s->ok) printf("    sbm: %s\n", s->note);
     if (!c->ok) printf("    %s%s\n", strncmp(c->note, "CHOLMOD", 7) ? "CHOLMOD: " : "", c->note);
     if (!g->ok && g->note[0]) printf("    GPU: %s\n", g->note);

@@ -62,7 +62,7 @@ chol_run chol_run_none(void)
 {
     chol_run r;
     memset(&r, 0, sizeof r);
-    r.analyze = r.factor = r.solve = bench_stat_none();
+    r.analyze = r.factor = r.solve = r.inverse = bench_stat_none();
     r.factor_values = r.lnz = r.flops = r.supernodes = r.peak_bytes = r.residual = -1.0;
     return r;
 }

@@ -17,6 +17,8 @@ typedef struct chol_run {
     bench_stat analyze;  /* sbm_chol_plan / cholmod_analyze */
     bench_stat factor;   /* sbm_chol_factor / cholmod_factorize */
     bench_stat solve;    /* one right-hand side */
+    bench_stat inverse;  /* sbm: the block diagonal of A^-1 (sbm_chol_inverse_diagonal) after a
+                          * factorisation; CHOLMOD: not measured */
     double factor_values; /* doubles stored for L (sbm: factor_values; CHOLMOD: L->xsize) */
     double lnz;          /* CHOLMOD: nonzeros of L (Common->lnz); sbm: -1 */
     double flops;        /* one factorisation, by the library's own count */

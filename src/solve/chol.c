@@ -19,7 +19,10 @@ struct sbm_chol {
     uint64_t pattern_hash;         /* its fingerprint */
     int64_t failed_column;         /* A's block column of the last failure, or -1 */
     int factored;                  /* 1 after a successful factorisation not followed by a failure */
-    sbm_allocator alloc;           /* allocator of this struct */
+    double *Z;                     /* host: the selected inverse of the factor (chol_selinv's
+                                    * layout), allocated at the first sbm_chol_inverse_* */
+    int z_valid;                   /* Z is that of the current factor */
+    sbm_allocator alloc;           /* allocator of this struct and of Z */
 };
 
 sbm_chol_options sbm_chol_default_options(void)
@@ -72,6 +75,7 @@ void sbm_chol_destroy(sbm_chol *chol)
     if (!chol) return;
     if (chol->num) chol->kernels->chol_numeric_destroy(chol->num);
     sbm__chol_symbolic_free(chol->sym);
+    sbm__free_with(&chol->alloc, chol->Z);
     chol->alloc.free(chol->alloc.user, chol);
 }
 
@@ -84,7 +88,7 @@ static sbm_status plan(sbm_ctx *ctx, const sbm_cbc *A, const sbm_chol_options *o
                                   "sbm_chol_plan takes the upper block triangle of A"));
     const sbm__solve_kernels *k = sbm__solve_kernels_of(ctx);
     if (!k || !k->chol_numeric_create || !k->chol_factor || !k->chol_solve ||
-        !k->chol_numeric_destroy)
+        !k->chol_selinv || !k->chol_numeric_destroy)
         return sbm__error(ctx, SBM_ERR_NOT_SUPPORTED,
                           "the sparse block Cholesky is not available on the %s backend",
                           ctx->ops->name);
@@ -149,6 +153,7 @@ sbm_status sbm__chol_factor(sbm_ctx *ctx, sbm_chol *chol, const sbm_cbc *A, sbm_
     const sbm__chol_symbolic *s = chol->sym;
     int64_t failed = -1;
     chol->factored = 0;
+    chol->z_valid = 0;
     chol->failed_column = -1;
     const sbm_status st = chol->kernels->chol_factor(ctx, s, chol->num, A, damping, lambda, &failed);
     if (st == SBM_ERR_NOT_POSITIVE_DEFINITE) {
@@ -256,4 +261,119 @@ sbm_chol_info sbm_chol_get_info(const sbm_chol *chol)
     info.failed_column = chol->failed_column;
     info.factored = chol->factored;
     return info;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Selected inverse                                                                         */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Offset in the factor values of the (0,0) scalar of block (r, c) of the new numbering, r >= c,
+ * and its leading dimension; -1 when the block is outside the pattern of L. */
+static int64_t inverse_block_at(const sbm__chol_symbolic *s, int64_t r, int64_t c, int64_t *ld)
+{
+    const int64_t p = s->col_sup[c];
+    const int64_t *rows = s->sup_rows + s->sup_rowptr[p];
+    int64_t lo = c - s->sup_col[p], hi = s->sup_rowptr[p + 1] - s->sup_rowptr[p];
+    while (lo < hi) { /* rows ascending: the first >= r */
+        const int64_t mid = lo + (hi - lo) / 2;
+        if (rows[mid] < r) lo = mid + 1;
+        else hi = mid;
+    }
+    if (lo == s->sup_rowptr[p + 1] - s->sup_rowptr[p] || rows[lo] != r) return -1;
+    *ld = (s->sup_rowptr[p + 1] - s->sup_rowptr[p]) * s->b;
+    return s->L_ptr[p] + (c - s->sup_col[p]) * s->b * *ld + lo * s->b;
+}
+
+int sbm_chol_inverse_in_pattern(const sbm_chol *chol, int64_t i, int64_t j)
+{
+    if (!chol) return 0;
+    const sbm__chol_symbolic *s = chol->sym;
+    if (i < 0 || j < 0 || i >= s->nb || j >= s->nb) return 0;
+    const int64_t ni = s->iperm[i], nj = s->iperm[j];
+    int64_t ld;
+    return inverse_block_at(s, ni > nj ? ni : nj, ni > nj ? nj : ni, &ld) >= 0;
+}
+
+/* The checks every sbm_chol_inverse_* call shares, then the selected inverse of the current
+ * factor into chol->Z unless it is there already. */
+static sbm_status inverse_ready(sbm_ctx *ctx, sbm_chol *chol)
+{
+    if (!chol) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument chol is NULL");
+    SBM__TRY(check_backend(ctx, chol));
+    if (!chol->factored)
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument chol has no factor: %s",
+                          chol->failed_column >= 0 ? "the last sbm_chol_factor failed"
+                                                   : "sbm_chol_factor was not called");
+    const sbm__chol_symbolic *s = chol->sym;
+    if (chol->z_valid || s->nb == 0) return SBM_SUCCESS;
+    if (!chol->Z) {
+        chol->Z = sbm__alloc_with(ctx, &chol->alloc, (size_t)s->L_ptr[s->nsuper], sizeof(double),
+                                  "selected inverse of the Cholesky factor");
+        if (!chol->Z) return SBM_ERR_OUT_OF_MEMORY;
+    }
+    SBM__TRY(chol->kernels->chol_selinv(ctx, s, chol->num, chol->Z));
+    chol->z_valid = 1;
+    return SBM_SUCCESS;
+}
+
+/* Block (i, j) of A^-1 (A's numbering, inside the pattern: checked) into the b x b column-major
+ * out. */
+static void inverse_block(const sbm_chol *chol, int64_t i, int64_t j, double *out)
+{
+    const sbm__chol_symbolic *s = chol->sym;
+    const int64_t b = s->b, ni = s->iperm[i], nj = s->iperm[j];
+    int64_t ld = 0;
+    const int64_t at = inverse_block_at(s, ni > nj ? ni : nj, ni > nj ? nj : ni, &ld);
+    const double *Zb = chol->Z + at; /* block (max, min) of the new numbering */
+    for (int64_t c = 0; c < b; c++)
+        for (int64_t r = 0; r < b; r++)
+            out[c * b + r] = ni >= nj ? Zb[c * ld + r] : Zb[r * ld + c];
+}
+
+sbm_status sbm_chol_inverse_blocks(sbm_ctx *ctx, sbm_chol *chol, int64_t npairs,
+                                   const int64_t *block_rows, const int64_t *block_cols,
+                                   double *out)
+{
+    SBM__ENTER(ctx, "sbm_chol_inverse_blocks");
+    if (!chol) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument chol is NULL");
+    if (npairs < 0)
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument npairs: %" PRId64 " is negative", npairs);
+    if (npairs > 0 && !block_rows)
+        return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument block_rows is NULL");
+    if (npairs > 0 && !block_cols)
+        return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument block_cols is NULL");
+    if (npairs > 0 && !out) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument out is NULL");
+    const int64_t nb = chol->sym->nb;
+    for (int64_t t = 0; t < npairs; t++) {
+        const int64_t i = block_rows[t], j = block_cols[t];
+        if (i < 0 || i >= nb || j < 0 || j >= nb)
+            return sbm__error(ctx, SBM_ERR_INDEX_OUT_OF_RANGE,
+                              "pair %" PRId64 ": block (%" PRId64 ", %" PRId64 ") is outside the "
+                              "%" PRId64 " x %" PRId64 " blocks of A",
+                              t, i, j, nb, nb);
+        if (!sbm_chol_inverse_in_pattern(chol, i, j))
+            return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                              "pair %" PRId64 ": block (%" PRId64 ", %" PRId64 ") of A^-1 is "
+                              "outside the pattern of the factor L (in its elimination order), "
+                              "where the selected inverse is not computed",
+                              t, i, j);
+    }
+    SBM__TRY(inverse_ready(ctx, chol));
+    const int64_t bb = (int64_t)chol->sym->b * chol->sym->b;
+    for (int64_t t = 0; t < npairs; t++)
+        inverse_block(chol, block_rows[t], block_cols[t], out + t * bb);
+    return SBM_SUCCESS;
+}
+
+sbm_status sbm_chol_inverse_diagonal(sbm_ctx *ctx, sbm_chol *chol, double *out)
+{
+    SBM__ENTER(ctx, "sbm_chol_inverse_diagonal");
+    if (!chol) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument chol is NULL");
+    const int64_t nb = chol->sym->nb, bb = (int64_t)chol->sym->b * chol->sym->b;
+    if (nb > 0 && !out) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument out is NULL");
+    SBM__TRY(inverse_ready(ctx, chol));
+    for (int64_t i = 0; i < nb; i++) inverse_block(chol, i, i, out + i * bb);
+    return SBM_SUCCESS;
 }

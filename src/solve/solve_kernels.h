@@ -22,6 +22,11 @@ extern "C" {
  * returns SBM_ERR_NOT_POSITIVE_DEFINITE *without* a message and sets *failed to the new block
  * column where it happened (the front end names it). chol_solve: X = (LL^T)^-1 B in A's
  * numbering, B and X in the backend's memory, X may be B.
+ * chol_selinv: the selected inverse Z = (LL^T)^-1 on the pattern of L (the new numbering), into
+ * the host array Z of L_ptr[nsuper] doubles laid out as the panels (chol_internal.h) with the
+ * top k_s b x k_s b part of each panel full and exactly symmetric; needs a factor (checked by
+ * the front end). The CPU backend computes it with sbm__chol_selinv_host; the CUDA backend
+ * copies its factor to the host and runs the same routine there.
  * dense_spd_solve: x = A^-1 b by a dense Cholesky for symmetric A given by its upper block
  * triangle (square, square blocks, n = nbr*r >= 1 scalars, checked by the front end); b and x
  * (n) in the backend's memory, x may be b. A pivot that is not positive (or not finite) returns
@@ -39,6 +44,8 @@ extern "C" {
     X(sbm_status, chol_solve,                                                                      \
       (sbm_ctx *ctx, const sbm__chol_symbolic *sym, const sbm__chol_numeric *num, int64_t nrhs,    \
        const double *B, int64_t ldb, double *X, int64_t ldx))                                      \
+    X(sbm_status, chol_selinv,                                                                     \
+      (sbm_ctx *ctx, const sbm__chol_symbolic *sym, const sbm__chol_numeric *num, double *Z))      \
     X(void, chol_numeric_destroy, (sbm__chol_numeric *num))                                        \
     X(sbm_status, dense_spd_solve,                                                                 \
       (sbm_ctx *ctx, const sbm_cbc *A, const double *b, double *x, int64_t *failed))               \
@@ -49,6 +56,11 @@ extern "C" {
 /* The table, both backends' prototypes, the CPU table, the CUDA getter (NULL without CUDA) and
  * sbm__solve_kernels_of(ctx), the table of ctx's backend (core_backend.h). */
 SBM__DECLARE_KERNEL_TABLE(solve, SBM__SOLVE_KERNELS)
+/* The Takahashi recurrences on the host (kernels/cpu/chol/cpu_chol_inv.c): Z as chol_selinv
+ * gives it from the host factor panels L (layout of chol_internal.h). Both backends' chol_selinv
+ * call it. @return SBM_ERR_OUT_OF_MEMORY (message set) if its workspace cannot be had. */
+sbm_status sbm__chol_selinv_host(sbm_ctx *ctx, const sbm__chol_symbolic *sym, const double *L,
+                                 double *Z);
 /* White-box tests only (tests/test_chol_errors.c: an operation a backend lacks): contexts of
  * backend b find k instead of their backend's table, until k is NULL again. Not thread-safe. */
 void sbm__solve_kernels_replace(sbm_backend b, const sbm__solve_kernels *k);

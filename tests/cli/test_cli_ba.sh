@@ -533,6 +533,20 @@ done
 if [ $HAVE_GPU -eq 1 ]; then
     runs ba-solve --bal "$BAL/problem-49-7776-pre.txt.bz2" --iterations 3 --backend cuda && decreases cost 50 "ladybug LM on the GPU"
     runs slam-solve --g2o "$G2O/sphere2500.g2o.bz2" --backend cuda && near "sphere2500 on the GPU" "$(final_cost)" 363.5748
+    # the covariances of a CUDA context (factor on the device, recurrences on a host copy)
+    # agree with the CPU backend's to 1e-9 of the largest entry (at the same poses: no step)
+    runs slam-solve --g2o "$G2O/intel.g2o.bz2" --iterations 0 --backend cuda --covariance "$TMP/intel.gpu.cov.mtx" &&
+        runs slam-solve --g2o "$G2O/intel.g2o.bz2" --iterations 0 --covariance "$TMP/intel.cpu.cov.mtx" &&
+        { python3 -c "
+import sys
+def entries(p):
+    with open(p) as f:
+        lines = [l for l in f if not l.startswith('%')][1:]
+    return {(l.split()[0], l.split()[1]): float(l.split()[2]) for l in lines}
+a, b = entries(sys.argv[1]), entries(sys.argv[2])
+s = max(abs(v) for v in b.values())
+sys.exit(0 if a.keys() == b.keys() and all(abs(a[k] - b[k]) <= 1e-9 * s for k in b) else 1)
+" "$TMP/intel.gpu.cov.mtx" "$TMP/intel.cpu.cov.mtx" && ok || bad "intel covariance: GPU and CPU differ"; }
 fi
 
 # ------------------------------------------------------------------------------------------
@@ -632,6 +646,67 @@ fails 2 "invalid PCG forcing 'ew:1.5' (fixed, ew or ew:ETA_MAX with ETA_MAX betw
 fails 2 "invalid PCG forcing 'tight'" "-" ba-solve --bal "$SMALL" --pcg-forcing tight
 fails 1 "pcg_forcing_max = 0.001 must be in [pcg_tolerance = 0.01, 1)" "-" \
     ba-solve --bal "$SMALL" --pcg-tolerance 0.01 --pcg-forcing ew:0.001
+# slam-solve --covariance: the diagonal blocks of Lambda^-1 at the optimum as a symmetric Matrix
+# Market file, against a plain Gauss-Jordan inverse of slam-info's Lambda at the written optimum
+# (python, 1e-9 relative); the errors: a pose no edge determines, two outputs on one file, a
+# missing folder, an empty name; slam-info takes no --covariance.
+cat >"$TMP/covref.py" <<'PY'
+import sys
+def read(path):
+    rows = []
+    with open(path) as f:
+        head = f.readline().split()
+        line = f.readline()
+        while line.startswith('%'):
+            line = f.readline()
+        n, _, nnz = map(int, line.split())
+        for _ in range(nnz):
+            i, j, v = f.readline().split()
+            rows.append((int(i) - 1, int(j) - 1, float(v)))
+    return head[-1], n, rows
+_, n, lam = read(sys.argv[1])
+kind, m, cov = read(sys.argv[2])
+d = int(sys.argv[3])
+assert kind == 'symmetric' and m == n, (kind, m, n)
+assert len(cov) == (n // d) * d * (d + 1) // 2, len(cov)
+A = [[0.0] * n for _ in range(n)]
+for i, j, v in lam:
+    A[i][j] = v
+I = [[float(i == j) for j in range(n)] for i in range(n)]
+for c in range(n):
+    p = max(range(c, n), key=lambda r: abs(A[r][c]))
+    A[c], A[p], I[c], I[p] = A[p], A[c], I[p], I[c]
+    f = A[c][c]
+    A[c] = [x / f for x in A[c]]
+    I[c] = [x / f for x in I[c]]
+    for r in range(n):
+        if r != c and A[r][c] != 0.0:
+            g = A[r][c]
+            A[r] = [x - g * y for x, y in zip(A[r], A[c])]
+            I[r] = [x - g * y for x, y in zip(I[r], I[c])]
+scale = max(abs(I[i][i]) for i in range(n))
+for i, j, v in cov:
+    assert i >= j and i // d == j // d, (i, j)
+    assert abs(v - I[i][j]) <= 1e-9 * scale, (i, j, v, I[i][j])
+PY
+for gd in tinyGrid3D:6 loop:3; do
+    g=${gd%%:*} d=${gd#*:}
+    src="$G2O/$g.g2o.bz2"
+    [ "$g" = loop ] && src=$LOOP
+    runs slam-solve --g2o "$src" -o "$TMP/$g.cov.g2o" --covariance "$TMP/$g.cov.mtx" &&
+        grep -q "^covariance: [0-9]* free vertices, ${d}x${d} blocks of Lambda^-1 (.*) -> " "$TMP/run.out" &&
+        runs slam-info --g2o "$TMP/$g.cov.g2o" -o "$TMP/$g.lam.mtx" &&
+        { python3 "$TMP/covref.py" "$TMP/$g.lam.mtx" "$TMP/$g.cov.mtx" $d && ok ||
+            bad "slam-solve --covariance $g: not the inverse's diagonal blocks"; }
+done
+printf 'VERTEX_SE2 0 0 0 0\nVERTEX_SE2 1 1 0 0\nVERTEX_SE2 7 2 0 0\nEDGE_SE2 0 1 1 0 0 100 0 0 100 0 400\nEDGE_SE2 1 7 1 0 0 100 0 0 100 0 0\nFIX 0\n' >"$TMP/unobserved.g2o"
+fails 1 "not positive definite at vertex 7 (free vertex 1)" "$TMP/unobs.mtx" \
+    slam-solve --g2o "$TMP/unobserved.g2o" --iterations 0 --covariance "$TMP/unobs.mtx" -o "$TMP/unobs.g2o"
+[ ! -e "$TMP/unobs.g2o" ] && ok || bad "slam-solve --covariance failed but left -o behind"
+fails 2 "two outputs name '$TMP/same'" "$TMP/same" slam-solve --g2o "$LOOP" -o "$TMP/same" --covariance "$TMP/same"
+fails 1 "the folder '$TMP/no/such' does not exist" "$TMP/no/such/c.mtx" slam-solve --g2o "$LOOP" --covariance "$TMP/no/such/c.mtx"
+fails 2 "needs an output file name: --covariance FILE" "-" slam-solve --g2o "$LOOP" --covariance ""
+fails 2 "unknown option '--covariance'" "-" slam-info --g2o "$LOOP" -o "$O" --covariance "$TMP/c.mtx"
 fails 2 "needs a graph" "$O" slam-info -o "$O"
 fails 2 "needs an output file" "-" slam-info --g2o "$LOOP"
 printf 'VERTEX_SE2 0 0 0 0\nEDGE_SE2 0 1 1 0 0 1 0 0 1 0 1\n' >"$TMP/bad.g2o"

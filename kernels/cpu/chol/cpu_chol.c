@@ -260,3 +260,9 @@ sbm_status sbm__cpu_chol_solve(sbm_ctx *ctx, const sbm__chol_symbolic *s,
     sbm__host_free(ctx, W);
     return SBM_SUCCESS;
 }
+
+sbm_status sbm__cpu_chol_selinv(sbm_ctx *ctx, const sbm__chol_symbolic *s,
+                                const struct sbm__chol_numeric *num, double *Z)
+{
+    return sbm__chol_selinv_host(ctx, s, num->L, Z); /* kernels/cpu/chol/cpu_chol_inv.c */
+}
