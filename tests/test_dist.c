@@ -254,6 +254,7 @@ static void compare(sbm_ctx *ctx, int64_t nc, int64_t np, int obs, uint64_t seed
      * cost (docs/DESIGN-NOTES.md, "Distributed bundle adjustment") */
     if (o.pcg_tolerance == base_tol) {
         o.pcg_tolerance = 1e-12;
+        o.pcg_forcing = SBM_PCG_FORCING_FIXED;
         o.pcg_max_iterations = 1000;
     }
     const double cost_tol = cost_tol_override > 0.0       ? cost_tol_override

@@ -35,6 +35,7 @@ typedef struct dist_state {
     double cost, gmax;         /* of the last linearisation */
     sbm_dist_report rep;
     double pcg_bytes;          /* sent inside PCG iterations */
+    sbm__forcing forcing;      /* PCG: the forcing rule's memory (opt->pcg_forcing), as ba_lm.c */
 } dist_state;
 
 /* The shares of the ranks, their systems, plans and vectors; the first linearisation at the

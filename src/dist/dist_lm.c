@@ -53,10 +53,9 @@ static sbm_status precondition(dist_state *s)
 enum { V_R = 0, V_Z = 1, V_P = 2, V_Q = 3, V_B = 4, V_X = 5 };
 
 /* S dc = rhs by PCG with the Schur-Jacobi blocks, dc the step's first n entries of each rank. */
-static sbm_status dist_pcg(dist_state *s, int *iterations, double *rel_residual)
+static sbm_status dist_pcg(dist_state *s, double tol, int *iterations, double *rel_residual)
 {
     const int max_it = s->opt->pcg_max_iterations;
-    const double tol = s->opt->pcg_tolerance;
     *iterations = 0;
     *rel_residual = 0.0;
     double bb = 0.0, rz = 0.0, out[2];
@@ -114,9 +113,11 @@ static sbm_status lm_step(dist_state *s, int it, double *cost, double *lambda, d
     SBM__TRY(sbm__dist_schur(s, *lambda, &failed));
     rep->time_schur = sbm__now(ctx, 1) - ts;
     ts = sbm__now(ctx, 1);
-    if (!failed) SBM__TRY(dist_pcg(s, &rep->linear_iterations, &rep->linear_residual));
+    /* PCG's tolerance for this step: fixed, or the forcing rule's at this gradient (ba_lm.c) */
+    const double tol = sbm__pcg_forcing_tolerance(opt, &s->forcing, *gnorm);
+    if (!failed) SBM__TRY(dist_pcg(s, tol, &rep->linear_iterations, &rep->linear_residual));
     rep->linear_capped = rep->linear_iterations >= opt->pcg_max_iterations &&
-                         !(rep->linear_residual <= opt->pcg_tolerance);
+                         !(rep->linear_residual <= tol);
     rep->time_solve = sbm__now(ctx, 1) - ts;
     double new_cost = INFINITY, predicted = 0.0, x_norm = 0.0;
     ts = sbm__now(ctx, 1);
