@@ -127,7 +127,8 @@ static sbm_solver_options probe_options(sbm_linear_solver ls, int iterations, pr
     o.max_iterations = iterations;
     o.function_tolerance = o.gradient_tolerance = o.parameter_tolerance = 0.0;
     o.pcg_max_iterations = 500;
-    o.pcg_tolerance = 1e-12;
+    o.pcg_tolerance = 1e-12; /* every step solved tightly: the backends agree to 1e-10 */
+    o.pcg_forcing = SBM_PCG_FORCING_FIXED;
     o.callback = probe_record;
     o.user = pr;
     return o;

@@ -237,7 +237,7 @@ static void test_inverse_errors(void **state)
         sbm_cbc *H = spd_cbc(e->host, &m);
         SBM_ASSERT_OK(e->host, sbm_chol_plan(e->host, H, NULL, &chol));
         SBM_ASSERT_FAILS(ctx, sbm_chol_inverse_diagonal(ctx, chol, out), SBM_ERR_BACKEND_MISMATCH,
-                         "argument chol was planned on the cpu backend");
+                         "argument chol was planned on the CPU backend");
         sbm_chol_destroy(chol);
         sbm_cbc_destroy(H);
     }

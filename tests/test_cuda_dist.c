@@ -56,15 +56,17 @@ static sbm_solver_options options(lm_log *g)
     return o;
 }
 
+/* cost per iteration to tol relative: 1e-10 against one GPU; against the CPU ranks (another
+ * backend's rounding in the linearisation and PCG) 1e-9, 3e-10 measured on the H200 */
 static void same_run(const sbm_solver_summary *a, const lm_log *ga, const sbm_solver_summary *b,
-                     const lm_log *gb, const char *what, int n)
+                     const lm_log *gb, const char *what, int n, double tol)
 {
     assert_int_equal(a->stop_reason, b->stop_reason);
     assert_int_equal(a->iterations, b->iterations);
     assert_int_equal(ga->n, gb->n);
     for (int k = 0; k < ga->n; k++) {
         assert_int_equal(ga->accepted[k], gb->accepted[k]);
-        if (rel(ga->cost[k], gb->cost[k]) > 1e-10)
+        if (rel(ga->cost[k], gb->cost[k]) > tol)
             fail_msg("%s, %d GPUs, iteration %d: cost %.17g against %.17g", what, n, k + 1,
                      gb->cost[k], ga->cost[k]);
     }
@@ -99,8 +101,8 @@ static void run_gpus(int n)
             SBM_ASSERT_OK(gpu, sbm_ba_solve(gpu, p1, &o1, &s1));
             SBM_ASSERT_OK(sbm_group_context(gg, 0), sbm_ba_solve_dist(gg, p2, &o2, &d, &s2, &r));
             SBM_ASSERT_OK(sbm_group_context(cg, 0), sbm_ba_solve_dist(cg, p3, &o3, &d, &s3, NULL));
-            same_run(&s1, &g1, &s2, &g2, "against one GPU", n);
-            same_run(&s3, &g3, &s2, &g2, "against the CPU ranks", n);
+            same_run(&s1, &g1, &s2, &g2, "against one GPU", n, 1e-10);
+            same_run(&s3, &g3, &s2, &g2, "against the CPU ranks", n, 1e-9);
             print_message("%d GPUs, layout %d, partition %d: %.0f bytes per PCG iteration "
                           "(MegBA %.0f), %.4f s of %.4f s in NCCL\n",
                           n, lay, m, r.bytes_per_pcg_iteration, r.megba_bytes_per_pcg_iteration,

@@ -121,7 +121,9 @@ static void test_covariance_real(void **state)
         check_solves(e->host, L, d, cov, graphs[k].stride, graphs[k].rel);
         if (e->backend != SBM_BACKEND_CPU) {
             double *ref = covariance_in(e->host, g, NULL, nf, d);
-            sbm_test_assert_near(cov, ref, nf * d * d, 1e-9, "CUDA against CPU covariance");
+            /* two factorisations of one Lambda in other orders: they agree to about cond(Lambda)
+             * times the rounding (parking-garage: 1.2e-8 measured on the H200) */
+            sbm_test_assert_near(cov, ref, nf * d * d, 1e-7, "CUDA against CPU covariance");
             free(ref);
         }
         double *again = covariance_in(e->ctx, g, NULL, nf, d);
