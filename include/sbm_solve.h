@@ -121,6 +121,8 @@ typedef struct sbm_solver_options {
     int pcg_max_iterations;        /* PCG iterations per solve at most */
     double pcg_tolerance;          /* PCG stops at |r| <= tol * |rhs| */
     double initial_lambda;         /* LM: first damping */
+    double min_lambda;             /* LM: an accepted step shrinks lambda down to this floor
+                                    * at most (0: no floor); a lambda already below it stays */
     double function_tolerance;     /* stop when |cost change| <= tol * cost */
     double gradient_tolerance;     /* stop when max |gradient| <= tol */
     double parameter_tolerance;    /* stop when |step| <= tol * (|x| + tol) */
