@@ -16,7 +16,7 @@
  * Gauss-Newton: the step of H dx = -g (a matrix that is not positive definite is an error),
  * halved until the cost decreases (at most GN_MAX_HALVINGS times); when no length does, the
  * parameters stay and the solve stops (SBM_STOP_NO_PROGRESS). The report's lambda is the step
- * length.
+ * length (after a failed search: the shortest one tried, 2^-10).
  *
  * Stop rules, in this order (sbm_stop_reason):
  *   before an iteration: no unknowns (SBM_STOP_NONE, nothing run), zero cost, then
@@ -133,9 +133,9 @@ static sbm_status gn_iteration(lm_run *r, int it, sbm_iteration_report *rep,
     SBM__TRY(st); /* no damping to fall back on */
     const double ts = sbm__now(ctx, 1);
     double alpha = 1.0, new_cost = INFINITY;
-    for (int k = 0; k <= GN_MAX_HALVINGS; k++, alpha *= 0.5) {
+    for (int k = 0;; k++, alpha *= 0.5) {
         SBM__TRY(ops->trial_cost(ops->data, alpha, &new_cost));
-        if (isfinite(new_cost) && new_cost < r->cost) break;
+        if ((isfinite(new_cost) && new_cost < r->cost) || k == GN_MAX_HALVINGS) break;
     }
     rep->time_update += sbm__now(ctx, 1) - ts;
     if (isfinite(new_cost) && new_cost < r->cost) {
@@ -144,7 +144,7 @@ static sbm_status gn_iteration(lm_run *r, int it, sbm_iteration_report *rep,
         SBM__TRY(small_step(r, alpha, &rep->step_norm, &small));
         return take_step(r, it, new_cost, small, rep, stop);
     }
-    rep->lambda = 0.5 * alpha;
+    rep->lambda = alpha; /* the shortest length tried */
     rep->step_norm = 0.0;
     *stop = SBM_STOP_NO_PROGRESS;
     return SBM_SUCCESS;
