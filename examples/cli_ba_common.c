@@ -31,6 +31,7 @@ static const struct {
     {"--seed", OPT_GEN},              {"--noise", OPT_GEN},
     {"--perturbation", OPT_GEN},      {"--information", OPT_G2O},
     {"--method", OPT_METHOD},         {"--loss", OPT_SOLVER},
+    {"--lambda", OPT_SOLVER},         {"--min-lambda", OPT_SOLVER},
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
 
@@ -125,6 +126,10 @@ static const char *cli_ba_set_option(cli_opts *o, const char *name, const char *
         if (!cli_parse_double(v, &x) || !(x > 0.0) || !(x < 1.0))
             return "invalid PCG tolerance '%s' (between 0 and 1)";
         o->pcg_tolerance = x;
+    } else if (!strcmp(name, "--lambda") || !strcmp(name, "--min-lambda")) {
+        if (!cli_parse_double(v, &x) || !(x >= 0.0))
+            return "invalid damping '%s' (a finite number >= 0)";
+        *(name[2] == 'l' ? &o->lambda : &o->min_lambda) = x;
     } else if (!strcmp(name, "--noise") || !strcmp(name, "--perturbation")) {
         if (!cli_parse_double(v, &x) || x < 0.0) return "invalid value '%s' (a number >= 0)";
         *(name[2] == 'n' ? &o->noise : &o->perturbation) = x;
@@ -150,6 +155,7 @@ int cli_ba_parse(int argc, char **argv, unsigned mask, const char *cmd, const ch
     o->linear_solver = -1;
     o->method = -1;
     o->pcg_iterations = -1;
+    o->lambda = o->min_lambda = -1.0;
     o->obs = 4;
     o->seed = 1;
     o->noise = 0.5;

@@ -40,7 +40,7 @@ static const char *const usage_ba_solve =
     "usage: sbm ba-solve (--bal FILE | --generate C,P,K[,SEED]) [--backend cpu|cuda|auto]\n"
     "                    [--iterations N]\n"
     "                    [--linear-solver auto|dense|sparse|pcg|pcg-matrix-free]\n"
-    "                    [--pcg-iterations N] [--pcg-tolerance T]\n"
+    "                    [--pcg-iterations N] [--pcg-tolerance T] [--lambda L] [--min-lambda L]\n"
     "                    [--loss none|huber:A|cauchy:A] [-o refined.txt]\n"
     "\n"
     "Levenberg-Marquardt bundle adjustment on the reduced camera system; one line per\n"
@@ -66,6 +66,10 @@ static const char *const usage_ba_solve =
     "                      on the explicit S), pcg-matrix-free (S never formed)\n"
     "  --pcg-iterations N  PCG iterations per step at most (default 200)\n"
     "  --pcg-tolerance T   PCG relative residual (default 1e-8)\n"
+    "  --lambda L          Levenberg-Marquardt's first damping, relative to the diagonal\n"
+    "                      (default 1e-12)\n"
+    "  --min-lambda L      the floor an accepted step lowers the damping to at most (default\n"
+    "                      1e-12; 0: none)\n"
     "  --loss L            robust loss of every observation, Ceres' definitions, A the scale\n"
     "                      in pixels (from " CLI_LOSS_SCALE_RANGE "): none (default),\n"
     "                      huber:A (rho(s) = s up to s = A^2, then 2 A sqrt(s) - A^2),\n"
@@ -167,6 +171,8 @@ static int ba_solve_run(const cli_opts *o, const ba_cmd *c)
     if (o->linear_solver >= 0) so.linear_solver = (sbm_linear_solver)o->linear_solver;
     if (o->pcg_iterations > 0) so.pcg_max_iterations = o->pcg_iterations;
     if (o->pcg_tolerance > 0) so.pcg_tolerance = o->pcg_tolerance;
+    if (o->lambda >= 0) so.initial_lambda = o->lambda;
+    if (o->min_lambda >= 0) so.min_lambda = o->min_lambda;
     so.loss = o->loss;
     so.callback = ba_print_iteration;
     so.user = c->ctx;

@@ -38,7 +38,7 @@ static const char *const usage_slam_info =
 static const char *const usage_slam_solve =
     "usage: sbm slam-solve --g2o FILE [--information refuse|repair] [--backend cpu|cuda|auto]\n"
     "                      [--method lm|gn] [--iterations N] [--linear-solver auto|sparse|dense|pcg]\n"
-    "                      [--pcg-iterations N] [--pcg-tolerance T]\n"
+    "                      [--pcg-iterations N] [--pcg-tolerance T] [--lambda L] [--min-lambda L]\n"
     "                      [--loss none|huber:A|cauchy:A] [-o optimised.g2o]\n"
     "\n"
     "Optimises a g2o pose graph from its poses (the spanning-tree start for files without VERTEX\n"
@@ -63,6 +63,10 @@ static const char *const usage_slam_solve =
     "                      (block-Jacobi; inexact when it hits its iteration cap)\n"
     "  --pcg-iterations N  PCG iterations per step at most (default 500)\n"
     "  --pcg-tolerance T   PCG relative residual (default 1e-8)\n"
+    "  --lambda L          Levenberg-Marquardt's first damping, relative to the diagonal\n"
+    "                      (default 1e-12)\n"
+    "  --min-lambda L      the floor an accepted step lowers the damping to at most (default\n"
+    "                      1e-12; 0: none)\n"
     "  --loss L            robust loss of every edge, on its chi2 s = e^T Omega e, Ceres'\n"
     "                      definitions, A the scale (from " CLI_LOSS_SCALE_RANGE "):\n"
     "                      none (default), huber:A (rho(s) = s up to s = A^2, then\n"
@@ -168,6 +172,8 @@ static int slam_solve_run(const cli_opts *o, const ba_cmd *c)
     if (o->method >= 0) so.method = (sbm_solver_method)o->method;
     if (o->pcg_iterations > 0) so.pcg_max_iterations = o->pcg_iterations;
     if (o->pcg_tolerance > 0) so.pcg_tolerance = o->pcg_tolerance;
+    if (o->lambda >= 0) so.initial_lambda = o->lambda;
+    if (o->min_lambda >= 0) so.min_lambda = o->min_lambda;
     so.loss = o->loss;
     char loss[64];
     cli_ba_loss_text(so.loss, loss, sizeof loss);

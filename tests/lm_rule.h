@@ -23,9 +23,10 @@ typedef struct lm_rule {
     double floor;   /* options.min_lambda: an acceptance shrinks lambda down to it at most */
 } lm_rule;
 
-static inline lm_rule lm_rule_start(double lambda0)
+/* The rule from a solve's options: its initial_lambda and its floor min_lambda. */
+static inline lm_rule lm_rule_start(const sbm_solver_options *o)
 {
-    const lm_rule q = {lambda0, 2.0, 1, 0, 0, 0.0};
+    const lm_rule q = {o->initial_lambda, 2.0, 1, 0, 0, o->min_lambda};
     return q;
 }
 

@@ -168,8 +168,7 @@ static sbm_status drive(sbm_ctx *ctx, toy *p, const sbm_solver_options *o, int64
  * predictions; rejections and acceptances are as the acceptance test says. */
 static void check_schedule(const toy *p, const sbm_solver_options *o)
 {
-    lm_rule q = lm_rule_start(o->initial_lambda);
-    q.floor = o->min_lambda;
+    lm_rule q = lm_rule_start(o);
     for (int k = 0; k < p->nrep; k++) {
         const sbm_iteration_report *r = &p->rep[k];
         lm_rule_check(&q, r, k);
@@ -372,12 +371,13 @@ static void test_operation_failures(void **state)
     assert_int_equal(p.calls[OP_PUBLISH], 0);
 }
 
-/* min_lambda: a finite value >= 0 (status and message), 0 by default. */
+/* min_lambda: a finite value >= 0 (status and message); the default damping (1e-12 from
+ * 1e-12: docs/CONVERGENCE.md). */
 static void test_min_lambda_option(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
     sbm_solver_options o = sbm_solver_default_options();
-    assert_true(o.min_lambda == 0.0 && o.initial_lambda == 1e-4);
+    assert_true(o.min_lambda == 1e-12 && o.initial_lambda == 1e-12);
     const double bad[] = {-1e-12, NAN, INFINITY};
     const char *text[] = {"argument options: min_lambda = -1e-12 must be finite and >= 0",
                           "argument options: min_lambda = nan must be finite and >= 0",

@@ -5,14 +5,14 @@
 # Prints one line per mutation with the failing tests and the first assertion message; exits 1
 # if a mutation is missed or its patch no longer applies (then re-make the patch: README-mutations.md).
 #   tests/mutations/run.sh [work-dir]     (default: a new temporary directory, removed afterwards)
-#   SBM_MUTATION_SUITES="test_solver_control test_ba_lm test_ba test_slam test_slam_control test_slam_gn"
+#   SBM_MUTATION_SUITES="test_lm_driver test_solver_control test_ba_lm test_ba test_slam test_slam_control test_slam_gn"
 #   SBM_DATA_DIR=...                                              the real data sets (test_ba)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 if [ $# -ge 1 ]; then mkdir -p "$1"; work=$(cd "$1" && pwd); keep=1; else work=$(mktemp -d); keep=0; fi
 cleanup() { if [ "$keep" = 0 ]; then rm -rf "$work"; fi; }
 trap cleanup EXIT
-suites=${SBM_MUTATION_SUITES:-test_solver_control test_ba_lm test_ba test_slam test_slam_control test_slam_gn}
+suites=${SBM_MUTATION_SUITES:-test_lm_driver test_solver_control test_ba_lm test_ba test_slam test_slam_control test_slam_gn}
 data=${SBM_DATA_DIR:-$root/../shared/data}
 src=$work/src build=$work/build log=$work/log
 jobs=$(nproc 2>/dev/null || echo 2)
