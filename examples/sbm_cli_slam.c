@@ -66,7 +66,8 @@ static const char *const usage_slam_solve =
     "  --lambda L          Levenberg-Marquardt's first damping, relative to the diagonal\n"
     "                      (default 1e-12)\n"
     "  --min-lambda L      the floor an accepted step lowers the damping to at most (default\n"
-    "                      1e-12; 0: none)\n"
+    "                      1e-12; 0: none). These two are slam-solve's own: Gauss-Newton-like\n"
+    "                      steps, damped only when they fail; the library's default is 1e-4, no floor\n"
     "  --loss L            robust loss of every edge, on its chi2 s = e^T Omega e, Ceres'\n"
     "                      definitions, A the scale (from " CLI_LOSS_SCALE_RANGE "):\n"
     "                      none (default), huber:A (rho(s) = s up to s = A^2, then\n"
@@ -167,6 +168,8 @@ static int slam_solve_run(const cli_opts *o, const ba_cmd *c)
 {
     sbm_solver_options so = sbm_solver_default_options();
     so.pcg_max_iterations = 500;
+    /* pose graphs: Gauss-Newton-like steps, damped only when they fail (docs/CONVERGENCE.md) */
+    so.initial_lambda = so.min_lambda = 1e-12;
     if (o->iterations >= 0) so.max_iterations = o->iterations;
     if (o->linear_solver >= 0) so.linear_solver = (sbm_linear_solver)o->linear_solver;
     if (o->method >= 0) so.method = (sbm_solver_method)o->method;

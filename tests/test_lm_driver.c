@@ -371,13 +371,13 @@ static void test_operation_failures(void **state)
     assert_int_equal(p.calls[OP_PUBLISH], 0);
 }
 
-/* min_lambda: a finite value >= 0 (status and message); the default damping (1e-12 from
- * 1e-12: docs/CONVERGENCE.md). */
+/* min_lambda: a finite value >= 0 (status and message); the default damping (1e-4, no floor:
+ * docs/CONVERGENCE.md says why). */
 static void test_min_lambda_option(void **state)
 {
     sbm_test_env *e = sbm_test_begin(state);
     sbm_solver_options o = sbm_solver_default_options();
-    assert_true(o.min_lambda == 1e-12 && o.initial_lambda == 1e-12);
+    assert_true(o.min_lambda == 0.0 && o.initial_lambda == 1e-4);
     const double bad[] = {-1e-12, NAN, INFINITY};
     const char *text[] = {"argument options: min_lambda = -1e-12 must be finite and >= 0",
                           "argument options: min_lambda = nan must be finite and >= 0",

@@ -22,8 +22,8 @@ sbm_solver_options sbm_solver_default_options(void)
     o.dense_max_dim = 2000;
     o.pcg_max_iterations = 200;
     o.pcg_tolerance = 1e-8;
-    o.initial_lambda = 1e-12;
-    o.min_lambda = 1e-12;
+    o.initial_lambda = 1e-4;
+    o.min_lambda = 0.0;
     o.function_tolerance = 1e-10;
     o.gradient_tolerance = 1e-10;
     o.parameter_tolerance = 1e-10;
