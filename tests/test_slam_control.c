@@ -429,12 +429,16 @@ static void test_default_damping(void **state)
     o = sbm_solver_default_options();
     assert_true(o.initial_lambda == 1e-4 && o.min_lambda == 0.0);
     default_damping_run(e, &o, &old);
-    print_message("  CSAIL: default %d iterations (%.12g), old damping %d (%.12g)\n", s.iterations,
+    print_message("  CSAIL: 1e-12 from 1e-12 %d iterations (%.12g), default %d (%.12g)\n", s.iterations,
                   s.final_cost, old.iterations, old.final_cost);
     assert_true(sbm_stop_reason_converged(s.stop_reason));
-    assert_int_equal(s.iterations, 5);
-    assert_int_equal(old.iterations, 20);
-    assert_true(n[0] == 5 && n[1] == 5 && s.accepted == 5);
+    if (e->backend == SBM_BACKEND_CPU) {
+        assert_int_equal(s.iterations, 5);
+        assert_int_equal(old.iterations, 20);
+    } else { /* a device's sums round otherwise: the counts may move by one */
+        assert_true(s.iterations <= 6 && old.iterations >= 19);
+    }
+    assert_true(n[0] == s.iterations && n[1] == s.iterations && s.accepted == s.iterations);
     assert_true(fabs(s.final_cost - old.final_cost) <= 1e-9 * old.final_cost);
 }
 
