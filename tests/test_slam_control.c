@@ -429,8 +429,8 @@ static void test_default_damping(void **state)
     o = sbm_solver_default_options();
     assert_true(o.initial_lambda == 1e-4 && o.min_lambda == 0.0);
     default_damping_run(e, &o, &old);
-    print_message("  CSAIL: 1e-12 from 1e-12 %d iterations (%.12g), default %d (%.12g)\n", s.iterations,
-                  s.final_cost, old.iterations, old.final_cost);
+    print_message("  CSAIL: 1e-12 from 1e-12 %d iterations (%.12g), default %d (%.12g)\n",
+                  s.iterations, s.final_cost, old.iterations, old.final_cost);
     assert_true(sbm_stop_reason_converged(s.stop_reason));
     if (e->backend == SBM_BACKEND_CPU) {
         assert_int_equal(s.iterations, 5);
