@@ -35,6 +35,7 @@ static const struct {
     {"--gpus", OPT_DIST},             {"--partition", OPT_DIST},
     {"--layout", OPT_GEN | OPT_GENERATE},
     {"--covariance", OPT_COV},
+    {"--lambda", OPT_SOLVER},         {"--min-lambda", OPT_SOLVER},
 };
 #define N_OPTIONS (sizeof options / sizeof options[0])
 
@@ -154,6 +155,10 @@ static const char *cli_ba_set_option(cli_opts *o, const char *name, const char *
             return "invalid PCG forcing '%s' (fixed, ew or ew:ETA_MAX with ETA_MAX between 0 "
                    "and 1)";
         }
+    } else if (!strcmp(name, "--lambda") || !strcmp(name, "--min-lambda")) {
+        if (!cli_parse_double(v, &x) || !(x >= 0.0))
+            return "invalid damping '%s' (a finite number >= 0)";
+        *(name[2] == 'l' ? &o->lambda : &o->min_lambda) = x;
     } else if (!strcmp(name, "--noise") || !strcmp(name, "--perturbation")) {
         if (!cli_parse_double(v, &x) || x < 0.0) return "invalid value '%s' (a number >= 0)";
         *(name[2] == 'n' ? &o->noise : &o->perturbation) = x;
@@ -180,6 +185,7 @@ int cli_ba_parse(int argc, char **argv, unsigned mask, const char *cmd, const ch
     o->method = -1;
     o->pcg_iterations = -1;
     o->pcg_forcing = -1;
+    o->lambda = o->min_lambda = -1.0;
     o->obs = 4;
     o->seed = 1;
     o->noise = 0.5;

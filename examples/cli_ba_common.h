@@ -27,6 +27,7 @@ typedef struct cli_opts {
     int pcg_forcing;                 /* -1: default, else an sbm_pcg_forcing */
     double pcg_forcing_max;          /* 0: default */
     sbm_loss loss;                   /* --loss (default none) */
+    double lambda, min_lambda;       /* --lambda, --min-lambda (-1: default) */
     int64_t cameras, points, obs;    /* bal-generate */
     int64_t seed;                    /* bal-generate --seed */
     double noise, perturbation;      /* bal-generate */
@@ -43,7 +44,7 @@ enum {
     OPT_GENERATE = 1 << 3,
     OPT_OUT = 1 << 4,
     OPT_RHS = 1 << 5,
-    OPT_SOLVER = 1 << 6, /* --iterations, --linear-solver, --pcg-*, --loss */
+    OPT_SOLVER = 1 << 6, /* --iterations, --linear-solver, --pcg-*, --loss, --*lambda */
     OPT_GEN = 1 << 7,    /* bal-generate's options */
     OPT_METHOD = 1 << 8, /* slam-solve --method */
     OPT_DIST = 1 << 9,   /* ba-solve --gpus, --partition */

@@ -40,7 +40,7 @@ static const char *const usage_ba_solve =
     "usage: sbm ba-solve ([--bal] FILE | --generate C,P,K[,SEED]) [--backend cpu|cuda|auto]\n"
     "                    [--iterations N]\n"
     "                    [--linear-solver auto|dense|sparse|pcg|pcg-matrix-free]\n"
-    "                    [--pcg-iterations N] [--pcg-tolerance T]\n"
+    "                    [--pcg-iterations N] [--pcg-tolerance T] [--lambda L] [--min-lambda L]\n"
     "                    [--pcg-forcing fixed|ew[:ETA_MAX]]\n"
     "                    [--loss none|huber:A|cauchy:A] [--gpus N [--partition graph|index]]\n"
     "                    [-o refined.txt]\n"
@@ -72,6 +72,10 @@ static const char *const usage_ba_solve =
     "  --pcg-forcing F     each step's PCG tolerance: ew (default: Eisenstat-Walker inexact\n"
     "                      steps, from ETA_MAX, default 0.1, down to T as the gradient\n"
     "                      falls) or fixed (T every step)\n"
+    "  --lambda L          Levenberg-Marquardt's first damping, relative to the diagonal\n"
+    "                      (default 1e-4)\n"
+    "  --min-lambda L      the floor an accepted step lowers the damping to at most (default\n"
+    "                      0: none)\n"
     "  --loss L            robust loss of every observation, Ceres' definitions, A the scale\n"
     "                      in pixels (from " CLI_LOSS_SCALE_RANGE "): none (default),\n"
     "                      huber:A (rho(s) = s up to s = A^2, then 2 A sqrt(s) - A^2),\n"
@@ -187,6 +191,8 @@ static int ba_solve_run(const cli_opts *o, const ba_cmd *c)
     if (o->pcg_tolerance > 0) so.pcg_tolerance = o->pcg_tolerance;
     if (o->pcg_forcing >= 0) so.pcg_forcing = (sbm_pcg_forcing)o->pcg_forcing;
     if (o->pcg_forcing_max > 0) so.pcg_forcing_max = o->pcg_forcing_max;
+    if (o->lambda >= 0) so.initial_lambda = o->lambda;
+    if (o->min_lambda >= 0) so.min_lambda = o->min_lambda;
     so.loss = o->loss;
     so.callback = ba_print_iteration;
     so.user = c->ctx;

@@ -41,7 +41,7 @@ static const char *const usage_slam_info =
 static const char *const usage_slam_solve =
     "usage: sbm slam-solve [--g2o] FILE [--information refuse|repair] [--backend cpu|cuda|auto]\n"
     "                      [--method lm|gn] [--iterations N] [--linear-solver auto|sparse|dense|pcg]\n"
-    "                      [--pcg-iterations N] [--pcg-tolerance T]\n"
+    "                      [--pcg-iterations N] [--pcg-tolerance T] [--lambda L] [--min-lambda L]\n"
     "                      [--pcg-forcing fixed|ew[:ETA_MAX]]\n"
     "                      [--loss none|huber:A|cauchy:A] [-o optimised.g2o]\n"
     "                      [--covariance cov.mtx]\n"
@@ -71,6 +71,11 @@ static const char *const usage_slam_solve =
     "  --pcg-forcing F     each step's PCG tolerance: ew (default: Eisenstat-Walker inexact\n"
     "                      steps, from ETA_MAX, default 0.1, down to T as the gradient\n"
     "                      falls) or fixed (T every step)\n"
+    "  --lambda L          Levenberg-Marquardt's first damping, relative to the diagonal\n"
+    "                      (default 1e-12)\n"
+    "  --min-lambda L      the floor an accepted step lowers the damping to at most (default\n"
+    "                      1e-12; 0: none). These two are slam-solve's own: Gauss-Newton-like\n"
+    "                      steps, damped only when they fail; the library's default is 1e-4, no floor\n"
     "  --loss L            robust loss of every edge, on its chi2 s = e^T Omega e, Ceres'\n"
     "                      definitions, A the scale (from " CLI_LOSS_SCALE_RANGE "):\n"
     "                      none (default), huber:A (rho(s) = s up to s = A^2, then\n"
@@ -201,6 +206,8 @@ static int slam_solve_run(const cli_opts *o, const ba_cmd *c)
 {
     sbm_solver_options so = sbm_solver_default_options();
     so.pcg_max_iterations = 500;
+    /* pose graphs: Gauss-Newton-like steps, damped only when they fail (docs/CONVERGENCE.md) */
+    so.initial_lambda = so.min_lambda = 1e-12;
     if (o->iterations >= 0) so.max_iterations = o->iterations;
     if (o->linear_solver >= 0) so.linear_solver = (sbm_linear_solver)o->linear_solver;
     if (o->method >= 0) so.method = (sbm_solver_method)o->method;
@@ -208,6 +215,8 @@ static int slam_solve_run(const cli_opts *o, const ba_cmd *c)
     if (o->pcg_tolerance > 0) so.pcg_tolerance = o->pcg_tolerance;
     if (o->pcg_forcing >= 0) so.pcg_forcing = (sbm_pcg_forcing)o->pcg_forcing;
     if (o->pcg_forcing_max > 0) so.pcg_forcing_max = o->pcg_forcing_max;
+    if (o->lambda >= 0) so.initial_lambda = o->lambda;
+    if (o->min_lambda >= 0) so.min_lambda = o->min_lambda;
     so.loss = o->loss;
     char loss[64];
     cli_ba_loss_text(so.loss, loss, sizeof loss);

@@ -164,8 +164,9 @@ void sbm_schur_plan_destroy(sbm_schur_plan *plan);
 
 /* Levenberg-Marquardt on a BAL problem: the reduced camera system each iteration (Schur on the
  * context's backend), damping lambda as in sbm_ba_set_damping, raised on a rejected step and
- * lowered on a good one (Nielsen's rule; a step is good when it lowers the cost and the damped
- * model predicts a decrease). The whole iteration runs on the
+ * lowered on a good one down to options->min_lambda (Nielsen's rule; a step is good when it
+ * lowers the cost and the damped model predicts a decrease: the library's one rule,
+ * sbm_solver_default_options; options->method is ignored). The whole iteration runs on the
  * context's backend:
  * the parameters are uploaded once, the estimate and the step stay in the context's memory, and
  * an iteration brings back only scalars (costs, norms, PCG's dot products, a failed-column

@@ -70,9 +70,11 @@ sbm_status sbm_slam_system_get_b(sbm_ctx *ctx, const sbm_slam_system *system, do
  * options->method:
  *   - SBM_METHOD_LEVENBERG_MARQUARDT (the default): solve (Lambda + lambda D) dx = -b, D
  *     Lambda's diagonal clamped to [1e-6, 1e32] (Marquardt's scaling, SBM_DAMPING_DIAGONAL),
- *     lambda from options->initial_lambda; a step that lowers the cost is taken and lambda
- *     shrinks by max(1/3, 1 - (2 rho - 1)^3) (rho = actual / predicted decrease), otherwise the
- *     poses are restored bitwise and lambda grows by nu = 2, 4, 8, ...; a factorisation that
+ *     lambda from options->initial_lambda; a step that lowers the cost, with a positive
+ *     predicted decrease, is taken and lambda shrinks by max(1/3, 1 - (2 rho - 1)^3) (rho =
+ *     actual / predicted decrease) down to options->min_lambda at most, otherwise the poses
+ *     stay bitwise and lambda grows by nu = 2, 4, 8, ... (the library's one rule,
+ *     sbm_solver_default_options); a factorisation that
  *     finds Lambda + lambda D not positive definite is a rejected step too
  *     (summary.linear_failures; the context's last error names the vertex id of the file and
  *     the free vertex, while the solve goes on and returns SBM_SUCCESS);

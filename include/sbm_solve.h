@@ -139,7 +139,9 @@ typedef struct sbm_solver_options {
     sbm_pcg_forcing pcg_forcing;   /* how each step's PCG tolerance is chosen */
     double pcg_forcing_max;        /* the loosest tolerance of a forcing rule, in
                                     * [pcg_tolerance, 1) */
-    double initial_lambda;         /* LM: first damping */
+    double initial_lambda;         /* LM: first damping (relative to the diagonal) */
+    double min_lambda;             /* LM: an accepted step shrinks lambda down to this floor
+                                    * at most (0: no floor); a lambda already below it stays */
     double function_tolerance;     /* stop when |cost change| <= tol * cost */
     double gradient_tolerance;     /* stop when max |gradient| <= tol */
     double parameter_tolerance;    /* stop when |step| <= tol * (|x| + tol) */
@@ -155,14 +157,31 @@ typedef struct sbm_solver_options {
 } sbm_solver_options;
 
 /* max_iterations 200, AUTO, dense_max_dim 2000, PCG 200 iterations per step to the
- * Eisenstat-Walker tolerance (pcg_forcing_max 0.1 down to pcg_tolerance 1e-8), lambda 1e-4,
- * function, gradient and parameter tolerances 1e-10, Levenberg-Marquardt, no robust loss
- * (SBM_LOSS_NONE, scale 1). The solve stops at
- * the first of: an accepted step lowering the cost by at most function_tolerance * cost, max |b|
- * (the gradient) at most gradient_tolerance, a step |dx| at most parameter_tolerance * (|x| +
- * parameter_tolerance), a zero cost, max_iterations, or (LM) lambda above 1e32 / (GN) a failed
- * line search; sbm_solver_summary.stop_reason says which. With these defaults every shared pose
- * graph reaches its optimum to 1e-6 relative (ais2klinik takes 140 iterations). */
+ * Eisenstat-Walker tolerance (pcg_forcing_max 0.1 down to pcg_tolerance 1e-8), lambda 1e-4 with
+ * no floor (min_lambda 0), function, gradient and parameter tolerances 1e-10,
+ * Levenberg-Marquardt, no robust loss (SBM_LOSS_NONE, scale 1).
+ * The one rule of both nonlinear solvers (BA and SLAM run the library's one driver):
+ *   - Levenberg-Marquardt: each iteration solves (H + lambda D) dx = -g (D: H's diagonal
+ *     clamped to [1e-6, 1e32], Marquardt's scaling). The step is taken when the factorisation
+ *     succeeded, the cost at x + dx is finite and lower, and the decrease the damped model
+ *     predicts, 0.5 dx^T (lambda D dx - g), is positive. Taken: lambda *= max(1/3,
+ *     1 - (2 rho - 1)^3) (rho = actual / predicted decrease; Nielsen's update), but not below
+ *     min_lambda (a lambda already below it stays), nu = 2, and the problem is linearised again.
+ *     Rejected (a failed factorisation too): the parameters stay bitwise, lambda *= nu, nu *= 2.
+ *   - Gauss-Newton (SLAM): H dx = -g and a backtracking line search halving the step until the
+ *     cost falls (at most 10 halvings).
+ * The solve stops at the first rule that holds, checked in this order: no unknowns
+ * (SBM_STOP_NONE, nothing run); a zero cost; max |g| (the gradient) at most gradient_tolerance at
+ * a linearisation; after an accepted step: a zero cost, a step |dx| at most parameter_tolerance *
+ * (|x| + parameter_tolerance), a decrease of at most function_tolerance * cost; after a rejected
+ * step: the same parameter rule on the step computed, then (LM) lambda above 1e32 / (GN) the
+ * failed line search (SBM_STOP_NO_PROGRESS); max_iterations.
+ * sbm_solver_summary.stop_reason says which. The default damping is the robust one: with it every
+ * shared pose graph and BAL problem reaches the lowest optimum sbm's options find. Pose graphs
+ * get there in Gauss-Newton's iteration counts with initial_lambda = min_lambda = 1e-12 (CSAIL 5
+ * iterations instead of 20, ais2klinik 12 instead of 140), which the sbm CLI's slam-solve uses;
+ * on BAL ladybug that damping loses the first iterations to rejections and ends in a worse
+ * minimum, hence not the library's default (docs/CONVERGENCE.md). */
 sbm_solver_options sbm_solver_default_options(void);
 
 typedef struct sbm_solver_summary {

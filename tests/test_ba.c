@@ -671,6 +671,7 @@ static void run_lm(sbm_test_env *e, const char *file, int iterations, double fac
     sbm_bal_problem *p = NULL;
     SBM_ASSERT_OK(e->ctx, sbm_bal_read(e->ctx, sbm_test_data_path(file), &p));
     sbm_solver_options o = sbm_solver_default_options();
+    o.initial_lambda = 1e-4, o.min_lambda = 0.0; /* the damping these factors were pinned with */
     trace t;
     memset(&t, 0, sizeof t);
     o.max_iterations = iterations;
@@ -718,6 +719,7 @@ static void test_lm_linear_solvers(void **state)
         sbm_bal_problem *p = NULL;
         SBM_ASSERT_OK(e->ctx, sbm_bal_generate(e->ctx, &g, &p));
         sbm_solver_options o = sbm_solver_default_options();
+        o.initial_lambda = 1e-4, o.min_lambda = 0.0; /* pinned with the old damping */
         trace t;
         memset(&t, 0, sizeof t);
         o.max_iterations = 3;
@@ -760,6 +762,10 @@ static void test_lm_errors(void **state)
     o = sbm_solver_default_options();
     o.initial_lambda = -1.0;
     SBM_ASSERT_FAILS(e->ctx, sbm_ba_solve(e->ctx, p, &o, NULL), SBM_ERR_INVALID_ARGUMENT, "initial_lambda");
+    o = sbm_solver_default_options();
+    o.min_lambda = -1.0;
+    SBM_ASSERT_FAILS(e->ctx, sbm_ba_solve(e->ctx, p, &o, NULL), SBM_ERR_INVALID_ARGUMENT,
+                     "argument options: min_lambda = -1 must be finite and >= 0");
     assert_memory_equal(before, sbm_bal_get_info(p).camera_params, 27 * sizeof(double));
     /* zero iterations: nothing changes, the summary has the cost */
     o = sbm_solver_default_options();

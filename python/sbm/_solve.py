@@ -283,6 +283,7 @@ class SolverOptions:
     pcg_max_iterations: Optional[int] = None
     pcg_tolerance: Optional[float] = None
     initial_lambda: Optional[float] = None
+    min_lambda: Optional[float] = None
     function_tolerance: Optional[float] = None
     gradient_tolerance: Optional[float] = None
     parameter_tolerance: Optional[float] = None
@@ -298,7 +299,7 @@ class SolverOptions:
             v = getattr(self, name)
             if v is not None:
                 setattr(o, name, int(v))
-        for name in ("pcg_tolerance", "initial_lambda", "function_tolerance",
+        for name in ("pcg_tolerance", "initial_lambda", "min_lambda", "function_tolerance",
                      "gradient_tolerance", "parameter_tolerance"):
             v = getattr(self, name)
             if v is not None:
@@ -324,7 +325,7 @@ class SolverOptions:
         return {"max_iterations": o.max_iterations, "linear_solver": _LINEAR_NAME[o.linear_solver],
                 "dense_max_dim": o.dense_max_dim, "pcg_max_iterations": o.pcg_max_iterations,
                 "pcg_tolerance": o.pcg_tolerance, "initial_lambda": o.initial_lambda,
-                "function_tolerance": o.function_tolerance,
+                "min_lambda": o.min_lambda, "function_tolerance": o.function_tolerance,
                 "gradient_tolerance": o.gradient_tolerance,
                 "parameter_tolerance": o.parameter_tolerance}
 

@@ -15,22 +15,14 @@
  * parameters (sbm__ba_cost_at, with options->loss). Only scalars come back to the host: the
  * costs, the predicted decrease, max |g|, the norms of the step and the parameters, PCG's dot
  * products and the words saying whether a factorisation failed.
- * A step that lowers the cost (and whose predicted decrease is positive) is taken and lambda
- * shrinks by Nielsen's rule
- * max(1/3, 1 - (2 rho - 1)^3) (rho = actual / predicted decrease); otherwise lambda grows by
- * nu, nu doubling (Madsen, Nielsen & Tingleff, "Methods for non-linear least squares problems",
- * 2004, section 3.2). A factorisation that fails (a block of V or the reduced system not
- * positive definite) is a rejected step too. Only an accepted step relinearises.
- *
- * Stop rules (sbm_stop_reason), checked in this order:
- *   - zero cost, at the start or after an accepted step;
- *   - gradient tolerance: max |g| <= tol at a linearisation (the start, or after a step);
- *   - parameter tolerance: |dx| <= tol (|x| + tol) for any computed step, taken or not (Ceres'
- *     rule: a step that small changes nothing any more);
- *   - function tolerance: an accepted step lowers the cost by at most tol * cost;
- *   - no progress: lambda above 1e32 after a rejection;
- *   - the iteration limit. */
+ * The iterations are the library's Levenberg-Marquardt driver (src/solve/lm_driver.c: the
+ * acceptance test, Nielsen's damping schedule and the stop rules, documented at
+ * sbm_solver_default_options); this file gives it the operations on the reduced camera system.
+ * A factorisation that fails (a block of V or the reduced system not positive definite) is a
+ * rejected step. Only an accepted step relinearises. options->method is ignored: BA is
+ * Levenberg-Marquardt only. */
 #include "ba_internal.h"
+#include "lm_driver.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -85,7 +77,6 @@ typedef struct lm_state {
     double *d_rhs;          /* reduced rhs (n) */
     int cur;                /* which d_x holds the current estimate */
     int started;            /* 1: d_x[cur] holds the problem's parameters or better ones */
-    int stale;              /* 1: the parameters moved since the last linearisation */
     sbm__forcing forcing;   /* PCG: the forcing rule's memory (opt->pcg_forcing) */
     lm_ops ops;
 } lm_state;
@@ -162,7 +153,6 @@ static sbm_status lm_linearize(lm_state *s, double *t, double *gnorm)
     *t += sbm__now(ctx, 1) - t0;
     if (st == SBM_SUCCESS) {
         *gnorm = sbm__ba_gradient_max(s->sys);
-        s->stale = 0;
     }
     return st;
 }
@@ -288,13 +278,16 @@ static sbm_status lm_solve_reduced(lm_state *s, sbm_iteration_report *rep, int *
     return st;
 }
 
-/* The Schur step at damping lambda and the reduced solve: *failed when a factorisation failed. */
-static sbm_status lm_linear_step(lm_state *s, double lambda, sbm_iteration_report *rep,
-                                 int *failed)
+/* The Schur step at damping lambda, the reduced solve and the back-substitution into
+ * [dc; dp] (its seconds into rep->time_update). SBM_ERR_NOT_POSITIVE_DEFINITE when a
+ * factorisation failed (the message, naming the camera or point, stays in the context). */
+static sbm_status lm_solve_step(void *data, int damped, double lambda, sbm_iteration_report *rep)
 {
+    lm_state *s = data;
     sbm_ctx *ctx = s->ctx;
+    int failed = 0;
     double ts = sbm__now(ctx, 1);
-    SBM__TRY(SBM__NESTED(ctx, sbm_ba_set_damping(ctx, s->sys, lambda)));
+    SBM__TRY(SBM__NESTED(ctx, sbm_ba_set_damping(ctx, s->sys, damped ? lambda : 0.0)));
     const sbm_ba_system_info si = sbm_ba_system_get_info(s->sys);
     /* the plan was made from the system's U, V and W, and S by the plan */
     sbm_status st = SBM__INNER(ctx, "sbm_ba_schur_execute",
@@ -305,151 +298,96 @@ static sbm_status lm_linear_step(lm_state *s, double lambda, sbm_iteration_repor
         const int64_t j = sbm__ba_npd_point(s->sys);
         if (j >= 0)
             sbm__ba_append_message(ctx, " (point %" PRId64 " as numbered in the BAL file)", j);
-        *failed = 1;
-        return SBM_SUCCESS;
+        return st;
     }
-    if (st != SBM_SUCCESS) return st;
+    SBM__TRY(st);
     ts = sbm__now(ctx, 1);
-    st = lm_solve_reduced(s, rep, failed);
+    st = lm_solve_reduced(s, rep, &failed);
     rep->time_solve = sbm__now(ctx, 1) - ts;
+    SBM__TRY(st);
+    if (failed) return SBM_ERR_NOT_POSITIVE_DEFINITE;
+    ts = sbm__now(ctx, 1);
+    /* after a successful execute and reduced solve; dc and dp are the step's two parts */
+    st = SBM__INNER(ctx, "sbm_ba_back_substitute",
+                    sbm__ba_back_substitute(ctx, s->plan, si.W, si.gp, s->d_step,
+                                            s->d_step + s->n));
+    rep->time_update = sbm__now(ctx, 1) - ts;
     return st;
 }
 
-/* Back-substitution into the step, the trial parameters (current + step, in the other buffer)
- * and their cost; the predicted decrease of the damped model 0.5 dx^T (lambda D dx + g);
- * rep->step_norm and *x_norm = |x| before the step. Scalars only come back. */
-static sbm_status lm_trial(lm_state *s, double lambda, sbm_iteration_report *rep,
-                           double *new_cost, double *predicted, double *x_norm)
+/* The trial parameters current + alpha [dc; dp] (in the other buffer) and their cost. */
+static sbm_status lm_trial_cost(void *data, double alpha, double *cost)
 {
+    lm_state *s = data;
     sbm_ctx *ctx = s->ctx;
-    const sbm_ba_system_info si = sbm_ba_system_get_info(s->sys);
-    const double *x = s->d_x[s->cur];
     double *trial = s->d_x[1 - s->cur];
-    /* after a successful execute and reduced solve; dc and dp are the step's two parts */
-    SBM__TRY(SBM__INNER(ctx, "sbm_ba_back_substitute",
-                        sbm__ba_back_substitute(ctx, s->plan, si.W, si.gp, s->d_step,
-                                                s->d_step + s->n)));
-    /* |x| serves the parameter tolerance only (with tol 0 the rule is |dx| <= 0 anyway) */
+    SBM__TRY(sbm__vec_copy(ctx, trial, s->d_x[s->cur], s->nall));
+    SBM__TRY(sbm__vec_axpy(ctx, s->nall, alpha, s->d_step, trial));
+    return sbm__ba_cost_at(ctx, s->sys, trial, cost);
+}
+
+/* The predicted decrease of the damped model 0.5 dx^T (lambda D dx + g). */
+static sbm_status lm_predicted(void *data, double lambda, double *predicted)
+{
+    lm_state *s = data;
+    return sbm__ba_predicted_decrease(s->ctx, s->sys, s->d_step, lambda, predicted);
+}
+
+/* |alpha dx| and |x| (|x| serves the parameter tolerance only: with tol 0 the rule is
+ * |dx| <= 0 anyway). Scalars only come back. */
+static sbm_status lm_norms(void *data, double alpha, double *step_norm, double *x_norm)
+{
+    lm_state *s = data;
     *x_norm = 0.0;
-    if (s->opt->parameter_tolerance > 0.0) SBM__TRY(sbm__vec_nrm2(ctx, s->nall, x, x_norm));
-    SBM__TRY(sbm__vec_nrm2(ctx, s->nall, s->d_step, &rep->step_norm));
-    SBM__TRY(sbm__vec_copy(ctx, trial, x, s->nall));
-    SBM__TRY(sbm__vec_axpy(ctx, s->nall, 1.0, s->d_step, trial));
-    SBM__TRY(sbm__ba_cost_at(ctx, s->sys, trial, new_cost));
-    return sbm__ba_predicted_decrease(ctx, s->sys, s->d_step, lambda, predicted);
+    if (s->opt->parameter_tolerance > 0.0)
+        SBM__TRY(sbm__vec_nrm2(s->ctx, s->nall, s->d_x[s->cur], x_norm));
+    SBM__TRY(sbm__vec_nrm2(s->ctx, s->nall, s->d_step, step_norm));
+    *step_norm *= fabs(alpha);
+    return SBM_SUCCESS;
+}
+
+/* A linearisation at the current parameters for the driver: its cost is bitwise
+ * sbm__ba_cost_at's at the same parameters (the contract). */
+static sbm_status lm_relinearize(void *data, sbm_iteration_report *rep, double *cost,
+                                 double *gnorm)
+{
+    lm_state *s = data;
+    SBM__TRY(lm_linearize(s, &rep->time_linearize, gnorm));
+    *cost = sbm_ba_system_get_info(s->sys).cost;
+    return SBM_SUCCESS;
+}
+
+/* An accepted step: the trial buffer is the estimate now. */
+static void lm_accept(void *data)
+{
+    lm_state *s = data;
+    s->cur = 1 - s->cur;
+}
+
+/* The estimate into the problem (before a callback). */
+static sbm_status lm_publish(void *data)
+{
+    lm_state *s = data;
+    return sbm__ba_params_download(s->ctx, s->sys, s->d_x[s->cur], s->problem);
 }
 
 /* ---------------------------------------------------------------------------------------- */
 /* The solver                                                                               */
 /* ---------------------------------------------------------------------------------------- */
 
-/* The report of an iteration goes out: the estimate into the problem first when asked. */
-static sbm_status lm_report(lm_state *s, int it, double cost, double t_it,
-                            sbm_iteration_report *rep, sbm_solver_summary *sum)
-{
-    if (s->opt->update_state_every_iteration && s->opt->callback)
-        SBM__TRY(sbm__ba_params_download(s->ctx, s->sys, s->d_x[s->cur], s->problem));
-    sum->linear_failures += rep->linear_failed;
-    sum->linear_capped += rep->linear_capped;
-    sbm__solver_end_iteration(s->ctx, s->opt, it, cost, t_it, rep, sum);
-    return SBM_SUCCESS;
-}
-
-/* One iteration's step at damping lambda: the linear step, the trial and the decision.
- * Updates *cost, *lambda, *nu (and the current buffer on acceptance); *stop the stop rule met. */
-static sbm_status lm_step(lm_state *s, int it, double *cost, double *lambda, double *nu,
-                          double *gnorm, sbm_iteration_report *rep, sbm_stop_reason *stop)
-{
-    sbm_ctx *ctx = s->ctx;
-    const sbm_solver_options *opt = s->opt;
-    int failed = 0;
-    SBM__TRY(lm_linear_step(s, *lambda, rep, &failed));
-    double new_cost = INFINITY, predicted = 0.0, x_norm = 0.0;
-    const double ts = sbm__now(ctx, 1);
-    if (!failed) {
-        SBM__TRY(lm_trial(s, *lambda, rep, &new_cost, &predicted, &x_norm));
-    }
-    rep->time_update = sbm__now(ctx, 1) - ts;
-    rep->linear_failed = failed;
-    const double ptol = opt->parameter_tolerance;
-    const int small_step = !failed && rep->step_norm <= ptol * (x_norm + ptol);
-    *stop = SBM_STOP_NONE;
-    /* a step the model says cannot lower the cost is not taken, whatever round-off says */
-    if (!failed && isfinite(new_cost) && new_cost < *cost && predicted > 0.0) {
-        const double rho = (*cost - new_cost) / predicted;
-        const double tr = 2.0 * rho - 1.0;
-        *lambda *= fmax(1.0 / 3.0, 1.0 - tr * tr * tr);
-        *nu = 2.0;
-        rep->accepted = 1;
-        rep->cost = new_cost;
-        *stop = new_cost == 0.0                                    ? SBM_STOP_ZERO_COST
-                : small_step                                       ? SBM_STOP_PARAMETER_TOLERANCE
-                : *cost - new_cost <= opt->function_tolerance * *cost ? SBM_STOP_FUNCTION_TOLERANCE
-                                                                   : SBM_STOP_NONE;
-        *cost = new_cost;
-        s->cur = 1 - s->cur; /* the trial buffer is the estimate now */
-        s->stale = 1;
-        if (it < opt->max_iterations && *stop == SBM_STOP_NONE)
-            SBM__TRY(lm_linearize(s, &rep->time_linearize, gnorm));
-    } else {
-        /* rejected: the current buffer never changed */
-        *lambda *= *nu;
-        *nu *= 2.0;
-        *stop = small_step ? SBM_STOP_PARAMETER_TOLERANCE
-                : *lambda > SBM__LM_LAMBDA_MAX ? SBM_STOP_NO_PROGRESS : SBM_STOP_NONE;
-    }
-    return SBM_SUCCESS;
-}
-
-/* Iterations from the linearised start until a stop rule; sum collects the reports. */
+/* Iterations from the linearised start by the library's driver (src/solve/lm_driver.c). */
 static sbm_status lm_iterate(lm_state *s, double gnorm, sbm_solver_summary *sum)
 {
-    sbm_ctx *ctx = s->ctx;
-    const sbm_solver_options *opt = s->opt;
-    double cost = sum->initial_cost, lambda = opt->initial_lambda, nu = 2.0;
-    sum->final_gradient_norm = gnorm;
-    if (s->nall == 0) return SBM_SUCCESS; /* nothing to solve for: SBM_STOP_NONE */
-    if (cost == 0.0) {
-        sum->stop_reason = SBM_STOP_ZERO_COST;
-        return SBM_SUCCESS;
-    }
-    sum->stop_reason = SBM_STOP_MAX_ITERATIONS;
-    for (int it = 1; it <= opt->max_iterations; it++) {
-        if (gnorm <= opt->gradient_tolerance) {
-            sum->stop_reason = SBM_STOP_GRADIENT_TOLERANCE;
-            break;
-        }
-        sbm_iteration_report rep;
-        memset(&rep, 0, sizeof rep);
-        rep.iteration = it;
-        rep.cost_before = rep.cost = cost;
-        rep.lambda = lambda;
-        rep.gradient_norm = gnorm;
-        const double t_it = sbm__now(ctx, 1);
-        sbm_stop_reason stop = SBM_STOP_NONE;
-        SBM__TRY(lm_step(s, it, &cost, &lambda, &nu, &gnorm, &rep, &stop));
-        sum->final_gradient_norm = gnorm;
-        SBM__TRY(lm_report(s, it, cost, t_it, &rep, sum));
-        if (stop != SBM_STOP_NONE) {
-            sum->stop_reason = stop;
-            break;
-        }
-    }
-    return SBM_SUCCESS;
+    const sbm__lm_ops ops = {s,         lm_relinearize, lm_solve_step, lm_trial_cost,
+                             lm_predicted, lm_norms,    lm_accept,     lm_publish};
+    return sbm__lm_drive(s->ctx, s->opt, &ops, s->nall, sum->initial_cost, gnorm, sum);
 }
 
-/* The end of a solve: the gradient at the returned parameters when the last step was taken
- * without a new linearisation (iteration limit, function or parameter tolerance), then the
- * estimate into the problem, also after a failure once the parameters were uploaded (the
- * failure's status and message stay). */
-static sbm_status lm_finish(lm_state *s, sbm_status st, sbm_solver_summary *sum)
+/* The end of a solve: the estimate into the problem, also after a failure once the parameters
+ * were uploaded (the failure's status and message stay). */
+static sbm_status lm_finish(lm_state *s, sbm_status st)
 {
     sbm_ctx *ctx = s->ctx;
-    double gnorm = 0.0;
-    if (st == SBM_SUCCESS && s->stale) {
-        st = lm_linearize(s, &sum->time_linearize, &gnorm);
-        if (st == SBM_SUCCESS) sum->final_gradient_norm = gnorm;
-    }
     if (!s->started) return st;
     if (st == SBM_SUCCESS) return sbm__ba_params_download(ctx, s->sys, s->d_x[s->cur], s->problem);
     char message[SBM__MSG_SIZE];
@@ -465,8 +403,9 @@ sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver
 {
     SBM__ENTER(ctx, "sbm_ba_solve");
     if (!problem) return sbm__error(ctx, SBM_ERR_NULL_ARGUMENT, "argument problem is NULL");
-    const sbm_solver_options opt = options ? *options : sbm_solver_default_options();
+    sbm_solver_options opt = options ? *options : sbm_solver_default_options();
     SBM__TRY(sbm__check_solver_options(ctx, &opt));
+    opt.method = SBM_METHOD_LEVENBERG_MARQUARDT; /* the one method BA offers */
     if (summary) memset(summary, 0, sizeof *summary);
 
     lm_state s;
@@ -488,7 +427,7 @@ sbm_status sbm_ba_solve(sbm_ctx *ctx, sbm_bal_problem *problem, const sbm_solver
         st = sbm__bal_cost_check(ctx, problem, sum.initial_cost); /* inf: no step is judged */
     }
     if (st == SBM_SUCCESS) st = lm_iterate(&s, gnorm, &sum);
-    st = lm_finish(&s, st, &sum);
+    st = lm_finish(&s, st);
     sum.time_total = sbm__now(ctx, 1) - t_start;
     if (summary) *summary = sum;
     lm_free(&s);

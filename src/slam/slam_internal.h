@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Internal declarations of the SLAM layer (slam.c, slam_run.c, slam_gn.c, slam_lm.c,
+/* Internal declarations of the SLAM layer (slam.c, slam_run.c,
  * g2o_error.c). */
 #ifndef SBM_SLAM_INTERNAL_H
 #define SBM_SLAM_INTERNAL_H
@@ -75,7 +75,6 @@ typedef struct sbm__slam_run {
     sbm__forcing forcing;         /* PCG: the forcing rule's memory (opt->pcg_forcing) */
     double x_norm;                /* |x| of the free poses at the last linearisation */
     double dx_norm;               /* |dx| of the last solve */
-    int moved;                    /* the poses moved after the last linearisation */
     int damped_stale;             /* Lambda changed since the damped copy was made */
 } sbm__slam_run;
 
@@ -92,33 +91,8 @@ sbm_status sbm__slam_run_linearize(sbm__slam_run *run, sbm_iteration_report *rep
  * definite returns SBM_ERR_NOT_POSITIVE_DEFINITE with a message naming the vertex id. */
 sbm_status sbm__slam_run_solve(sbm__slam_run *run, sbm_damping damping, double lambda,
                                sbm_iteration_report *rep);
-/* Trial poses = poses (+) alpha * dx on the free vertices, and their cost. */
-sbm_status sbm__slam_run_try(sbm__slam_run *run, double alpha, double *cost);
-/* The decrease 0.5 dx^T (lambda D dx - b) that the damped model predicts. */
-sbm_status sbm__slam_run_predicted(sbm__slam_run *run, double lambda, double *predicted);
-/* |alpha dx| <= parameter_tolerance * (|x| + parameter_tolerance), x the free poses. */
-int sbm__slam_run_small_step(const sbm__slam_run *run, double alpha, double *step_norm);
-/* The end of iteration it: the graph's poses updated when there is a callback and
- * options->update_state_every_iteration, then the report (sbm__solver_end_iteration). */
-sbm_status sbm__slam_run_end_iteration(sbm__slam_run *run, int it, double t_it,
-                                       sbm_iteration_report *rep);
-
-/* The report of iteration it before its step: the cost and gradient at its start. */
-sbm_iteration_report sbm__slam_iteration_start(const sbm__slam_run *run, int it);
-/* Before an iteration: the stop rules that need no step (no unknowns, zero cost, gradient). */
-sbm_stop_reason sbm__slam_stop_before(const sbm__slam_run *run);
-/* Iteration it took a step to new_cost (small_step: the parameter rule holds): relinearise
- * unless a stop rule holds (function or parameter tolerance, zero cost, the iteration limit),
- * then the gradient rule. *stop is the reason, SBM_STOP_NONE to go on. */
-sbm_status sbm__slam_accept(sbm__slam_run *run, int it, double new_cost, int small_step,
-                            sbm_iteration_report *rep, sbm_stop_reason *stop);
-/* The end of a solve: the stop reason (SBM_STOP_MAX_ITERATIONS when none held) and the
- * gradient at the returned poses (one more linearisation if they moved) into the summary. */
-sbm_status sbm__slam_finish(sbm__slam_run *run, sbm_stop_reason stop);
-
-/* The two methods (slam_gn.c, slam_lm.c); the run is initialised and summary->stop_reason is
- * set on return. */
-sbm_status sbm__slam_gauss_newton(sbm__slam_run *run);
-sbm_status sbm__slam_levenberg_marquardt(sbm__slam_run *run);
+/* Options->method from the linearised start by the library's driver (src/solve/lm_driver.c):
+ * the summary's iterations, stop reason and final gradient are set on return. */
+sbm_status sbm__slam_run_iterate(sbm__slam_run *run);
 
 #endif /* SBM_SLAM_INTERNAL_H */

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* One solve of a pose graph: the state Gauss-Newton (slam_gn.c) and Levenberg-Marquardt
- * (slam_lm.c) share, the linear solve of (Lambda + damping) dx = -b, and sbm_slam_solve.
+/* One solve of a pose graph: its state, the linear solve of (Lambda + damping) dx = -b, the
+ * operations the library's nonlinear driver (src/solve/lm_driver.c: Levenberg-Marquardt with
+ * Marquardt's diagonal damping, or Gauss-Newton with a line search; the acceptance test, the
+ * damping schedule and the stop rules are the driver's) works with, and sbm_slam_solve.
  *
  * Everything an iteration touches stays in the context's memory: the poses (the system's
  * current and trial buffers, slam.c), Lambda, b, the damping scale D, the step dx. What
@@ -18,6 +20,7 @@
  * [1e-6, 1e32], the rule the sparse Cholesky applies (sbm_blk_damp_scale, sbm_damp.h). A matrix that is not
  * positive definite is reported by the vertex id of the file and the free vertex. */
 #include "slam_internal.h"
+#include "lm_driver.h"
 #include "solve_kernels.h"
 
 #include <inttypes.h>
@@ -294,98 +297,67 @@ sbm_status sbm__slam_run_solve(sbm__slam_run *r, sbm_damping damping, double lam
     return st;
 }
 
-sbm_status sbm__slam_run_try(sbm__slam_run *r, double alpha, double *cost)
+/* ---------------------------------------------------------------------------------------- */
+/* The operations of the library's driver (src/solve/lm_driver.c)                           */
+/* ---------------------------------------------------------------------------------------- */
+
+static sbm_status op_linearize(void *data, sbm_iteration_report *rep, double *cost,
+                               double *gradient_norm)
 {
+    sbm__slam_run *r = data;
+    SBM__TRY(sbm__slam_run_linearize(r, rep, 1));
+    *cost = r->cost;
+    *gradient_norm = r->gradient_norm;
+    return SBM_SUCCESS;
+}
+
+/* LM: Lambda + lambda D (Marquardt's diagonal); GN: Lambda */
+static sbm_status op_solve_step(void *data, int damped, double lambda, sbm_iteration_report *rep)
+{
+    return sbm__slam_run_solve(data, damped ? SBM_DAMPING_DIAGONAL : SBM_DAMPING_NONE, lambda,
+                               rep);
+}
+
+static sbm_status op_trial_cost(void *data, double alpha, double *cost)
+{
+    sbm__slam_run *r = data;
     return sbm__slam_try(r->ctx, r->sys, alpha, r->d_x, cost);
 }
 
-sbm_status sbm__slam_run_predicted(sbm__slam_run *r, double lambda, double *predicted)
+static sbm_status op_predicted(void *data, double lambda, double *predicted)
 {
+    sbm__slam_run *r = data;
     sbm_ctx *ctx = r->ctx;
     /* 0.5 dx^T (lambda D dx - b): b is the gradient J^T Omega e */
     return sbm__solve_kernels_of(ctx)->lm_predicted(ctx, r->n, lambda, r->d_diag, -1.0, r->si.b,
                                                     r->d_x, predicted);
 }
 
-int sbm__slam_run_small_step(const sbm__slam_run *r, double alpha, double *step_norm)
+/* |alpha dx| from the last solve's |dx|; |x| of the last linearisation (the current poses) */
+static sbm_status op_norms(void *data, double alpha, double *step_norm, double *x_norm)
 {
-    const double tol = r->opt->parameter_tolerance;
+    const sbm__slam_run *r = data;
     *step_norm = fabs(alpha) * r->dx_norm;
-    return *step_norm <= tol * (r->x_norm + tol);
-}
-
-sbm_status sbm__slam_run_end_iteration(sbm__slam_run *r, int it, double t_it,
-                                       sbm_iteration_report *rep)
-{
-    if (r->opt->callback && r->opt->update_state_every_iteration)
-        SBM__TRY(sbm__slam_poses_download(r->ctx, r->sys, r->gi.poses));
-    sbm__solver_end_iteration(r->ctx, r->opt, it, r->cost, t_it, rep, r->summary);
+    *x_norm = r->x_norm;
     return SBM_SUCCESS;
 }
 
-sbm_iteration_report sbm__slam_iteration_start(const sbm__slam_run *r, int it)
+static void op_accept(void *data)
 {
-    sbm_iteration_report rep;
-    memset(&rep, 0, sizeof rep);
-    rep.iteration = it;
-    rep.cost_before = rep.cost = r->cost;
-    rep.gradient_norm = r->gradient_norm;
-    return rep;
+    sbm__slam_take_trial(((sbm__slam_run *)data)->sys);
 }
 
-/* Before an iteration: the stop rules that need no step (zero cost, gradient). */
-sbm_stop_reason sbm__slam_stop_before(const sbm__slam_run *r)
+static sbm_status op_publish(void *data)
 {
-    if (r->n == 0) return SBM_STOP_NONE;
-    if (r->cost == 0.0) return SBM_STOP_ZERO_COST;
-    if (r->gradient_norm <= r->opt->gradient_tolerance) return SBM_STOP_GRADIENT_TOLERANCE;
-    return SBM_STOP_NONE;
+    sbm__slam_run *r = data;
+    return sbm__slam_poses_download(r->ctx, r->sys, r->gi.poses);
 }
 
-/* After an accepted step from cost to new_cost: relinearise unless a stop rule holds (the
- * function and parameter tolerances, zero cost, the iteration limit), then the gradient rule.
- * *stop is the reason, SBM_STOP_NONE to go on. */
-sbm_status sbm__slam_accept(sbm__slam_run *r, int it, double new_cost, int small_step,
-                            sbm_iteration_report *rep, sbm_stop_reason *stop)
+sbm_status sbm__slam_run_iterate(sbm__slam_run *r)
 {
-    const double cost = r->cost;
-    sbm__slam_take_trial(r->sys);
-    rep->accepted = 1;
-    rep->cost = new_cost;
-    r->cost = new_cost;
-    *stop = SBM_STOP_NONE;
-    if (cost - new_cost <= r->opt->function_tolerance * cost)
-        *stop = SBM_STOP_FUNCTION_TOLERANCE;
-    else if (new_cost == 0.0)
-        *stop = SBM_STOP_ZERO_COST;
-    else if (small_step)
-        *stop = SBM_STOP_PARAMETER_TOLERANCE;
-    else if (it >= r->opt->max_iterations)
-        *stop = SBM_STOP_MAX_ITERATIONS;
-    if (*stop != SBM_STOP_NONE) {
-        r->moved = 1; /* the final gradient needs one more linearisation */
-        return SBM_SUCCESS;
-    }
-    SBM__TRY(sbm__slam_run_linearize(r, rep, 1));
-    if (r->gradient_norm <= r->opt->gradient_tolerance) *stop = SBM_STOP_GRADIENT_TOLERANCE;
-    return SBM_SUCCESS;
-}
-
-sbm_status sbm__slam_finish(sbm__slam_run *r, sbm_stop_reason stop)
-{
-    if (stop == SBM_STOP_NONE && r->n > 0) stop = SBM_STOP_MAX_ITERATIONS;
-    if (r->moved) {
-        sbm_iteration_report rep;
-        memset(&rep, 0, sizeof rep);
-        const double cost = r->cost;
-        SBM__TRY(sbm__slam_run_linearize(r, &rep, 1));
-        r->cost = cost;
-        r->summary->time_linearize += rep.time_linearize;
-        r->summary->time_schur += rep.time_schur;
-    }
-    r->summary->stop_reason = stop;
-    r->summary->final_gradient_norm = r->gradient_norm;
-    return SBM_SUCCESS;
+    const sbm__lm_ops ops = {r,            op_linearize, op_solve_step, op_trial_cost,
+                             op_predicted, op_norms,     op_accept,     op_publish};
+    return sbm__lm_drive(r->ctx, r->opt, &ops, r->n, r->cost, r->gradient_norm, r->summary);
 }
 
 sbm_status sbm_slam_solve(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solver_options *options,
@@ -407,8 +379,7 @@ sbm_status sbm_slam_solve(sbm_ctx *ctx, sbm_g2o_graph *graph, const sbm_solver_o
     sbm__slam_run run;
     sbm_status st = sbm__slam_run_init(ctx, graph, &opt, summary, &run);
     if (st == SBM_SUCCESS) {
-        st = opt.method == SBM_METHOD_GAUSS_NEWTON ? sbm__slam_gauss_newton(&run)
-                                                   : sbm__slam_levenberg_marquardt(&run);
+        st = sbm__slam_run_iterate(&run);
         /* the poses lived in the context's memory: the graph gets them where the solve left
          * them (also after an error, as the iterations accepted them) */
         const sbm_status wb = sbm__slam_poses_download(ctx, run.sys, run.gi.poses);

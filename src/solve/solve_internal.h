@@ -7,7 +7,7 @@
 #include "sbm_internal.h"
 #include "sbm_solve.h"
 
-/* End of iteration it of a nonlinear solver (LM on BAL, GN on g2o) started at t_it: sets
+/* End of iteration it of the nonlinear driver (lm_driver.c) started at t_it: sets
  * rep->time_total, adds the report to *summary (may be NULL) with cost as the final cost so
  * far, and passes it to opt's callback. */
 void sbm__solver_end_iteration(sbm_ctx *ctx, const sbm_solver_options *opt, int it, double cost,
@@ -40,8 +40,8 @@ sbm_status sbm__symup_multiply(sbm_ctx *ctx, sbm__symup *s, const double *x, dou
 sbm_status sbm__symup_diag_inverse(sbm_ctx *ctx, const sbm__symup *s, sbm_cbc *Dinv);
 void sbm__symup_free(sbm__symup *s);
 
-/* Levenberg-Marquardt's damping limit (BA's src/ba/ba_lm.c, SLAM's src/slam/slam_lm.c): above it
- * a step is too short to change anything, the solve has stalled (SBM_STOP_NO_PROGRESS). */
+/* Levenberg-Marquardt's damping limit (the driver, src/solve/lm_driver.c): above it a step is
+ * too short to change anything, the solve has stalled (SBM_STOP_NO_PROGRESS). */
 #define SBM__LM_LAMBDA_MAX 1e32
 
 /* The forcing rule's memory between the steps of one solve (zeroed at its start). */

@@ -28,6 +28,7 @@ sbm_solver_options sbm_solver_default_options(void)
     o.pcg_forcing = SBM_PCG_FORCING_EISENSTAT_WALKER;
     o.pcg_forcing_max = 0.1;
     o.initial_lambda = 1e-4;
+    o.min_lambda = 0.0;
     o.function_tolerance = 1e-10;
     o.gradient_tolerance = 1e-10;
     o.parameter_tolerance = 1e-10;
@@ -117,6 +118,10 @@ sbm_status sbm__check_solver_options(sbm_ctx *ctx, const sbm_solver_options *o)
                           "argument options: initial_lambda = %g, function_tolerance = %g and "
                           "dense_max_dim = %" PRId64 " must be >= 0",
                           o->initial_lambda, o->function_tolerance, o->dense_max_dim);
+    if (!(o->min_lambda >= 0.0) || !isfinite(o->min_lambda))
+        return sbm__error(ctx, SBM_ERR_INVALID_ARGUMENT,
+                          "argument options: min_lambda = %g must be finite and >= 0",
+                          o->min_lambda);
     if (!(o->gradient_tolerance >= 0.0) || !isfinite(o->gradient_tolerance) ||
         !(o->parameter_tolerance >= 0.0) || !isfinite(o->parameter_tolerance) ||
         !isfinite(o->function_tolerance))

@@ -527,6 +527,20 @@ runs slam-solve --g2o "$G2O/intel.g2o.bz2" --method gn --linear-solver pcg --ite
     grep -q "^warning: PCG hit its 5-iteration cap in 2 of 2 solves; the steps were inexact" "$TMP/run.out" &&
     grep -q "^NOT converged: iteration limit" "$TMP/run.out" && ok ||
     bad "intel GN: $(tail -4 "$TMP/run.out")"
+# --lambda and --min-lambda reach the solver: the first iteration reports the damping given,
+# and a floor above it keeps every later one at or above the floor
+runs slam-solve --g2o "$G2O/tinyGrid3D.g2o.bz2" --lambda 0.25 --min-lambda 0.125 &&
+    python3 - "$TMP/run.out" <<'PY' && ok || bad "slam-solve --lambda/--min-lambda: $(head -5 "$TMP/run.out")"
+import re, sys
+lam = [float(m.group(1)) for m in (re.match(r"\s*\d+\s+\S+\s+\S+\s+(\S+)\s+(accepted|rejected)", l) for l in open(sys.argv[1])) if m]
+sys.exit(0 if lam and lam[0] == 0.25 and min(lam) >= 0.125 else 1)
+PY
+runs ba-solve --generate 10,200,4,3 --iterations 3 --lambda 0.5 &&
+    python3 - "$TMP/run.out" <<'PY' && ok || bad "ba-solve --lambda: $(head -5 "$TMP/run.out")"
+import re, sys
+lam = [float(m.group(1)) for m in (re.match(r"\s*\d+\s+\S+\s+\S+\s+(\S+)\s+(accepted|rejected)", l) for l in open(sys.argv[1])) if m]
+sys.exit(0 if lam and lam[0] == 0.5 else 1)
+PY
 for ls in dense pcg; do
     runs slam-solve --g2o "$G2O/tinyGrid3D.g2o.bz2" --linear-solver $ls && near "tinyGrid3D $ls" "$(final_cost)" 3.363941
 done
@@ -707,6 +721,9 @@ fails 2 "two outputs name '$TMP/same'" "$TMP/same" slam-solve --g2o "$LOOP" -o "
 fails 1 "the folder '$TMP/no/such' does not exist" "$TMP/no/such/c.mtx" slam-solve --g2o "$LOOP" --covariance "$TMP/no/such/c.mtx"
 fails 2 "needs an output file name: --covariance FILE" "-" slam-solve --g2o "$LOOP" --covariance ""
 fails 2 "unknown option '--covariance'" "-" slam-info --g2o "$LOOP" -o "$O" --covariance "$TMP/c.mtx"
+fails 2 "invalid damping '-1' (a finite number >= 0)" "-" ba-solve --bal "$SMALL" --lambda -1
+fails 2 "invalid damping 'inf' (a finite number >= 0)" "-" slam-solve --g2o "$LOOP" --min-lambda inf
+fails 2 "invalid damping 'x' (a finite number >= 0)" "-" slam-solve --g2o "$LOOP" --lambda x
 fails 2 "needs a graph" "$O" slam-info -o "$O"
 fails 2 "needs an output file" "-" slam-info --g2o "$LOOP"
 printf 'VERTEX_SE2 0 0 0 0\nEDGE_SE2 0 1 1 0 0 1 0 0 1 0 1\n' >"$TMP/bad.g2o"

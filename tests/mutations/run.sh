@@ -6,7 +6,7 @@
 # if a mutation is missed or its patch no longer applies (then re-make the patch: README-mutations.md).
 # A patch with a "Suites: a b" line is checked with those suites instead of the default ones.
 #   tests/mutations/run.sh [work-dir]     (default: a new temporary directory, removed afterwards)
-#   SBM_MUTATION_SUITES="test_solver_control test_ba_lm test_ba test_slam test_slam_control test_slam_gn"
+#   SBM_MUTATION_SUITES="test_lm_driver test_solver_control test_ba_lm test_ba test_slam test_slam_control test_slam_gn"
 #   SBM_DATA_DIR=...                                              the real data sets (test_ba)
 #   SBM_MUTATION_ONLY="30 31"        only the patches whose numbers are listed (default: all)
 set -euo pipefail
@@ -14,7 +14,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 if [ $# -ge 1 ]; then mkdir -p "$1"; work=$(cd "$1" && pwd); keep=1; else work=$(mktemp -d); keep=0; fi
 cleanup() { if [ "$keep" = 0 ]; then rm -rf "$work"; fi; }
 trap cleanup EXIT
-default_suites=${SBM_MUTATION_SUITES:-test_solver_control test_ba_lm test_ba test_slam test_slam_control test_slam_gn}
+default_suites=${SBM_MUTATION_SUITES:-test_lm_driver test_solver_control test_ba_lm test_ba test_slam test_slam_control test_slam_gn}
 # the baseline builds and runs every suite any patch names
 suites=$(printf '%s\n' $default_suites $(sed -n 's/^Suites: //p' "$root"/tests/mutations/*.patch) | awk '!seen[$0]++' | tr '\n' ' ')
 data=${SBM_DATA_DIR:-$root/../shared/data}
