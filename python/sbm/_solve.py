@@ -2,7 +2,6 @@
 """Sparse block Cholesky, bundle adjustment (BAL problems) and pose-graph SLAM (g2o graphs)."""
 import dataclasses
 import os
-import tempfile
 from typing import Callable, Optional
 
 import numpy as np
@@ -10,6 +9,7 @@ import numpy as np
 from ._core import ffi, lib, constants, DeviceArray, _ctx, _str, _host_view, _host_ptr, \
     _is_device, _device_pointer, _like
 from ._matrix import CBC
+from . import _build
 
 __all__ = ["Cholesky", "SchurPlan", "SolverOptions", "SolverSummary", "IterationReport",
            "BALProblem", "PoseGraph", "ba_solve", "slam_solve"]
@@ -132,6 +132,24 @@ class Cholesky:
             return out
         return X
 
+    def inverse_diagonal(self):
+        """The diagonal blocks of (A + damping)^-1 of the last factorisation, shape (nb, b, b)
+        (sbm_chol_inverse_diagonal: the selected inverse, computed on the host once per
+        factorisation). Raises InvalidArgumentError when there is no factor."""
+        return _build.chol_inverse_diagonal(self)
+
+    def inverse_blocks(self, rows, cols):
+        """Blocks (rows[t], cols[t]) of (A + damping)^-1, shape (len(rows), b, b), A's block
+        numbering (sbm_chol_inverse_blocks). Every block where A stores one is available (see
+        inverse_in_pattern); one outside the factor's pattern raises InvalidArgumentError, an
+        index out of range IndexOutOfRangeError, both naming the pair."""
+        return _build.chol_inverse_blocks(self, rows, cols)
+
+    def inverse_in_pattern(self, i, j):
+        """Whether block (i, j) of the inverse is in the factor's pattern (inverse_blocks gives
+        it); False for an index out of range."""
+        return bool(lib.sbm_chol_inverse_in_pattern(self._h, int(i), int(j)))
+
     @property
     def info(self):
         i = lib.sbm_chol_get_info(self._h)
@@ -239,6 +257,9 @@ _LINEAR_NAME = {v: k for k, v in _LINEAR.items()}
 _METHOD = {"levenberg_marquardt": lib.SBM_METHOD_LEVENBERG_MARQUARDT,
            "gauss_newton": lib.SBM_METHOD_GAUSS_NEWTON}
 _LOSS = {"none": lib.SBM_LOSS_NONE, "huber": lib.SBM_LOSS_HUBER, "cauchy": lib.SBM_LOSS_CAUCHY}
+_FORCING = {"fixed": lib.SBM_PCG_FORCING_FIXED,
+            "eisenstat-walker": lib.SBM_PCG_FORCING_EISENSTAT_WALKER}
+_FORCING_NAME = {v: k for k, v in _FORCING.items()}
 
 
 @dataclasses.dataclass
@@ -275,6 +296,8 @@ class SolverOptions:
     (read from the library: SolverOptions() is the C defaults). linear_solver: 'auto',
     'dense_cholesky', 'pcg', 'pcg_matrix_free' (BA), 'sparse_cholesky'; method (SLAM):
     'levenberg_marquardt' or 'gauss_newton'; loss: 'none', 'huber', 'cauchy' with loss_scale;
+    pcg_forcing: 'fixed' (every PCG solve to pcg_tolerance) or 'eisenstat-walker' (the C
+    default: loose steps far from the optimum, at most pcg_forcing_max, down to pcg_tolerance);
     callback: called with an IterationReport after every iteration (an exception it raises
     is re-raised when the solve returns)."""
     max_iterations: Optional[int] = None
@@ -282,6 +305,8 @@ class SolverOptions:
     dense_max_dim: Optional[int] = None
     pcg_max_iterations: Optional[int] = None
     pcg_tolerance: Optional[float] = None
+    pcg_forcing: Optional[str] = None
+    pcg_forcing_max: Optional[float] = None
     initial_lambda: Optional[float] = None
     function_tolerance: Optional[float] = None
     gradient_tolerance: Optional[float] = None
@@ -298,7 +323,7 @@ class SolverOptions:
             v = getattr(self, name)
             if v is not None:
                 setattr(o, name, int(v))
-        for name in ("pcg_tolerance", "initial_lambda", "function_tolerance",
+        for name in ("pcg_tolerance", "pcg_forcing_max", "initial_lambda", "function_tolerance",
                      "gradient_tolerance", "parameter_tolerance"):
             v = getattr(self, name)
             if v is not None:
@@ -309,6 +334,11 @@ class SolverOptions:
                 raise ValueError("sbm.SolverOptions: %s must be one of %s, not %r"
                                  % (field, ", ".join(table), value))
             setattr(o, field, table[value])
+        if self.pcg_forcing is not None:
+            if self.pcg_forcing not in _FORCING:
+                raise ValueError("sbm.SolverOptions: pcg_forcing must be one of %s, not %r"
+                                 % (", ".join(_FORCING), self.pcg_forcing))
+            o.pcg_forcing = _FORCING[self.pcg_forcing]
         if self.loss not in _LOSS:
             raise ValueError("sbm.SolverOptions: loss must be one of %s, not %r"
                              % (", ".join(_LOSS), self.loss))
@@ -323,7 +353,9 @@ class SolverOptions:
         o = lib.sbm_solver_default_options()
         return {"max_iterations": o.max_iterations, "linear_solver": _LINEAR_NAME[o.linear_solver],
                 "dense_max_dim": o.dense_max_dim, "pcg_max_iterations": o.pcg_max_iterations,
-                "pcg_tolerance": o.pcg_tolerance, "initial_lambda": o.initial_lambda,
+                "pcg_tolerance": o.pcg_tolerance,
+                "pcg_forcing": _FORCING_NAME[o.pcg_forcing], "pcg_forcing_max": o.pcg_forcing_max,
+                "initial_lambda": o.initial_lambda,
                 "function_tolerance": o.function_tolerance,
                 "gradient_tolerance": o.gradient_tolerance,
                 "parameter_tolerance": o.parameter_tolerance}
@@ -444,30 +476,61 @@ class BALProblem:
         return cls._wrap(ctx, p[0])
 
     @classmethod
-    def from_arrays(cls, camera_params, point_params, obs_camera, obs_point, obs_xy, *, ctx=None):
-        """A problem from arrays: camera_params (cameras, 9), point_params (points, 3),
-        obs_camera, obs_point (observations,), obs_xy (observations, 2). The C API has no
-        constructor from arrays yet, so this writes a temporary BAL file ("%.17g": the values
-        read back bitwise) and reads it with sbm_bal_read, whose checks apply."""
-        cam = np.asarray(camera_params, np.float64).reshape(-1, 9)
-        pts = np.asarray(point_params, np.float64).reshape(-1, 3)
-        oc = np.asarray(obs_camera).reshape(-1)
-        op = np.asarray(obs_point).reshape(-1)
-        xy = np.asarray(obs_xy, np.float64).reshape(-1, 2)
-        if not (oc.size == op.size == xy.shape[0]):
-            raise ValueError("sbm.BALProblem.from_arrays: %d cameras, %d points and %d xy rows "
-                             "for the observations" % (oc.size, op.size, xy.shape[0]))
-        fd, tmp = tempfile.mkstemp(suffix=".bal")
-        try:
-            with os.fdopen(fd, "w") as f:
-                f.write("%d %d %d\n" % (cam.shape[0], pts.shape[0], oc.size))
-                for k in range(oc.size):
-                    f.write("%d %d %.17g %.17g\n" % (oc[k], op[k], xy[k, 0], xy[k, 1]))
-                np.savetxt(f, cam.reshape(-1), fmt="%.17g")
-                np.savetxt(f, pts.reshape(-1), fmt="%.17g")
-            return cls.read(tmp, ctx=ctx)
-        finally:
-            os.unlink(tmp)
+    def from_arrays(cls, camera_params, point_params, obs_camera, obs_point, obs_xy, *,
+                    constant_cameras=(), constant_points=(), ctx=None):
+        """A problem from arrays, no file (sbm_bal_problem_create, which checks and copies them):
+        camera_params (cameras, 9), point_params (points, 3), obs_camera, obs_point
+        (observations,) 0-based, obs_xy (observations, 2). constant_cameras / constant_points:
+        indices (or boolean masks) of blocks held constant (set_camera_constant). Such a problem
+        is checked strictly by the solvers: a camera or point that no observation and no prior
+        touches and that is not constant is an InvalidArgumentError naming it."""
+        ctx = _ctx(ctx)
+        self = cls._wrap(ctx, _build.bal_create(ctx, camera_params, point_params, obs_camera,
+                                                obs_point, obs_xy))
+        for i in _build._indices(constant_cameras, self.cameras, "constant_cameras",
+                                 "sbm.BALProblem.from_arrays"):
+            self.set_camera_constant(i, True)
+        for i in _build._indices(constant_points, self.points, "constant_points",
+                                 "sbm.BALProblem.from_arrays"):
+            self.set_point_constant(i, True)
+        return self
+
+    def set_camera_constant(self, camera, constant=True):
+        """Hold camera (0-based) constant (its parameters get a zero step in every solver; its
+        observations still count in the cost) or free it again (sbm_bal_set_camera_constant)."""
+        self.ctx.check(lib.sbm_bal_set_camera_constant(self.ctx._h, self._h, int(camera),
+                                                       int(bool(constant))))
+
+    def set_point_constant(self, point, constant=True):
+        """Hold point (0-based) constant or free it (sbm_bal_set_point_constant)."""
+        self.ctx.check(lib.sbm_bal_set_point_constant(self.ctx._h, self._h, int(point),
+                                                      int(bool(constant))))
+
+    def set_camera_prior(self, camera, mean, information):
+        """A Gaussian prior 0.5 (x - mean)^T information (x - mean) on camera's 9 parameters
+        (BAL order), joining the cost (sbm_bal_set_camera_prior). information: (9, 9) symmetric
+        positive semidefinite; None removes the camera's prior (mean is then ignored)."""
+        _build.bal_camera_prior(self.ctx, self._h, camera, mean, information)
+
+    @property
+    def camera_constant(self):
+        """(cameras,) bool: the cameras held constant."""
+        i = self._info
+        return _host_view(self, i.camera_constant, (int(i.cameras),), np.uint8,
+                          True).astype(bool)
+
+    @property
+    def point_constant(self):
+        """(points,) bool: the points held constant."""
+        i = self._info
+        return _host_view(self, i.point_constant, (int(i.points),), np.uint8, True).astype(bool)
+
+    @property
+    def camera_has_prior(self):
+        """(cameras,) bool: the cameras with a prior."""
+        i = self._info
+        return _host_view(self, i.camera_has_prior, (int(i.cameras),), np.uint8,
+                          True).astype(bool)
 
     def write(self, path):
         """Write in BAL format (a name ending in .bz2 is compressed)."""
@@ -598,42 +661,60 @@ class PoseGraph:
         return cls._wrap(ctx, p[0])
 
     @classmethod
-    def from_arrays(cls, poses, edge_from, edge_to, measurements, information, fixed=(),
-                    vertex_ids=None, *, ctx=None):
-        """A graph from arrays: poses (vertices, 3) for SE2 or (vertices, 7) for SE3 (x y z qx qy
-        qz qw), edges from vertex index edge_from[k] to edge_to[k] with measurements (edges,
-        pose_size) and information matrices (edges, d, d) (d = 3 or 6, symmetric), fixed vertex
-        indices. The C API has no constructor from arrays yet, so this writes a temporary g2o
-        file ("%.17g") and reads it with sbm_g2o_read (its checks apply)."""
-        P = np.asarray(poses, np.float64)
-        if P.ndim != 2 or P.shape[1] not in (3, 7):
-            raise ValueError("sbm.PoseGraph.from_arrays: poses must be (vertices, 3) or "
-                             "(vertices, 7), got shape %s" % (P.shape,))
-        se2 = P.shape[1] == 3
-        d = 3 if se2 else 6
-        ef, et = np.asarray(edge_from).reshape(-1), np.asarray(edge_to).reshape(-1)
-        Z = np.asarray(measurements, np.float64).reshape(-1, P.shape[1])
-        Om = np.asarray(information, np.float64).reshape(-1, d, d)
-        if not (ef.size == et.size == Z.shape[0] == Om.shape[0]):
-            raise ValueError("sbm.PoseGraph.from_arrays: edge_from, edge_to, measurements and "
-                             "information disagree on the number of edges")
-        ids = np.arange(P.shape[0]) if vertex_ids is None else np.asarray(vertex_ids).reshape(-1)
-        vtag, etag = ("VERTEX_SE2", "EDGE_SE2") if se2 else ("VERTEX_SE3:QUAT", "EDGE_SE3:QUAT")
-        iu = np.triu_indices(d)
-        fd, tmp = tempfile.mkstemp(suffix=".g2o")
-        try:
-            with os.fdopen(fd, "w") as f:
-                for v in range(P.shape[0]):
-                    f.write("%s %d %s\n" % (vtag, ids[v], " ".join("%.17g" % x for x in P[v])))
-                for k in range(ef.size):
-                    f.write("%s %d %d %s %s\n" % (etag, ids[ef[k]], ids[et[k]],
-                                                  " ".join("%.17g" % x for x in Z[k]),
-                                                  " ".join("%.17g" % x for x in Om[k][iu])))
-                for v in fixed:
-                    f.write("FIX %d\n" % ids[int(v)])
-            return cls.read(tmp, ctx=ctx)
-        finally:
-            os.unlink(tmp)
+    def from_arrays(cls, poses, edge_from, edge_to, measurements, information=None, fixed=(),
+                    vertex_ids=None, *, prior_vertex=None, prior_measurement=None,
+                    prior_information=None, gauge="auto", ctx=None):
+        """A graph from arrays, no file (sbm_g2o_graph_create: every value checked, copied).
+        poses: (vertices, 3) SE2 (x y theta); SE3 as (vertices, 7) (x y z qx qy qz qw), or with
+        rotation matrices (vertices, 12) (x y z, then R row by row) or (vertices, 3, 4) /
+        (vertices, 4, 4) transforms [R t]. Edges from vertex index edge_from[k] to edge_to[k]
+        with measurements (the relative pose Xi^-1 Xj, in the poses' form) and information
+        matrices (edges, d, d) (d = 3 or 6, symmetric positive semidefinite; None: identity).
+        fixed: vertex indices (or a boolean mask) held fixed; vertex_ids: the ids messages and
+        write() use (default 0, 1, ...). Priors: unary factors on prior_vertex[k] with the
+        expected pose prior_measurement[k] (the poses' form) and prior_information (priors, d, d)
+        (None: identity). gauge: what a connected component without a fixed vertex or prior
+        gets: 'auto' holds its first vertex fixed (as read() does), 'refuse' raises
+        InvalidArgumentError naming the component's first vertex."""
+        ctx = _ctx(ctx)
+        return cls._wrap(ctx, _build.g2o_create(ctx, poses, edge_from, edge_to, measurements,
+                                                information, fixed, vertex_ids, prior_vertex,
+                                                prior_measurement, prior_information, gauge))
+
+    def set_fixed(self, vertex, fixed=True):
+        """Hold vertex (0-based index) fixed or free it (sbm_g2o_set_fixed). Freeing the only
+        fixed vertex of a component without a prior leaves it without a gauge: solve() and
+        covariance() then refuse the graph naming the component."""
+        self.ctx.check(lib.sbm_g2o_set_fixed(self.ctx._h, self._h, int(vertex), int(bool(fixed))))
+
+    def covariance(self, loss=None, loss_scale=1.0, *, ctx=None):
+        """Marginal covariances of the free poses at the current poses (sbm_slam_covariance,
+        typically after solve()): (cov, vertices), cov of shape (free, d, d) the diagonal blocks
+        of Lambda^-1 in the tangent space of the pose increments (SE2: x, y, theta; SE3:
+        translation then rotation), vertices the (free,) indices of the vertices they belong to
+        (fixed vertices have none: their covariance is zero). loss: None / 'none', or 'huber' /
+        'cauchy' with loss_scale (the loss-corrected Lambda of the solve). Raises
+        NotPositiveDefiniteError naming the vertex a singular Lambda leaves undetermined."""
+        ctx = self.ctx if ctx is None else _ctx(ctx)
+        return _build.slam_covariance(ctx, self, loss, loss_scale)
+
+    def normal_equations(self, *, ctx=None):
+        """The Gauss-Newton system at the current poses (sbm_slam_system): a dict with Lambda
+        (J^T Omega J over the free vertices, upper block triangle, a CBC copy in ctx), b
+        (J^T Omega e, numpy), chi2 and free_vertices."""
+        ctx = self.ctx if ctx is None else _ctx(ctx)
+        p = ffi.new("sbm_slam_system **")
+        ctx.check(lib.sbm_slam_system_create(ctx._h, self._h, p))
+        sysh = ffi.gc(p[0], lib.sbm_slam_system_destroy)
+        ctx.check(lib.sbm_slam_linearize(ctx._h, sysh, self._h))
+        i = lib.sbm_slam_system_get_info(sysh)
+        q = ffi.new("sbm_cbc **")
+        ctx.check(lib.sbm_cbc_copy(ctx._h, i.Lambda, q))
+        b = np.zeros(int(i.free_vertices) * int(i.error_dim))
+        ctx.check(lib.sbm_slam_system_get_b(ctx._h, sysh, _host_ptr(b)))
+        ctx._done()
+        return {"Lambda": CBC._wrap_handle(ctx, q[0]), "b": b, "chi2": float(i.chi2),
+                "free_vertices": int(i.free_vertices)}
 
     def write(self, path):
         """Write in g2o format (the poses as they are now)."""
@@ -676,6 +757,10 @@ class PoseGraph:
     def vertex_id(self):
         i = self._info
         return _host_view(self, i.vertex_id, (int(i.vertices),), np.int32, True)
+
+    @property
+    def priors(self):
+        return int(self._info.priors)
 
     @property
     def is_fixed(self):
