@@ -142,6 +142,19 @@ def test_bal_from_arrays_errors():
     with pytest.raises(ValueError, match="for the observations"):
         sbm.BALProblem.from_arrays(P.camera_params, P.point_params, P.obs_camera[:-1],
                                    P.obs_point, P.obs_xy)
+    with pytest.raises(TypeError, match="obs_point must hold integers"):
+        sbm.BALProblem.from_arrays(P.camera_params, P.point_params, P.obs_camera,
+                                   P.obs_point.astype(float), P.obs_xy)
+    with pytest.raises(ValueError, match="obs_camera holds a value outside int32"):
+        sbm.BALProblem.from_arrays(P.camera_params, P.point_params,
+                                   P.obs_camera.astype(np.int64) + 2**31, P.obs_point, P.obs_xy)
+    with pytest.raises(ValueError, match="camera_params has shape"):
+        sbm.BALProblem.from_arrays(np.zeros(10), P.point_params, P.obs_camera, P.obs_point,
+                                   P.obs_xy)
+    with pytest.raises(ValueError, match="the mask constant_points has shape"):
+        sbm.BALProblem.from_arrays(*[getattr(P, a) for a in ("camera_params", "point_params",
+                                     "obs_camera", "obs_point", "obs_xy")],
+                                   constant_points=np.ones(3, bool))
     # an untouched camera: accepted when built, refused (named) by the solver
     cams = np.vstack([P.camera_params, P.camera_params[:1]])
     Q = sbm.BALProblem.from_arrays(cams, P.point_params, P.obs_camera, P.obs_point, P.obs_xy)
