@@ -12,5 +12,7 @@ from ._matrix import *  # noqa: F401,F403
 from ._matrix import __all__ as _matrix_all
 from ._solve import *  # noqa: F401,F403
 from ._solve import __all__ as _solve_all
+from ._slam import *  # noqa: F401,F403
+from ._slam import __all__ as _slam_all
 
-__all__ = _core_all + _matrix_all + _solve_all + ["__version__"]
+__all__ = _core_all + _matrix_all + _solve_all + _slam_all + ["__version__"]

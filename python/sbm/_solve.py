@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""Sparse block Cholesky, bundle adjustment (BAL problems) and pose-graph SLAM (g2o graphs)."""
+"""Sparse block Cholesky, the solver options and summaries, bundle adjustment (BAL problems);
+pose-graph SLAM is in _slam.py."""
 import dataclasses
 import os
-import tempfile
 from typing import Callable, Optional
 
 import numpy as np
@@ -10,9 +10,10 @@ import numpy as np
 from ._core import ffi, lib, constants, DeviceArray, _ctx, _str, _host_view, _host_ptr, \
     _is_device, _device_pointer, _like
 from ._matrix import CBC
+from . import _build
 
 __all__ = ["Cholesky", "SchurPlan", "SolverOptions", "SolverSummary", "IterationReport",
-           "BALProblem", "PoseGraph", "ba_solve", "slam_solve"]
+           "BALProblem", "ba_solve"]
 
 
 def _path(path):
@@ -132,6 +133,24 @@ class Cholesky:
             return out
         return X
 
+    def inverse_diagonal(self):
+        """The diagonal blocks of (A + damping)^-1 of the last factorisation, shape (nb, b, b)
+        (sbm_chol_inverse_diagonal: the selected inverse, computed on the host once per
+        factorisation). Raises InvalidArgumentError when there is no factor."""
+        return _build.chol_inverse_diagonal(self)
+
+    def inverse_blocks(self, rows, cols):
+        """Blocks (rows[t], cols[t]) of (A + damping)^-1, shape (len(rows), b, b), A's block
+        numbering (sbm_chol_inverse_blocks). Every block where A stores one is available (see
+        inverse_in_pattern); one outside the factor's pattern raises InvalidArgumentError, an
+        index out of range IndexOutOfRangeError, both naming the pair."""
+        return _build.chol_inverse_blocks(self, rows, cols)
+
+    def inverse_in_pattern(self, i, j):
+        """Whether block (i, j) of the inverse is in the factor's pattern (inverse_blocks gives
+        it); False for an index out of range."""
+        return bool(lib.sbm_chol_inverse_in_pattern(self._h, int(i), int(j)))
+
     @property
     def info(self):
         i = lib.sbm_chol_get_info(self._h)
@@ -239,6 +258,9 @@ _LINEAR_NAME = {v: k for k, v in _LINEAR.items()}
 _METHOD = {"levenberg_marquardt": lib.SBM_METHOD_LEVENBERG_MARQUARDT,
            "gauss_newton": lib.SBM_METHOD_GAUSS_NEWTON}
 _LOSS = {"none": lib.SBM_LOSS_NONE, "huber": lib.SBM_LOSS_HUBER, "cauchy": lib.SBM_LOSS_CAUCHY}
+_FORCING = {"fixed": lib.SBM_PCG_FORCING_FIXED,
+            "eisenstat-walker": lib.SBM_PCG_FORCING_EISENSTAT_WALKER}
+_FORCING_NAME = {v: k for k, v in _FORCING.items()}
 
 
 @dataclasses.dataclass
@@ -275,6 +297,8 @@ class SolverOptions:
     (read from the library: SolverOptions() is the C defaults). linear_solver: 'auto',
     'dense_cholesky', 'pcg', 'pcg_matrix_free' (BA), 'sparse_cholesky'; method (SLAM):
     'levenberg_marquardt' or 'gauss_newton'; loss: 'none', 'huber', 'cauchy' with loss_scale;
+    pcg_forcing: 'fixed' (every PCG solve to pcg_tolerance) or 'eisenstat-walker' (the C
+    default: loose steps far from the optimum, at most pcg_forcing_max, down to pcg_tolerance);
     callback: called with an IterationReport after every iteration (an exception it raises
     is re-raised when the solve returns)."""
     max_iterations: Optional[int] = None
@@ -282,6 +306,8 @@ class SolverOptions:
     dense_max_dim: Optional[int] = None
     pcg_max_iterations: Optional[int] = None
     pcg_tolerance: Optional[float] = None
+    pcg_forcing: Optional[str] = None
+    pcg_forcing_max: Optional[float] = None
     initial_lambda: Optional[float] = None
     min_lambda: Optional[float] = None
     function_tolerance: Optional[float] = None
@@ -299,7 +325,8 @@ class SolverOptions:
             v = getattr(self, name)
             if v is not None:
                 setattr(o, name, int(v))
-        for name in ("pcg_tolerance", "initial_lambda", "min_lambda", "function_tolerance",
+        for name in ("pcg_tolerance", "pcg_forcing_max", "initial_lambda", "min_lambda",
+                     "function_tolerance",
                      "gradient_tolerance", "parameter_tolerance"):
             v = getattr(self, name)
             if v is not None:
@@ -310,6 +337,11 @@ class SolverOptions:
                 raise ValueError("sbm.SolverOptions: %s must be one of %s, not %r"
                                  % (field, ", ".join(table), value))
             setattr(o, field, table[value])
+        if self.pcg_forcing is not None:
+            if self.pcg_forcing not in _FORCING:
+                raise ValueError("sbm.SolverOptions: pcg_forcing must be one of %s, not %r"
+                                 % (", ".join(_FORCING), self.pcg_forcing))
+            o.pcg_forcing = _FORCING[self.pcg_forcing]
         if self.loss not in _LOSS:
             raise ValueError("sbm.SolverOptions: loss must be one of %s, not %r"
                              % (", ".join(_LOSS), self.loss))
@@ -324,8 +356,10 @@ class SolverOptions:
         o = lib.sbm_solver_default_options()
         return {"max_iterations": o.max_iterations, "linear_solver": _LINEAR_NAME[o.linear_solver],
                 "dense_max_dim": o.dense_max_dim, "pcg_max_iterations": o.pcg_max_iterations,
-                "pcg_tolerance": o.pcg_tolerance, "initial_lambda": o.initial_lambda,
-                "min_lambda": o.min_lambda, "function_tolerance": o.function_tolerance,
+                "pcg_tolerance": o.pcg_tolerance,
+                "pcg_forcing": _FORCING_NAME[o.pcg_forcing], "pcg_forcing_max": o.pcg_forcing_max,
+                "initial_lambda": o.initial_lambda, "min_lambda": o.min_lambda,
+                "function_tolerance": o.function_tolerance,
                 "gradient_tolerance": o.gradient_tolerance,
                 "parameter_tolerance": o.parameter_tolerance}
 
@@ -445,30 +479,61 @@ class BALProblem:
         return cls._wrap(ctx, p[0])
 
     @classmethod
-    def from_arrays(cls, camera_params, point_params, obs_camera, obs_point, obs_xy, *, ctx=None):
-        """A problem from arrays: camera_params (cameras, 9), point_params (points, 3),
-        obs_camera, obs_point (observations,), obs_xy (observations, 2). The C API has no
-        constructor from arrays yet, so this writes a temporary BAL file ("%.17g": the values
-        read back bitwise) and reads it with sbm_bal_read, whose checks apply."""
-        cam = np.asarray(camera_params, np.float64).reshape(-1, 9)
-        pts = np.asarray(point_params, np.float64).reshape(-1, 3)
-        oc = np.asarray(obs_camera).reshape(-1)
-        op = np.asarray(obs_point).reshape(-1)
-        xy = np.asarray(obs_xy, np.float64).reshape(-1, 2)
-        if not (oc.size == op.size == xy.shape[0]):
-            raise ValueError("sbm.BALProblem.from_arrays: %d cameras, %d points and %d xy rows "
-                             "for the observations" % (oc.size, op.size, xy.shape[0]))
-        fd, tmp = tempfile.mkstemp(suffix=".bal")
-        try:
-            with os.fdopen(fd, "w") as f:
-                f.write("%d %d %d\n" % (cam.shape[0], pts.shape[0], oc.size))
-                for k in range(oc.size):
-                    f.write("%d %d %.17g %.17g\n" % (oc[k], op[k], xy[k, 0], xy[k, 1]))
-                np.savetxt(f, cam.reshape(-1), fmt="%.17g")
-                np.savetxt(f, pts.reshape(-1), fmt="%.17g")
-            return cls.read(tmp, ctx=ctx)
-        finally:
-            os.unlink(tmp)
+    def from_arrays(cls, camera_params, point_params, obs_camera, obs_point, obs_xy, *,
+                    constant_cameras=(), constant_points=(), ctx=None):
+        """A problem from arrays, no file (sbm_bal_problem_create, which checks and copies them):
+        camera_params (cameras, 9), point_params (points, 3), obs_camera, obs_point
+        (observations,) 0-based, obs_xy (observations, 2). constant_cameras / constant_points:
+        indices (or boolean masks) of blocks held constant (set_camera_constant). Such a problem
+        is checked strictly by the solvers: a camera or point that no observation and no prior
+        touches and that is not constant is an InvalidArgumentError naming it."""
+        ctx = _ctx(ctx)
+        self = cls._wrap(ctx, _build.bal_create(ctx, camera_params, point_params, obs_camera,
+                                                obs_point, obs_xy))
+        for i in _build._indices(constant_cameras, self.cameras, "constant_cameras",
+                                 "sbm.BALProblem.from_arrays"):
+            self.set_camera_constant(i, True)
+        for i in _build._indices(constant_points, self.points, "constant_points",
+                                 "sbm.BALProblem.from_arrays"):
+            self.set_point_constant(i, True)
+        return self
+
+    def set_camera_constant(self, camera, constant=True):
+        """Hold camera (0-based) constant (its parameters get a zero step in every solver; its
+        observations still count in the cost) or free it again (sbm_bal_set_camera_constant)."""
+        self.ctx.check(lib.sbm_bal_set_camera_constant(self.ctx._h, self._h, int(camera),
+                                                       int(bool(constant))))
+
+    def set_point_constant(self, point, constant=True):
+        """Hold point (0-based) constant or free it (sbm_bal_set_point_constant)."""
+        self.ctx.check(lib.sbm_bal_set_point_constant(self.ctx._h, self._h, int(point),
+                                                      int(bool(constant))))
+
+    def set_camera_prior(self, camera, mean, information):
+        """A Gaussian prior 0.5 (x - mean)^T information (x - mean) on camera's 9 parameters
+        (BAL order), joining the cost (sbm_bal_set_camera_prior). information: (9, 9) symmetric
+        positive semidefinite; None removes the camera's prior (mean is then ignored)."""
+        _build.bal_camera_prior(self.ctx, self._h, camera, mean, information)
+
+    @property
+    def camera_constant(self):
+        """(cameras,) bool: the cameras held constant."""
+        i = self._info
+        return _host_view(self, i.camera_constant, (int(i.cameras),), np.uint8,
+                          True).astype(bool)
+
+    @property
+    def point_constant(self):
+        """(points,) bool: the points held constant."""
+        i = self._info
+        return _host_view(self, i.point_constant, (int(i.points),), np.uint8, True).astype(bool)
+
+    @property
+    def camera_has_prior(self):
+        """(cameras,) bool: the cameras with a prior."""
+        i = self._info
+        return _host_view(self, i.camera_has_prior, (int(i.cameras),), np.uint8,
+                          True).astype(bool)
 
     def write(self, path):
         """Write in BAL format (a name ending in .bz2 is compressed)."""
@@ -561,167 +626,3 @@ def ba_solve(problem, options=None, *, ctx=None, **kwargs):
     SolverOptions, or its fields as keyword arguments. Returns a SolverSummary."""
     ctx = problem.ctx if ctx is None else _ctx(ctx)
     return _run_solver(ctx, lib.sbm_ba_solve, problem._h, _options(options, kwargs))
-
-
-# ---- SLAM -------------------------------------------------------------------------------------------
-
-class PoseGraph:
-    """A g2o pose graph (sbm_g2o_graph, host memory), 2D (SE2: x y theta) or 3D (SE3: x y z qx qy
-    qz qw). ``poses`` (vertices, pose_size) is a writable view of the estimate."""
-
-    def __init__(self, *args, **kwargs):
-        raise TypeError("sbm.PoseGraph: use PoseGraph.read or from_arrays")
-
-    @classmethod
-    def _wrap(cls, ctx, h):
-        self = object.__new__(cls)
-        self.ctx, self._h = ctx, h
-        return self
-
-    def __del__(self):
-        try:
-            if getattr(self, "_h", None) is not None:
-                lib.sbm_g2o_destroy(self._h)
-                self._h = None
-        except Exception:
-            pass
-
-    @classmethod
-    def read(cls, path, repair_information=False, *, ctx=None):
-        """Read a g2o file (plain, gzip or bzip2). repair_information=True replaces an indefinite
-        information matrix by the nearest positive semidefinite one (else the read fails)."""
-        ctx = _ctx(ctx)
-        o = ffi.new("sbm_g2o_read_options *", lib.sbm_g2o_read_default_options())
-        o.information = lib.SBM_G2O_INFORMATION_REPAIR if repair_information else \
-            lib.SBM_G2O_INFORMATION_REFUSE
-        p = ffi.new("sbm_g2o_graph **")
-        ctx.check(lib.sbm_g2o_read_ex(ctx._h, _path(path), o, p))
-        return cls._wrap(ctx, p[0])
-
-    @classmethod
-    def from_arrays(cls, poses, edge_from, edge_to, measurements, information, fixed=(),
-                    vertex_ids=None, *, ctx=None):
-        """A graph from arrays: poses (vertices, 3) for SE2 or (vertices, 7) for SE3 (x y z qx qy
-        qz qw), edges from vertex index edge_from[k] to edge_to[k] with measurements (edges,
-        pose_size) and information matrices (edges, d, d) (d = 3 or 6, symmetric), fixed vertex
-        indices. The C API has no constructor from arrays yet, so this writes a temporary g2o
-        file ("%.17g") and reads it with sbm_g2o_read (its checks apply)."""
-        P = np.asarray(poses, np.float64)
-        if P.ndim != 2 or P.shape[1] not in (3, 7):
-            raise ValueError("sbm.PoseGraph.from_arrays: poses must be (vertices, 3) or "
-                             "(vertices, 7), got shape %s" % (P.shape,))
-        se2 = P.shape[1] == 3
-        d = 3 if se2 else 6
-        ef, et = np.asarray(edge_from).reshape(-1), np.asarray(edge_to).reshape(-1)
-        Z = np.asarray(measurements, np.float64).reshape(-1, P.shape[1])
-        Om = np.asarray(information, np.float64).reshape(-1, d, d)
-        if not (ef.size == et.size == Z.shape[0] == Om.shape[0]):
-            raise ValueError("sbm.PoseGraph.from_arrays: edge_from, edge_to, measurements and "
-                             "information disagree on the number of edges")
-        ids = np.arange(P.shape[0]) if vertex_ids is None else np.asarray(vertex_ids).reshape(-1)
-        vtag, etag = ("VERTEX_SE2", "EDGE_SE2") if se2 else ("VERTEX_SE3:QUAT", "EDGE_SE3:QUAT")
-        iu = np.triu_indices(d)
-        fd, tmp = tempfile.mkstemp(suffix=".g2o")
-        try:
-            with os.fdopen(fd, "w") as f:
-                for v in range(P.shape[0]):
-                    f.write("%s %d %s\n" % (vtag, ids[v], " ".join("%.17g" % x for x in P[v])))
-                for k in range(ef.size):
-                    f.write("%s %d %d %s %s\n" % (etag, ids[ef[k]], ids[et[k]],
-                                                  " ".join("%.17g" % x for x in Z[k]),
-                                                  " ".join("%.17g" % x for x in Om[k][iu])))
-                for v in fixed:
-                    f.write("FIX %d\n" % ids[int(v)])
-            return cls.read(tmp, ctx=ctx)
-        finally:
-            os.unlink(tmp)
-
-    def write(self, path):
-        """Write in g2o format (the poses as they are now)."""
-        self.ctx.check(lib.sbm_g2o_write(self.ctx._h, _path(path), self._h))
-
-    @property
-    def _info(self):
-        return lib.sbm_g2o_get_info(self._h)
-
-    @property
-    def dim(self):
-        return int(self._info.dim)
-
-    @property
-    def pose_size(self):
-        return int(self._info.pose_size)
-
-    @property
-    def error_dim(self):
-        return int(self._info.error_dim)
-
-    @property
-    def vertices(self):
-        return int(self._info.vertices)
-
-    @property
-    def edges(self):
-        return int(self._info.edges)
-
-    @property
-    def repaired_information(self):
-        return int(self._info.repaired_information)
-
-    @property
-    def poses(self):
-        i = self._info
-        return _host_view(self, i.poses, (int(i.vertices), int(i.pose_size)), np.float64)
-
-    @property
-    def vertex_id(self):
-        i = self._info
-        return _host_view(self, i.vertex_id, (int(i.vertices),), np.int32, True)
-
-    @property
-    def is_fixed(self):
-        i = self._info
-        return _host_view(self, i.is_fixed, (int(i.vertices),), np.uint8, True).astype(bool)
-
-    @property
-    def edge_from(self):
-        i = self._info
-        return _host_view(self, i.edge_from, (int(i.edges),), np.int32, True)
-
-    @property
-    def edge_to(self):
-        i = self._info
-        return _host_view(self, i.edge_to, (int(i.edges),), np.int32, True)
-
-    @property
-    def edge_measurement(self):
-        i = self._info
-        return _host_view(self, i.edge_measurement, (int(i.edges), int(i.pose_size)),
-                          np.float64, True)
-
-    @property
-    def edge_information(self):
-        """(edges, d, d), symmetric (stored column-major: the same)."""
-        i = self._info
-        d = int(i.error_dim)
-        return _host_view(self, i.edge_information, (int(i.edges), d, d), np.float64, True)
-
-    def chi2(self):
-        """sum e^T Omega e at the current poses (g2o's number; the solvers' cost is half)."""
-        c = ffi.new("double *")
-        self.ctx.check(lib.sbm_g2o_chi2(self.ctx._h, self._h, c))
-        return float(c[0])
-
-    def __repr__(self):
-        return "sbm.PoseGraph(SE%d, vertices=%d, edges=%d)" % (self.dim, self.vertices, self.edges)
-
-    def solve(self, options=None, *, ctx=None, **kwargs):
-        return slam_solve(self, options, ctx=ctx, **kwargs)
-
-
-def slam_solve(graph, options=None, *, ctx=None, **kwargs):
-    """Optimise a PoseGraph's poses in place (sbm_slam_solve) on ctx's backend (default: the
-    graph's context). options: a SolverOptions, or its fields as keyword arguments. Returns a
-    SolverSummary."""
-    ctx = graph.ctx if ctx is None else _ctx(ctx)
-    return _run_solver(ctx, lib.sbm_slam_solve, graph._h, _options(options, kwargs))

@@ -162,3 +162,46 @@ def test_ba_and_slam_on_the_device(gctx):
     H = sbm.PoseGraph.read(data_file("g2o", "intel.g2o.bz2"))
     a, b = sbm.slam_solve(G), sbm.slam_solve(H, ctx=gctx)
     assert b.converged and b.final_cost == pytest.approx(a.final_cost, rel=1e-6)
+
+
+def test_selected_inverse_and_covariance_on_the_device(rng, gctx):
+    from test_solve import spd_upper
+    A, full = spd_upper(rng, 10, 3)
+    ch_cpu, ch_gpu = sbm.Cholesky(A), sbm.Cholesky(A.copy(gctx))
+    inv = np.linalg.inv(full)
+    D = ch_gpu.inverse_diagonal()
+    np.testing.assert_allclose(D, ch_cpu.inverse_diagonal(), rtol=1e-10, atol=1e-14)
+    for i in range(10):
+        np.testing.assert_allclose(D[i], inv[3 * i:3 * i + 3, 3 * i:3 * i + 3], rtol=1e-9,
+                                   atol=1e-13)
+    np.testing.assert_allclose(ch_gpu.inverse_blocks([0, 4], [0, 4]), D[[0, 4]], rtol=1e-12)
+    G = sbm.PoseGraph.read(data_file("g2o", "intel.g2o.bz2"))
+    G.solve(max_iterations=10)
+    a, va = G.covariance()
+    b, vb = G.covariance(ctx=gctx)
+    np.testing.assert_array_equal(va, vb)
+    np.testing.assert_allclose(b, a, rtol=1e-6, atol=1e-9 * np.abs(a).max())
+
+
+def test_from_arrays_constants_and_priors_on_the_device(gctx):
+    P = sbm.BALProblem.read(data_file("bal", "problem-21-11315-pre.txt.bz2"))
+    arrays = (P.camera_params, P.point_params, P.obs_camera, P.obs_point, P.obs_xy)
+    Q = sbm.BALProblem.from_arrays(*arrays, constant_cameras=[3])
+    R = sbm.BALProblem.from_arrays(*arrays, constant_cameras=[3])
+    Q.set_camera_prior(5, Q.camera_params[5], 1e3 * np.eye(9))
+    R.set_camera_prior(5, R.camera_params[5], 1e3 * np.eye(9))
+    cam3 = Q.camera_params[3].copy()
+    s_cpu = Q.solve(max_iterations=8, linear_solver="dense_cholesky")
+    s_gpu = R.solve(max_iterations=8, linear_solver="dense_cholesky", ctx=gctx)
+    np.testing.assert_array_equal(R.camera_params[3], cam3)
+    np.testing.assert_array_equal(Q.camera_params[3], cam3)
+    assert s_gpu.final_cost == pytest.approx(s_cpu.final_cost, rel=1e-6)
+    G = sbm.PoseGraph.read(data_file("g2o", "smallGrid3D.g2o.bz2"))
+    H = sbm.PoseGraph.from_arrays(G.poses, G.edge_from, G.edge_to, G.edge_measurement,
+                                  G.edge_information, gauge="refuse", prior_vertex=[0],
+                                  prior_measurement=G.poses[:1])
+    K = sbm.PoseGraph.from_arrays(G.poses, G.edge_from, G.edge_to, G.edge_measurement,
+                                  G.edge_information, gauge="refuse", prior_vertex=[0],
+                                  prior_measurement=G.poses[:1])
+    a, b = H.solve(max_iterations=20), K.solve(max_iterations=20, ctx=gctx)
+    assert b.final_cost == pytest.approx(a.final_cost, rel=1e-6)
