@@ -65,9 +65,12 @@ static void check_dense(const sbm_cbc *L, int d, const double *cov, const char *
     free(M);
 }
 
-/* cov against sbm_chol_solve on the unit right-hand sides of every stride-th free vertex. */
+/* cov against sbm_chol_solve on the host on the unit right-hand sides of every stride-th free
+ * vertex, to tol: 1e-9 where cov comes from the same (CPU) factorisation; from the GPU's, which
+ * sums in another order, about cond(Lambda) times the rounding (parking-garage: 1.2e-8 on the
+ * H200), 1e-7. */
 static void check_solves(sbm_ctx *host, const sbm_cbc *L, int d, const double *cov, int64_t stride,
-                         const char *what)
+                         double tol, const char *what)
 {
     const int64_t nf = sbm_cbc_get_info(L).nbc, n = nf * d;
     sbm_chol *chol = NULL;
@@ -83,7 +86,7 @@ static void check_solves(sbm_ctx *host, const sbm_cbc *L, int d, const double *c
                 want[c * d + r] = B[c * n + v * d + r];
                 got[c * d + r] = cov[v * d * d + c * d + r];
             }
-        sbm_test_assert_near(got, want, d * d, 1e-9, what);
+        sbm_test_assert_near(got, want, d * d, tol, what);
     }
     free(B);
     sbm_chol_destroy(chol);
@@ -118,7 +121,8 @@ static void test_covariance_real(void **state)
         assert_int_equal(nf, sbm_g2o_get_info(g).vertices - sbm_g2o_get_info(g).fixed);
         double *cov = covariance_in(e->ctx, g, NULL, nf, d);
         if (graphs[k].dense) check_dense(L, d, cov, graphs[k].rel);
-        check_solves(e->host, L, d, cov, graphs[k].stride, graphs[k].rel);
+        check_solves(e->host, L, d, cov, graphs[k].stride,
+                     e->backend == SBM_BACKEND_CPU ? 1e-9 : 1e-7, graphs[k].rel);
         if (e->backend != SBM_BACKEND_CPU) {
             double *ref = covariance_in(e->host, g, NULL, nf, d);
             /* two factorisations of one Lambda in other orders: they agree to about cond(Lambda)
