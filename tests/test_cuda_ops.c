@@ -323,13 +323,43 @@ static void test_cuda_context(void **state)
     sbm_cbc_destroy(H);
 }
 
+/* Two contexts on two devices used in turn from one thread: each one's matrices on its own
+ * device, whatever device the other made current (every allocation used to follow the current
+ * device: a product on device 1 then read device 0's memory, an illegal address). */
+static void test_cuda_two_devices(void **state)
+{
+    sbm_test_env *e = sbm_test_begin(state);
+    if (sbm_cuda_device_count() < 2) {
+        print_message("[  SKIP    ] two GPUs needed, %d present\n", sbm_cuda_device_count());
+        skip();
+    }
+    sbm_ctx *d1 = NULL;
+    assert_int_equal(sbm_ctx_create(&d1, SBM_BACKEND_CUDA, 1), SBM_SUCCESS);
+    sbm_cbc *H = sbm_test_random_cbc(e->host, 5001, 40, 40, 3, 3, 0.2);
+    sbm_cbc *A0 = NULL, *A1 = NULL, *C0 = NULL, *C1 = NULL, *C = NULL;
+    /* device 0 current (its copy), then device 1's copy; then device 0's product (device 0
+     * current again), then device 1's, whose allocations follow */
+    SBM_ASSERT_OK(e->ctx, sbm_cbc_copy(e->ctx, H, &A0));
+    SBM_ASSERT_OK(d1, sbm_cbc_copy(d1, H, &A1));
+    SBM_ASSERT_OK(e->ctx, sbm_cbc_gemm(e->ctx, 1.0, SBM_OP_N, A0, SBM_OP_T, A0, NULL, 0, &C0));
+    SBM_ASSERT_OK(d1, sbm_cbc_gemm(d1, 1.0, SBM_OP_N, A1, SBM_OP_T, A1, NULL, 0, &C1));
+    SBM_ASSERT_OK(e->host, sbm_cbc_gemm(e->host, 1.0, SBM_OP_N, H, SBM_OP_T, H, NULL, 0, &C));
+    SBM_ASSERT_OK(d1, sbm_ctx_synchronize(d1));
+    sbm_test_assert_same_cbc(C0, C1, -1.0);
+    sbm_test_assert_same_cbc(C, C1, 1e-13);
+    sbm_cbc_destroy(C), sbm_cbc_destroy(C1), sbm_cbc_destroy(C0);
+    sbm_cbc_destroy(A1), sbm_cbc_destroy(A0), sbm_cbc_destroy(H);
+    sbm_ctx_destroy(d1);
+}
+
+
 int main(void)
 {
     sbm_test_require_gpu("test_cuda_ops");
     const struct CMUnitTest tests[] = {
         SBM_TEST_CUDA(test_cuda_conversions), SBM_TEST_CUDA(test_cuda_bdiag),
         SBM_TEST_CUDA(test_cuda_spmv),        SBM_TEST_CUDA(test_cuda_spmv_determinism),
-        SBM_TEST_CUDA(test_cuda_context),
+        SBM_TEST_CUDA(test_cuda_context),     SBM_TEST_CUDA(test_cuda_two_devices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

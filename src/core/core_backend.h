@@ -58,6 +58,9 @@ extern "C" {
     X_CUDA(sbm_status, ctx_init, (sbm_ctx *ctx, int device))                                       \
     X_CUDA(void, ctx_destroy, (sbm_ctx *ctx))                                                      \
     X_CUDA(sbm_status, set_stream, (sbm_ctx *ctx, struct CUstream_st *stream))                     \
+    /* make the context's device current (before an allocation: contexts on several devices    \
+     * share a thread) */                                                                          \
+    X_CUDA(sbm_status, enter, (sbm_ctx *ctx))                                                      \
                                                                                                    \
     /* matrices */                                                                                 \
     X(sbm_status, cbc_validate,                                                                    \

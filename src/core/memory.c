@@ -20,6 +20,9 @@ const sbm_allocator sbm__malloc_allocator = {sbm__malloc_hook, sbm__free_hook, N
 
 void *sbm__alloc(sbm_ctx *ctx, size_t bytes, const char *what)
 {
+    /* the allocator (cudaMalloc by default) allocates on the current device: the context's,
+     * whatever another context on another device made current before */
+    if (ctx->ops->enter && ctx->ops->enter(ctx) != SBM_SUCCESS) return NULL;
     void *p = ctx->allocator.alloc(ctx->allocator.user, bytes ? bytes : 1);
     if (p) sbm__stats_alloc(ctx, bytes);
     if (!p)
@@ -30,7 +33,9 @@ void *sbm__alloc(sbm_ctx *ctx, size_t bytes, const char *what)
 
 void sbm__free(sbm_ctx *ctx, void *ptr)
 {
-    if (ptr) ctx->allocator.free(ctx->allocator.user, ptr);
+    if (!ptr) return;
+    if (ctx->ops->enter) (void)ctx->ops->enter(ctx);
+    ctx->allocator.free(ctx->allocator.user, ptr);
 }
 
 void *sbm__host_alloc(sbm_ctx *ctx, size_t bytes, const char *what)
