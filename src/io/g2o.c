@@ -49,24 +49,9 @@ void sbm_g2o_destroy(sbm_g2o_graph *g)
 
 sbm_g2o_info sbm_g2o_get_info(const sbm_g2o_graph *g)
 {
-    sbm_g2o_info info;
-    memset(&info, 0, sizeof info);
+    /* the solvers' view (every vertex and edge), less the hidden anchor and prior edges */
+    sbm_g2o_info info = sbm__g2o_solver_info(g);
     if (!g) return info;
-    info.dim = g->dim;
-    info.pose_size = g->ps;
-    info.error_dim = g->ed;
-    info.vertices = g->nv;
-    info.edges = g->ne;
-    info.fixed = g->nfixed;
-    info.vertex_id = g->vid;
-    info.poses = g->poses;
-    info.is_fixed = g->fixed;
-    info.edge_from = g->efrom;
-    info.edge_to = g->eto;
-    info.edge_measurement = g->emeas;
-    info.edge_information = g->einfo;
-    info.from_edges = g->from_edges;
-    info.repaired_information = g->nrepaired;
     if (g->nprior > 0) { /* the anchor (the last vertex) and the prior edges (the last edges) */
         info.vertices = g->nv - 1;
         info.edges = g->ne - g->nprior;
