@@ -62,6 +62,9 @@ sbm_status sbm__cuda_copy(sbm_ctx *ctx, void *dst, const void *src, size_t bytes
 {
     sbm_status st = SBM_SUCCESS;
     if (bytes == 0) return SBM_SUCCESS;
+    /* the stream is the context's device's: make that device current (contexts on several
+     * devices share a thread) */
+    if (ctx->backend == SBM_BACKEND_CUDA) SBM__TRY(sbm__cuda_enter(ctx));
     cudaStream_t s = sbm__cuda_stream(ctx);
     SBM__CU(ctx, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, s),
             kind == 0 ? "host-to-device copy" : kind == 1 ? "device-to-host copy"
@@ -78,6 +81,7 @@ sbm_status sbm__cuda_memset0(sbm_ctx *ctx, void *dst, size_t bytes)
 {
     sbm_status st = SBM_SUCCESS;
     if (bytes == 0) return SBM_SUCCESS;
+    SBM__TRY(sbm__cuda_enter(ctx));
     SBM__CU(ctx, cudaMemsetAsync(dst, 0, bytes, sbm__cuda_stream(ctx)), "cudaMemsetAsync");
 done:
     return st;

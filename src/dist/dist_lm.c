@@ -290,5 +290,12 @@ sbm_status sbm_ba_solve_dist(sbm_group *group, sbm_bal_problem *problem,
     if (summary) *summary = sum;
     if (report) *report = s.rep;
     sbm__dist_free(&s);
+    /* a failure that a local rank other than the first recorded on its own context: its
+     * message, with the rank, on the context the caller reads */
+    for (int l = 1; st != SBM_SUCCESS && ctx->message[0] == '\0' && l < s.nl; l++) {
+        const sbm_ctx *cl = s.comm->ctx[l];
+        if (cl->message[0] != '\0')
+            sbm__error(ctx, st, "rank %d: %s", s.comm->rank[l], cl->message);
+    }
     return st;
 }
