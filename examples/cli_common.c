@@ -94,12 +94,22 @@ static const struct {
     const char *c_name, *cli_option;
 } c_names[] = {
     {"SBM_G2O_INFORMATION_REPAIR", "--information repair"},
+    {"SBM_GEMM_UPPER", "--upper"},
 };
 
 int cli_lib_error(const sbm_ctx *ctx, const char *context)
 {
     const char *msg = sbm_ctx_last_error(ctx);
     if (msg == NULL || msg[0] == '\0') msg = "unknown error";
+    /* the library's message starts with the public calls that failed ("sbm_slam_solve:
+     * sbm_chol_factor: "), a call chain the CLI user did not write: left out */
+    for (;;) {
+        const size_t n = strncmp(msg, "sbm_", 4) == 0
+                             ? 4 + strspn(msg + 4, "abcdefghijklmnopqrstuvwxyz0123456789_")
+                             : 0;
+        if (n == 0 || msg[n] != ':' || msg[n + 1] != ' ') break;
+        msg += n + 2;
+    }
     fprintf(stderr, "sbm: ");
     if (context != NULL) fprintf(stderr, "%s: ", context);
     while (*msg) {
