@@ -205,7 +205,7 @@ int cli_ba_parse(int argc, char **argv, unsigned mask, const char *cmd, const ch
                (!(mask & options[k].group) ||
                 (m = cli_match_option(argc, argv, &i, options[k].name, 1, &v)) == 0))
             k++;
-        if (k == N_OPTIONS && a[0] != '-' && (mask & (OPT_BAL | OPT_G2O)) &&
+        if (k == N_OPTIONS && (a[0] != '-' || a[1] == '\0') && (mask & (OPT_BAL | OPT_G2O)) &&
             !(o->bal || o->g2o)) {
             /* the input file as a plain argument: "ba-solve FILE", "slam-solve FILE" */
             v = a;
@@ -260,13 +260,13 @@ int cli_ba_open(const cli_opts *o, const sbm_bal_generate_options *gen, ba_cmd *
     if (cli_apply_threads(c->host)) return EXIT_FAILURE;
     sbm_status st = SBM_SUCCESS;
     if (o->bal)
-        st = sbm_bal_read(c->host, o->bal, &c->p);
+        st = sbm_bal_read(c->host, cli_input(o->bal), &c->p);
     else if (gen)
         st = sbm_bal_generate(c->host, gen, &c->p);
     else if (o->g2o) {
         sbm_g2o_read_options ro = sbm_g2o_read_default_options();
         ro.information = o->information;
-        st = sbm_g2o_read_ex(c->host, o->g2o, &ro, &c->g);
+        st = sbm_g2o_read_ex(c->host, cli_input(o->g2o), &ro, &c->g);
         const int64_t repaired = sbm_g2o_get_info(c->g).repaired_information;
         if (repaired > 0)
             fprintf(stderr, "sbm: %s: repaired %lld information matrices (nearest positive "

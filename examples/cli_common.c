@@ -197,11 +197,16 @@ int cli_printf(const char *fmt, ...)
     return n;
 }
 
+const char *cli_input(const char *path)
+{
+    return path && strcmp(path, "-") == 0 ? "/dev/stdin" : path;
+}
+
 int cli_open_matrix(const char *path, sbm_ctx **host, sbm_csr **A)
 {
     if (sbm_ctx_create(host, SBM_BACKEND_CPU, 0) != SBM_SUCCESS) return cli_lib_error(NULL, NULL);
     if (cli_apply_threads(*host)) return EXIT_FAILURE;
-    if (sbm_csr_read_mtx(*host, path, A) != SBM_SUCCESS) return cli_lib_error(*host, NULL);
+    if (sbm_csr_read_mtx(*host, cli_input(path), A) != SBM_SUCCESS) return cli_lib_error(*host, NULL);
     return 0;
 }
 

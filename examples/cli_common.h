@@ -51,6 +51,10 @@ int cli_printf(const char *fmt, ...)
 #endif
     ;
 
+/* The file an input argument names: "-" is the standard input (read through /dev/stdin, so
+ * plain, gzip and bzip2 data all work from a pipe). */
+const char *cli_input(const char *path);
+
 /* A host (CPU) context and the Matrix Market coordinate file at path read into it.
  * @return 0 or EXIT_FAILURE (reported); the caller destroys *A and *host either way. */
 int cli_open_matrix(const char *path, sbm_ctx **host, sbm_csr **A);

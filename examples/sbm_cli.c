@@ -195,6 +195,9 @@ static int parse_gemm(int argc, char **argv, gemm_args *g, int *help)
         g->cb = block_set ? block_c : 1;
     }
     if (npos < 2) return cli_usage_error(usage_gemm, "gemm: %s", "needs two input files A.mtx B.mtx");
+    if (strcmp(pos[0], "-") == 0 && strcmp(pos[1], "-") == 0)
+        return cli_usage_error(usage_gemm, "gemm: %s",
+                               "one input at most can be '-' (the standard input)");
     if (g->out_path == NULL || g->out_path[0] == '\0')
         return cli_usage_error(usage_gemm, "gemm: %s", "needs an output file: -o C.mtx");
     cli_outputs(g->out_path, NULL);
@@ -312,8 +315,8 @@ static int cmd_gemm(int argc, char **argv)
         goto done;
     }
     if (cli_apply_threads(host)) goto done;
-    if (sbm_csr_read_mtx(host, g.a_path, &A) != SBM_SUCCESS ||
-        sbm_csr_read_mtx(host, g.b_path, &B) != SBM_SUCCESS) {
+    if (sbm_csr_read_mtx(host, cli_input(g.a_path), &A) != SBM_SUCCESS ||
+        sbm_csr_read_mtx(host, cli_input(g.b_path), &B) != SBM_SUCCESS) {
         cli_lib_error(host, NULL);
         goto done;
     }

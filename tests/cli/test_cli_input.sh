@@ -92,6 +92,22 @@ if runs ba-solve --generate 6,60,3,7 --iterations 3 --threads 1 -o "$TMP/t1.txt"
     cmp -s "$TMP/t1.txt" "$TMP/t2.txt" && ok || bad "--threads 1 and 2 wrote different problems"
 fi
 
+# "-" as an input is the standard input (plain or compressed), the same result as the file.
+if zcat "$DATA/mtx/karate.mtx.gz" | "$SBM" info - >"$TMP/stdin.out" 2>"$TMP/stdin.err" &&
+   "$SBM" info "$DATA/mtx/karate.mtx.gz" >"$TMP/file.out" 2>&1; then
+    diff <(tail -n +2 "$TMP/stdin.out") <(tail -n +2 "$TMP/file.out") >/dev/null && ok ||
+        bad "info - differs from info FILE"
+else
+    bad "info - : $(cat "$TMP/stdin.err")"
+fi
+if "$SBM" slam-solve "$DATA/g2o/intel.g2o.bz2" --iterations 2 -o "$TMP/f.g2o" >/dev/null 2>&1 &&
+   "$SBM" slam-solve - --iterations 2 -o "$TMP/s.g2o" <"$DATA/g2o/intel.g2o.bz2" >/dev/null 2>"$TMP/stdin.err"; then
+    cmp -s "$TMP/f.g2o" "$TMP/s.g2o" && ok || bad "slam-solve - wrote another graph than slam-solve FILE"
+else
+    bad "slam-solve - : $(cat "$TMP/stdin.err")"
+fi
+fails 2 "one input at most can be '-' (the standard input)" "-" gemm - - -o "$TMP/never.mtx"
+
 # Under an address-space limit (ulimit -v) OpenBLAS's threads retry their buffer mapping for
 # ever: the process must still end, with the limit named where the dense kernels cannot run.
 # (A sanitizer or valgrind build cannot start under such a limit: skipped, visibly.)
