@@ -378,7 +378,9 @@ static void test_halo_kernels(void **state)
     const int32_t ent[6] = {1, 4, 6, 2, 5, 8}, pt[3] = {2, 1, 5};
     double *src = sbm_test_random_vector(3, NP * W), *want = malloc(NP * W * sizeof(double));
     double *d_src = sbm_test_vec_upload(ctx, src, NP * W);
-    double *d_buf = sbm_test_vec_upload(ctx, src, NE * W);
+    double *junk = sbm_test_random_vector(4, NE * W); /* overwritten by the packing */
+    double *d_buf = sbm_test_vec_upload(ctx, junk, NE * W);
+    free(junk);
     int32_t *d_idx = sbm__alloc(ctx, sizeof idx, "t"), *d_ent = sbm__alloc(ctx, sizeof ent, "t");
     int32_t *d_pt = sbm__alloc(ctx, sizeof pt, "t");
     int64_t *d_ptr = sbm__alloc(ctx, sizeof ptr, "t");
