@@ -244,6 +244,20 @@ int cli_ba_parse(int argc, char **argv, unsigned mask, const char *cmd, const ch
 /* Helpers                                                                                  */
 /* ---------------------------------------------------------------------------------------- */
 
+void cli_ba_solver_options(const cli_opts *o, sbm_solver_options *so)
+{
+    if (o->iterations >= 0) so->max_iterations = o->iterations;
+    if (o->linear_solver >= 0) so->linear_solver = (sbm_linear_solver)o->linear_solver;
+    if (o->method >= 0) so->method = (sbm_solver_method)o->method;
+    if (o->pcg_iterations > 0) so->pcg_max_iterations = o->pcg_iterations;
+    if (o->pcg_tolerance > 0) so->pcg_tolerance = o->pcg_tolerance;
+    if (o->pcg_forcing >= 0) so->pcg_forcing = (sbm_pcg_forcing)o->pcg_forcing;
+    if (o->pcg_forcing_max > 0) so->pcg_forcing_max = o->pcg_forcing_max;
+    if (o->lambda >= 0) so->initial_lambda = o->lambda;
+    if (o->min_lambda >= 0) so->min_lambda = o->min_lambda;
+    so->loss = o->loss;
+}
+
 /* "sbm: cmd: needs what" and the usage. @return EXIT_USAGE. */
 int cli_ba_needs(const char *usage, const char *cmd, const char *what)
 {

@@ -65,6 +65,10 @@ typedef struct ba_cmd {
 int cli_ba_parse(int argc, char **argv, unsigned mask, const char *cmd, const char *usage,
                  cli_opts *o);
 /* "sbm: cmd: needs what" and the usage. @return EXIT_USAGE. */
+/* The solver options the command line set, over base (the command's defaults): iterations,
+ * linear solver, PCG cap, tolerance and forcing, damping and its floor, the loss. One place, so
+ * that every solve (BA, distributed BA, SLAM) honours every option. */
+void cli_ba_solver_options(const cli_opts *o, sbm_solver_options *so);
 int cli_ba_needs(const char *usage, const char *cmd, const char *what);
 /* The host context, the input (--bal, gen when not NULL, or --g2o, with --information) and the
  * compute context. @return 0 or EXIT_FAILURE (reported); cli_ba_close releases c either way. */

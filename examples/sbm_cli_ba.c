@@ -185,15 +185,7 @@ static void ba_print_iteration(void *user, const sbm_iteration_report *r)
 static int ba_solve_run(const cli_opts *o, const ba_cmd *c)
 {
     sbm_solver_options so = sbm_solver_default_options();
-    if (o->iterations >= 0) so.max_iterations = o->iterations;
-    if (o->linear_solver >= 0) so.linear_solver = (sbm_linear_solver)o->linear_solver;
-    if (o->pcg_iterations > 0) so.pcg_max_iterations = o->pcg_iterations;
-    if (o->pcg_tolerance > 0) so.pcg_tolerance = o->pcg_tolerance;
-    if (o->pcg_forcing >= 0) so.pcg_forcing = (sbm_pcg_forcing)o->pcg_forcing;
-    if (o->pcg_forcing_max > 0) so.pcg_forcing_max = o->pcg_forcing_max;
-    if (o->lambda >= 0) so.initial_lambda = o->lambda;
-    if (o->min_lambda >= 0) so.min_lambda = o->min_lambda;
-    so.loss = o->loss;
+    cli_ba_solver_options(o, &so);
     so.callback = ba_print_iteration;
     so.user = c->ctx;
     sbm_solver_summary s;
@@ -232,11 +224,7 @@ static int ba_solve_dist_run(const cli_opts *o, const ba_cmd *c)
     }
     sbm_ctx *ctx0 = sbm_group_context(grp, 0);
     sbm_solver_options so = sbm_solver_default_options();
-    if (o->iterations >= 0) so.max_iterations = o->iterations;
-    if (o->linear_solver >= 0) so.linear_solver = (sbm_linear_solver)o->linear_solver;
-    if (o->pcg_iterations > 0) so.pcg_max_iterations = o->pcg_iterations;
-    if (o->pcg_tolerance > 0) so.pcg_tolerance = o->pcg_tolerance;
-    so.loss = o->loss;
+    cli_ba_solver_options(o, &so);
     so.callback = ba_print_iteration;
     so.user = ctx0;
     sbm_dist_options d = sbm_dist_default_options();

@@ -208,16 +208,7 @@ static int slam_solve_run(const cli_opts *o, const ba_cmd *c)
     so.pcg_max_iterations = 500;
     /* pose graphs: Gauss-Newton-like steps, damped only when they fail (docs/CONVERGENCE.md) */
     so.initial_lambda = so.min_lambda = 1e-12;
-    if (o->iterations >= 0) so.max_iterations = o->iterations;
-    if (o->linear_solver >= 0) so.linear_solver = (sbm_linear_solver)o->linear_solver;
-    if (o->method >= 0) so.method = (sbm_solver_method)o->method;
-    if (o->pcg_iterations > 0) so.pcg_max_iterations = o->pcg_iterations;
-    if (o->pcg_tolerance > 0) so.pcg_tolerance = o->pcg_tolerance;
-    if (o->pcg_forcing >= 0) so.pcg_forcing = (sbm_pcg_forcing)o->pcg_forcing;
-    if (o->pcg_forcing_max > 0) so.pcg_forcing_max = o->pcg_forcing_max;
-    if (o->lambda >= 0) so.initial_lambda = o->lambda;
-    if (o->min_lambda >= 0) so.min_lambda = o->min_lambda;
-    so.loss = o->loss;
+    cli_ba_solver_options(o, &so);
     char loss[64];
     cli_ba_loss_text(so.loss, loss, sizeof loss);
     const int lm = so.method == SBM_METHOD_LEVENBERG_MARQUARDT;

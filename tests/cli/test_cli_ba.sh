@@ -505,6 +505,10 @@ runs ba-solve --generate 12,300,3,5 --gpus 3 --partition index --iterations 4 &&
       grep -qE "^communication: [0-9]+ bytes per PCG iteration \(MegBA" "$TMP/run.out" && ok ||
         bad "ba-solve --gpus 3: report lines missing: $(cat "$TMP/run.out")"; } &&
     near "ba-solve --gpus 3 final cost" "$(final_cost)" "$one"
+# every solver option reaches the distributed solve too (--lambda was ignored with --gpus)
+runs ba-solve --generate 12,300,3,5 --gpus 2 --iterations 1 --lambda 0.01 --pcg-forcing fixed &&
+    { grep -qE "^ +1 .* 1\.00e-02 " "$TMP/run.out" && ok ||
+        bad "ba-solve --gpus 2 --lambda 0.01: first damping not 1e-2: $(sed -n 3p "$TMP/run.out")"; }
 fails 2 "invalid rank count '0' (1 to 1024)" "-" ba-solve --generate 12,300,3 --gpus 0
 fails 2 "unknown partition 'metis' (graph or index)" "-" ba-solve --generate 12,300,3 --gpus 2 --partition metis
 # the trajectory layout: written, read back and solved over 2 CPU ranks; an unknown layout refused
