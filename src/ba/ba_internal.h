@@ -104,13 +104,13 @@ void sbm__ba_append_message(sbm_ctx *ctx, const char *fmt, ...)
  * observation (camera, point, prediction) whose squared residual is not finite (bal_model.c). */
 sbm_status sbm__bal_cost_check(sbm_ctx *ctx, const sbm_bal_problem *p, double cost);
 
-/* Synthetic problems (bal_model.c, bal_trajectory.c). The truth (9 nc + 3 np, cameras then
- * points) perturbed into p's parameters as o->perturbation says, drawing from *rng. */
-void sbm__bal_perturb(const sbm_bal_generate_options *o, const double *truth,
-                      sbm_bal_problem *p, uint64_t *rng);
-/* SBM_SUCCESS, or SBM_ERR_INVALID_ARGUMENT naming the option that made a value not finite. */
-sbm_status sbm__bal_generated_finite(sbm_ctx *ctx, const sbm_bal_generate_options *o,
-                                     const sbm_bal_problem *p);
+/* The end of every synthetic layout (bal_model.c, bal_trajectory.c): the truth (9 nc + 3 np,
+ * cameras then points) perturbed into p's parameters as o->perturbation says, drawing from
+ * *rng; truth and pick (host) freed; then p in *problem, or SBM_ERR_INVALID_ARGUMENT naming the
+ * option that made a value not finite (p destroyed). */
+sbm_status sbm__bal_generated_finish(sbm_ctx *ctx, const sbm_bal_generate_options *o,
+                                     double *truth, int32_t *pick, sbm_bal_problem *p,
+                                     uint64_t *rng, sbm_bal_problem **problem);
 /* sbm_bal_generate of SBM_BAL_LAYOUT_TRAJECTORY, the options checked. */
 sbm_status sbm__bal_generate_trajectory(sbm_ctx *ctx, const sbm_bal_generate_options *o,
                                         sbm_bal_problem **problem);

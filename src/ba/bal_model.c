@@ -60,8 +60,9 @@ static sbm_status generated_finite(sbm_ctx *ctx, const sbm_bal_generate_options 
     return SBM_SUCCESS;
 }
 
-void sbm__bal_perturb(const sbm_bal_generate_options *o, const double *truth,
-                      sbm_bal_problem *p, uint64_t *rng)
+/* The truth perturbed into p's parameters as o->perturbation says, drawing from *rng. */
+static void perturb(const sbm_bal_generate_options *o, const double *truth, sbm_bal_problem *p,
+                    uint64_t *rng)
 {
     const int64_t nc = p->ncam, np = p->npts;
     const double *tc = truth, *tp = truth + 9 * nc;
@@ -84,10 +85,20 @@ void sbm__bal_perturb(const sbm_bal_generate_options *o, const double *truth,
     *rng = s;
 }
 
-sbm_status sbm__bal_generated_finite(sbm_ctx *ctx, const sbm_bal_generate_options *o,
-                                     const sbm_bal_problem *p)
+sbm_status sbm__bal_generated_finish(sbm_ctx *ctx, const sbm_bal_generate_options *o,
+                                     double *truth, int32_t *pick, sbm_bal_problem *p,
+                                     uint64_t *rng, sbm_bal_problem **problem)
 {
-    return generated_finite(ctx, o, p);
+    perturb(o, truth, p, rng);
+    sbm__host_free(ctx, pick);
+    sbm__host_free(ctx, truth);
+    const sbm_status st = generated_finite(ctx, o, p);
+    if (st != SBM_SUCCESS) {
+        sbm_bal_destroy(p);
+        return st;
+    }
+    *problem = p;
+    return SBM_SUCCESS;
 }
 
 sbm_status sbm_bal_generate(sbm_ctx *ctx, const sbm_bal_generate_options *o,
@@ -200,16 +211,7 @@ sbm_status sbm_bal_generate(sbm_ctx *ctx, const sbm_bal_generate_options *o,
             p->obs_xy[2 * t + 1] = pred[1] + o->pixel_noise * rng_gauss(&s);
         }
     }
-    sbm__bal_perturb(o, truth, p, &s);
-    sbm__host_free(ctx, pick);
-    sbm__host_free(ctx, truth);
-    const sbm_status st = generated_finite(ctx, o, p);
-    if (st != SBM_SUCCESS) {
-        sbm_bal_destroy(p);
-        return st;
-    }
-    *problem = p;
-    return SBM_SUCCESS;
+    return sbm__bal_generated_finish(ctx, o, truth, pick, p, &s, problem);
 }
 
 /* ---------------------------------------------------------------------------------------- */

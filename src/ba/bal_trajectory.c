@@ -121,14 +121,5 @@ sbm_status sbm__bal_generate_trajectory(sbm_ctx *ctx, const sbm_bal_generate_opt
         }
         if (cm != cams) free(cm);
     }
-    sbm__bal_perturb(o, truth, p, &s);
-    sbm__host_free(ctx, pick);
-    sbm__host_free(ctx, truth);
-    const sbm_status st = sbm__bal_generated_finite(ctx, o, p);
-    if (st != SBM_SUCCESS) {
-        sbm_bal_destroy(p);
-        return st;
-    }
-    *problem = p;
-    return SBM_SUCCESS;
+    return sbm__bal_generated_finish(ctx, o, truth, pick, p, &s, problem);
 }

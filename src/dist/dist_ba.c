@@ -211,9 +211,10 @@ sbm_status sbm__dist_schur(dist_state *s, double lambda, int *failed)
     return st;
 }
 
-sbm_status sbm__dist_apply(dist_state *s)
+/* The Schur plan's t = W^T x on every rank (x: the PCG direction p, or with step the LM step),
+ * summed over the ranks by the halo. */
+static sbm_status wt_summed(dist_state *s, int step)
 {
-    /* t = W^T p on every rank, summed over the ranks; q = U p - Y t */
     for (int l = 0; l < s->nl; l++) {
         dist_rank *k = &s->rk[l];
         const sbm_cbc *Vinv, *Y;
@@ -221,9 +222,16 @@ sbm_status sbm__dist_apply(dist_state *s)
         sbm__symup *us;
         sbm__ba_schur_parts(k->plan, &Vinv, &Y, &t, &us);
         RANK_TRY(l, SBM__INNER(k->ctx, "sbm_cbc_spmv",
-                               sbm__cbc_spmv(k->ctx, SBM_OP_T, 1.0, k->sys->W, k->p, 0.0, t)));
+                               sbm__cbc_spmv(k->ctx, SBM_OP_T, 1.0, k->sys->W,
+                                             step ? k->step : k->p, 0.0, t)));
     }
-    SBM__TRY(halo_sum_points(s, HALO_T));
+    return halo_sum_points(s, HALO_T);
+}
+
+sbm_status sbm__dist_apply(dist_state *s)
+{
+    /* t = W^T p on every rank, summed over the ranks; q = U p - Y t */
+    SBM__TRY(wt_summed(s, 0));
     for (int l = 0; l < s->nl; l++) {
         dist_rank *k = &s->rk[l];
         const sbm_cbc *Vinv, *Y;
@@ -242,16 +250,7 @@ sbm_status sbm__dist_trial(dist_state *s, double lambda, double *x2, double *ste
                            double *new_cost, double *predicted)
 {
     /* dp = V^-1 (gp - sum over ranks of W^T dc) */
-    for (int l = 0; l < s->nl; l++) {
-        dist_rank *k = &s->rk[l];
-        const sbm_cbc *Vinv, *Y;
-        double *t;
-        sbm__symup *us;
-        sbm__ba_schur_parts(k->plan, &Vinv, &Y, &t, &us);
-        RANK_TRY(l, SBM__INNER(k->ctx, "sbm_cbc_spmv",
-                               sbm__cbc_spmv(k->ctx, SBM_OP_T, 1.0, k->sys->W, k->step, 0.0, t)));
-    }
-    SBM__TRY(halo_sum_points(s, HALO_T));
+    SBM__TRY(wt_summed(s, 1));
     double *val = malloc((size_t)s->nl * 4 * sizeof(double));
     if (!val) return sbm__error(s->rk[0].ctx, SBM_ERR_OUT_OF_MEMORY, "out of host memory");
     sbm_status st = SBM_SUCCESS;
